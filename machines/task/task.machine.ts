@@ -1,0 +1,219 @@
+/**
+ * The task machine: the SEP-2663 lifecycle as a statechart, free of I/O.
+ *
+ *   active { working ⇄ input_required } → completed | failed | cancelled
+ *
+ * The wire status is a pure projection of the state value (I-3, see
+ * `statusOf`). The worker (what the task runs) and the deadline timer are
+ * invoked placeholders that the runtime provides with `.provide()`; the
+ * machine itself only records what happened.
+ *
+ * Restore safety (I-8): no `after:` delays (the deadline lives in context and a
+ * callback timer), explicit ids on every invoke, named guards and actions,
+ * nothing required in entry actions.
+ */
+import { assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
+import type {
+  InputRequest,
+  TaskContext,
+  TaskError,
+  TaskEvent,
+  TaskInput,
+  TaskStatus,
+  WorkerInput,
+  WorkerMessage,
+} from './types.js';
+
+/**
+ * Stamped next to every persisted snapshot. Bump it when a change to states,
+ * context or invoke ids makes older snapshots unsafe to restore as they are.
+ */
+export const TASK_MACHINE_VERSION = 1;
+
+/** Error a task fails with when its ttl runs out before it finishes (T-26). */
+export const deadlineError = (ttlMs: number | null): TaskError => ({
+  code: -32603,
+  message: `Task expired: its ttlMs of ${ttlMs} ms elapsed before it finished`,
+});
+
+/** Error a task fails with when the server restarted under it and it cannot be resumed. */
+export const restartError: TaskError = {
+  code: -32603,
+  message: 'The server restarted while this task was running; the task cannot be resumed',
+};
+
+type DeadlineInput = { deadline: number | null };
+
+const touch = (context: TaskContext, at: number) => Math.max(context.lastUpdatedAt, at);
+
+/** Keys of `responses` that answer a currently outstanding request (T-22). */
+const outstandingKeys = (context: TaskContext, responses: Record<string, unknown>) =>
+  Object.keys(responses).filter((key) => Object.hasOwn(context.inputRequests, key));
+
+export const taskMachine = setup({
+  types: {
+    context: {} as TaskContext,
+    events: {} as TaskEvent,
+    input: {} as TaskInput,
+  },
+  actors: {
+    /** Placeholder: the runtime provides the real worker (tool function, workflow, upstream call). */
+    worker: fromCallback<WorkerMessage, WorkerInput>(() => () => {}),
+    /** Placeholder: the runtime provides a timer that sends DEADLINE at `deadline`. */
+    deadline: fromCallback<{ type: never }, DeadlineInput>(() => () => {}),
+  },
+  guards: {
+    isFreshKey: ({ context, event }) =>
+      event.type === 'INPUT_NEEDED' && !context.issuedKeys.includes(event.key),
+    answersAllOutstanding: ({ context, event }) => {
+      if (event.type !== 'INPUT_RESPONSES') return false;
+      const answered = outstandingKeys(context, event.responses);
+      return answered.length > 0 && answered.length === Object.keys(context.inputRequests).length;
+    },
+    answersSomeOutstanding: ({ context, event }) =>
+      event.type === 'INPUT_RESPONSES' && outstandingKeys(context, event.responses).length > 0,
+    isCancelRequested: ({ context }) => context.cancelRequested,
+    isFirstCancel: ({ context }) => !context.cancelRequested,
+  },
+  actions: {
+    touch: assign({ lastUpdatedAt: ({ context, event }) => touch(context, event.at) }),
+    setStatusMessage: assign({
+      statusMessage: ({ context, event }) => (event.type === 'STATUS' ? event.message : context.statusMessage),
+    }),
+    addInputRequest: assign(({ context, event }) => {
+      if (event.type !== 'INPUT_NEEDED') return {};
+      return {
+        inputRequests: { ...context.inputRequests, [event.key]: event.request },
+        issuedKeys: [...context.issuedKeys, event.key],
+      };
+    }),
+    /** Takes the answers to outstanding keys and hands them to the worker; others are ignored (T-22). */
+    acceptResponses: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'INPUT_RESPONSES') return;
+      const keys = outstandingKeys(context, event.responses);
+      const accepted: Record<string, unknown> = {};
+      for (const key of keys) accepted[key] = event.responses[key];
+      const inputRequests: Record<string, InputRequest> = {};
+      for (const [key, request] of Object.entries(context.inputRequests)) {
+        if (!keys.includes(key)) inputRequests[key] = request;
+      }
+      enqueue.assign({ inputRequests, answers: { ...context.answers, ...accepted } });
+      enqueue.sendTo('worker', { type: 'INPUT', responses: accepted } satisfies WorkerMessage);
+    }),
+    markCancelRequested: assign({ cancelRequested: true }),
+    abortWorker: sendTo('worker', { type: 'ABORT' } satisfies WorkerMessage),
+    clearInputRequests: assign({ inputRequests: {} }),
+    recordResult: assign({
+      result: ({ event }) => (event.type === 'WORK_DONE' ? event.result : undefined),
+    }),
+    recordError: assign(({ context, event }) => {
+      switch (event.type) {
+        case 'WORK_FAILED':
+          return { error: event.error, statusMessage: event.message ?? event.error.message };
+        case 'DEADLINE': {
+          const error = deadlineError(context.ttlMs);
+          return { error, statusMessage: error.message };
+        }
+        case 'SERVER_RESTARTED':
+          return { error: restartError, statusMessage: restartError.message };
+        default:
+          return {};
+      }
+    }),
+  },
+}).createMachine({
+  id: 'task',
+  context: ({ input }) => ({
+    taskId: input.taskId,
+    owner: input.owner,
+    tool: input.tool,
+    args: input.args,
+    createdAt: input.now,
+    lastUpdatedAt: input.now,
+    ttlMs: input.ttlMs,
+    ...(input.pollIntervalMs !== undefined ? { pollIntervalMs: input.pollIntervalMs } : {}),
+    ...(input.statusMessage !== undefined ? { statusMessage: input.statusMessage } : {}),
+    ...(input.clientCapabilities !== undefined ? { clientCapabilities: input.clientCapabilities } : {}),
+    cancelRequested: false,
+    inputRequests: {},
+    issuedKeys: [],
+    answers: {},
+  }),
+  initial: 'active',
+  states: {
+    active: {
+      invoke: [
+        {
+          id: 'worker',
+          src: 'worker',
+          input: ({ context }) => ({
+            taskId: context.taskId,
+            tool: context.tool,
+            args: context.args,
+            answers: context.answers,
+            issuedKeys: context.issuedKeys,
+            inputRequests: context.inputRequests,
+          }),
+        },
+        {
+          id: 'deadline',
+          src: 'deadline',
+          input: ({ context }) => ({
+            deadline: context.ttlMs === null ? null : context.createdAt + context.ttlMs,
+          }),
+        },
+      ],
+      initial: 'working',
+      states: {
+        working: {
+          on: {
+            INPUT_NEEDED: { guard: 'isFreshKey', target: 'input_required', actions: ['addInputRequest', 'touch'] },
+            // Cooperative cancel (T-24): ask the worker to stop; it may still finish.
+            CANCEL: { guard: 'isFirstCancel', actions: ['markCancelRequested', 'abortWorker', 'touch'] },
+          },
+        },
+        input_required: {
+          on: {
+            INPUT_NEEDED: { guard: 'isFreshKey', actions: ['addInputRequest', 'touch'] },
+            INPUT_RESPONSES: [
+              { guard: 'answersAllOutstanding', target: 'working', actions: ['acceptResponses', 'touch'] },
+              // A strict subset keeps the task input_required until the rest arrive (T-22).
+              { guard: 'answersSomeOutstanding', actions: ['acceptResponses', 'touch'] },
+            ],
+            // Nothing is running on the task's behalf while it waits: cancel at once.
+            CANCEL: { target: '#task.cancelled', actions: ['markCancelRequested', 'clearInputRequests', 'touch'] },
+          },
+        },
+      },
+      on: {
+        STATUS: { actions: ['setStatusMessage', 'touch'] },
+        WORK_DONE: { target: 'completed', actions: ['recordResult', 'clearInputRequests', 'touch'] },
+        WORK_FAILED: { target: 'failed', actions: ['recordError', 'clearInputRequests', 'touch'] },
+        WORK_ABORTED: { guard: 'isCancelRequested', target: 'cancelled', actions: ['clearInputRequests', 'touch'] },
+        DEADLINE: { target: 'failed', actions: ['recordError', 'clearInputRequests', 'touch'] },
+        SERVER_RESTARTED: { target: 'failed', actions: ['recordError', 'clearInputRequests', 'touch'] },
+      },
+    },
+    // Terminal states are final: no event leaves them or changes their context (I-2, T-28).
+    completed: { type: 'final' },
+    failed: { type: 'final' },
+    cancelled: { type: 'final' },
+  },
+});
+
+export type TaskMachine = typeof taskMachine;
+
+/**
+ * The wire status of a task snapshot (I-3): the only place a status string is
+ * derived, everything else calls this.
+ */
+export function statusOf(snapshot: { value: unknown }): TaskStatus {
+  const value = snapshot.value;
+  if (typeof value === 'string') {
+    if (value === 'completed' || value === 'failed' || value === 'cancelled') return value;
+    throw new Error(`Unknown task state value ${JSON.stringify(value)}`);
+  }
+  const active = (value as { active?: unknown }).active;
+  if (active === 'working' || active === 'input_required') return active;
+  throw new Error(`Unknown task state value ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,94 @@
+/**
+ * Types of the task machine: its context, its events and the JSON shapes it
+ * carries. Everything here is plain JSON so a persisted snapshot survives a
+ * JSON round trip unchanged (I-8).
+ */
+
+/** The five wire statuses of SEP-2663 (spec §1.2). */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** Statuses after which nothing changes any more (T-28, I-2). */
+export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export type JsonObject = { [key: string]: unknown };
+
+/** One `inputRequests` entry: `{method, params}`, no `jsonrpc`, no `id` (spec §1.6, T-19). */
+export interface InputRequest {
+  method: 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
+  params?: JsonObject;
+}
+
+/** A JSON-RPC error object as carried by a failed task (T-15). */
+export interface TaskError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** What the runtime puts in a new task actor. */
+export interface TaskInput {
+  taskId: string;
+  /** Principal that created the task (I-7). */
+  owner: string;
+  /** Name of the tool (or workflow) this task runs. */
+  tool: string;
+  /** Validated tool arguments, kept so a `resume: 'replay'` tool can run again. */
+  args: JsonObject;
+  /** Epoch ms. Timestamps stay numbers: a `Date` would not survive JSON. */
+  now: number;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  statusMessage?: string;
+  /** Client capabilities declared on the creating `tools/call` (D-10). */
+  clientCapabilities?: JsonObject;
+}
+
+export interface TaskContext {
+  taskId: string;
+  owner: string;
+  tool: string;
+  args: JsonObject;
+  createdAt: number;
+  lastUpdatedAt: number;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  statusMessage?: string;
+  /** Set by the first CANCEL while the worker runs: cooperative cancel (T-24). */
+  cancelRequested: boolean;
+  /** Outstanding input requests, by key (T-12, T-13). */
+  inputRequests: Record<string, InputRequest>;
+  /** Every key ever issued: a key is never reused (T-18, I-4). */
+  issuedKeys: string[];
+  /** Responses already delivered to the worker, by key (replayed on `resume: 'replay'`). */
+  answers: Record<string, unknown>;
+  result?: JsonObject;
+  error?: TaskError;
+  clientCapabilities?: JsonObject;
+}
+
+/** Every event carries `at` (epoch ms) so `lastUpdatedAt` can be kept monotone. */
+export type TaskEvent =
+  | { type: 'STATUS'; at: number; message: string }
+  | { type: 'INPUT_NEEDED'; at: number; key: string; request: InputRequest }
+  | { type: 'INPUT_RESPONSES'; at: number; responses: Record<string, unknown> }
+  | { type: 'WORK_DONE'; at: number; result: JsonObject }
+  | { type: 'WORK_FAILED'; at: number; error: TaskError; message?: string }
+  | { type: 'WORK_ABORTED'; at: number }
+  | { type: 'CANCEL'; at: number }
+  | { type: 'DEADLINE'; at: number }
+  | { type: 'SERVER_RESTARTED'; at: number };
+
+/** Messages the task actor sends to its worker (the invoked `worker` actor). */
+export type WorkerMessage =
+  | { type: 'ABORT' }
+  | { type: 'INPUT'; responses: Record<string, unknown> };
+
+/** Input handed to the invoked `worker` actor. */
+export interface WorkerInput {
+  taskId: string;
+  tool: string;
+  args: JsonObject;
+  answers: Record<string, unknown>;
+  issuedKeys: string[];
+  inputRequests: Record<string, InputRequest>;
+}

@@ -1,0 +1,44 @@
+/**
+ * What a store keeps for one task: the wire-visible projection of the actor's
+ * state (so terminal tasks are served without an actor, I-10), the owner
+ * (I-7), and, while the task is not terminal, the actor's persisted snapshot
+ * stamped with the machine version it was taken from (I-8).
+ */
+import type { InputRequest, JsonObject, TaskError, TaskStatus } from '../../machines/task/index.js';
+
+export interface TaskRecord {
+  taskId: string;
+  /** Principal that created the task; any other principal sees "not found" (I-7, T-10). */
+  owner: string;
+  /** Tool (or workflow) the task runs. */
+  tool: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  /** Epoch ms. */
+  createdAt: number;
+  /** Epoch ms, monotone. */
+  lastUpdatedAt: number;
+  /** Lifetime from `createdAt`; `null` = unlimited (T-26). */
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  /** Outstanding input requests (status `input_required` only). */
+  inputRequests?: Record<string, InputRequest>;
+  /** Result of the original request, `resultType: "complete"` included (status `completed`, D-04). */
+  result?: JsonObject;
+  /** JSON-RPC error (status `failed`, T-15). */
+  error?: TaskError;
+  /**
+   * Write counter, starting at 1 on create. A store never lets a lower
+   * version overwrite a higher one, so a late write cannot undo a newer one.
+   */
+  version: number;
+  /** Version of the machine the snapshot was taken from. */
+  machineVersion: number;
+  /** The actor's persisted snapshot; dropped once the task is terminal. */
+  snapshot?: unknown;
+}
+
+/** Epoch ms after which the task may be purged, or `null` when it never expires (T-26). */
+export function expiresAt(record: Pick<TaskRecord, 'createdAt' | 'ttlMs'>): number | null {
+  return record.ttlMs === null ? null : record.createdAt + record.ttlMs;
+}
