@@ -1,0 +1,84 @@
+/**
+ * The demo tools `npm start` serves. `hello_world` is the SEP-2663 example
+ * flow (spec §3): it elicits a name, then greets.
+ */
+import { z } from 'zod';
+import { defineTool, ToolError } from '../../src/index.js';
+
+/** Resolves after `ms`, or rejects as soon as `signal` fires. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export default [
+  defineTool(
+    'hello_world',
+    { description: 'Asks for your name (form elicitation), then says hello.' },
+    async (_args, ctx) => {
+      ctx.setStatus('Waiting for a name');
+      const answer = await ctx.elicit('name', {
+        message: 'Please enter your name.',
+        requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      });
+      if (answer.action !== 'accept' || typeof answer.content?.name !== 'string') {
+        return { content: [{ type: 'text', text: `No name given (${answer.action}).` }], isError: true };
+      }
+      return `Hello, ${answer.content.name}!`;
+    },
+  ),
+  defineTool(
+    'sleep',
+    {
+      description: 'Sleeps for `ms` milliseconds, then answers `message`. Honours cancellation.',
+      inputSchema: z.object({
+        ms: z.number().int().min(0).max(86_400_000).describe('How long to sleep, in milliseconds'),
+        message: z.string().optional().describe('What to answer when done'),
+      }),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+    },
+    async ({ ms, message }, ctx) => {
+      ctx.setStatus(`Sleeping for ${ms} ms`);
+      await sleep(ms, ctx.signal);
+      return message ?? `Slept for ${ms} ms`;
+    },
+  ),
+  defineTool(
+    'echo',
+    {
+      description: 'Answers the text it is given.',
+      inputSchema: z.object({ text: z.string() }),
+      annotations: { readOnlyHint: true, idempotentHint: true },
+      taskBehavior: 'never',
+    },
+    ({ text }) => text,
+  ),
+  defineTool(
+    'fail',
+    {
+      description: 'Raises a JSON-RPC error (a task running it ends `failed`).',
+      inputSchema: z.object({ code: z.number().int().optional(), message: z.string() }),
+    },
+    ({ code, message }) => {
+      throw new ToolError(code ?? -32603, message);
+    },
+  ),
+  defineTool(
+    'tool_error',
+    {
+      description: 'Returns a tool result with `isError: true` (a task running it ends `completed`).',
+      inputSchema: z.object({ message: z.string() }),
+    },
+    ({ message }) => ({ content: [{ type: 'text', text: message }], isError: true }),
+  ),
+];

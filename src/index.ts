@@ -1,0 +1,37 @@
+/**
+ * taskvisor: durable XState task actors for long-running MCP tool calls
+ * (MCP Tasks extension, SEP-2663, protocol revision 2026-07-28).
+ *
+ * @example
+ * ```ts
+ * const runtime = createRuntime();
+ * runtime.tool('slow', { inputSchema: z.object({ ms: z.number() }) }, async ({ ms }, ctx) => { ... });
+ * await runtime.start();
+ * await listenHttp(runtime, { port: 3000 });
+ * ```
+ * @packageDocumentation
+ */
+export { createRuntime, TaskvisorRuntime, DEFAULT_STORE_DIR, type RuntimeOptions, type StartReport } from './runtime/TaskvisorRuntime.js';
+export type { TaskChangeListener } from './runtime/TaskSupervisor.js';
+export { stderrLogger, silentLogger, type Logger } from './runtime/Logger.js';
+export { defineTool, type ToolModuleExport } from './tools/defineTool.js';
+export type {
+  ToolOptions,
+  ToolHandler,
+  ToolContext,
+  ToolResult,
+  ToolDefinition,
+  ToolAnnotations,
+  TaskBehavior,
+  ResumePolicy,
+  ElicitParams,
+  ElicitResult,
+} from './tools/ToolDefinition.js';
+export { ToolError, ErrorCode, TASKS_EXTENSION_ID } from './core/errors.js';
+export { LOCAL_PRINCIPAL, ANONYMOUS_PRINCIPAL, type Principal, type Authenticate } from './core/principal.js';
+export { createHttpEntry, listenHttp, type HttpEntry, type HttpEntryOptions, type HttpListener, type ListenOptions } from './transports/http.js';
+export { serveStdio, type StdioOptions } from './transports/stdio.js';
+export * from './store/index.js';
+export type { TaskRecord } from './tasks/TaskRecord.js';
+export { toCreateTaskResult, toDetailedTask } from './protocol/wire.js';
+export { taskMachine, statusOf, TASK_MACHINE_VERSION, type TaskStatus } from '../machines/task/index.js';

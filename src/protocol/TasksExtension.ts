@@ -1,0 +1,88 @@
+/**
+ * The Tasks extension on one SDK server instance, modelled on the SDK's own
+ * `SkillsExtension.attach`: declares the capability and answers
+ * `tasks/get`, `tasks/update`, `tasks/cancel`. `tasks/list` and
+ * `tasks/result` are not registered, so the SDK answers `-32601` (T-35).
+ */
+import {
+  CreateMessageResultV2Schema,
+  ElicitResultV2Schema,
+  ListRootsResultV2Schema,
+} from '@modelcontextprotocol/ext-tasks/core/v2';
+import { ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { InputRequest } from '../../machines/task/index.js';
+import { ErrorCode, missingTasksCapability, TASKS_EXTENSION_ID } from '../core/errors.js';
+import type { TaskSupervisor } from '../runtime/TaskSupervisor.js';
+import { declaresTasks } from './envelope.js';
+import { toDetailedTask } from './wire.js';
+
+/** Explicit schemas are required: `tasks/get|cancel` are 2025 spec names the 2026 era gate would refuse otherwise. */
+const TaskIdParams = z.object({ taskId: z.string() }).loose();
+
+const RESPONSE_SCHEMA: Record<InputRequest['method'], z.ZodType> = {
+  'elicitation/create': ElicitResultV2Schema,
+  'sampling/createMessage': CreateMessageResultV2Schema,
+  'roots/list': ListRootsResultV2Schema,
+};
+
+export interface TasksExtensionOptions {
+  supervisor: TaskSupervisor;
+  /** The principal of the request this server instance serves (I-7). */
+  principal: string;
+}
+
+export const TasksExtension = {
+  /** Declares `extensions["io.modelcontextprotocol/tasks"]: {}` (T-11) and registers the handlers. Call before connect. */
+  attach(server: Server, { supervisor, principal }: TasksExtensionOptions): void {
+    server.registerCapabilities({ extensions: { [TASKS_EXTENSION_ID]: {} } });
+
+    // Checked on each request's own envelope (T-33).
+    const requireTasks = (ctx: ServerContext, method: string) => {
+      if (!declaresTasks(ctx)) throw missingTasksCapability(method);
+    };
+
+    server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      requireTasks(ctx, 'tasks/get');
+      const record = await supervisor.get(taskId, principal);
+      return { resultType: 'complete', ...toDetailedTask(record) }; // T-06, T-12
+    });
+
+    server.setRequestHandler('tasks/update', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      requireTasks(ctx, 'tasks/update');
+      // The SDK lifts inputResponses out of every request's params (P2).
+      const responses = ctx.mcpReq.inputResponses;
+      if (responses === undefined || responses === null || typeof responses !== 'object') {
+        throw new ProtocolError(ErrorCode.InvalidParams, 'Invalid params for tasks/update: inputResponses is required (an object keyed by input request key)');
+      }
+      const record = await supervisor.get(taskId, principal);
+      // Validate answers to outstanding keys against their request kind; other keys are ignored (T-22).
+      for (const [key, request] of Object.entries(record.inputRequests ?? {})) {
+        if (!Object.hasOwn(responses, key)) continue;
+        const parsed = RESPONSE_SCHEMA[request.method]?.safeParse(responses[key]);
+        if (parsed && !parsed.success) {
+          const issue = parsed.error.issues[0];
+          throw new ProtocolError(
+            ErrorCode.InvalidParams,
+            `Invalid params for tasks/update: inputResponses.${key}${issue?.path.length ? '.' + issue.path.join('.') : ''}: ${issue?.message ?? 'invalid'} (expected a ${request.method} result)`,
+          );
+        }
+      }
+      const dropped = ctx.mcpReq.droppedInputResponseKeys ?? [];
+      if (dropped.some((key) => Object.hasOwn(record.inputRequests ?? {}, key))) {
+        throw new ProtocolError(
+          ErrorCode.InvalidParams,
+          `Invalid params for tasks/update: inputResponses entries must be bare results, not {method, result} wrappers (keys: ${dropped.join(', ')})`,
+        );
+      }
+      await supervisor.update(taskId, principal, responses);
+      return { resultType: 'complete' }; // T-20
+    });
+
+    server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      requireTasks(ctx, 'tasks/cancel');
+      await supervisor.cancel(taskId, principal);
+      return { resultType: 'complete' }; // T-23: an acknowledgement only
+    });
+  },
+};

@@ -1,0 +1,26 @@
+/**
+ * Reading the per-request `_meta` envelope (2026-07-28). Capabilities are
+ * checked on each request's own envelope, never remembered (T-01, T-33).
+ */
+import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from '@modelcontextprotocol/server';
+import type { JsonObject } from '../../machines/task/index.js';
+import { TASKS_EXTENSION_ID } from '../core/errors.js';
+
+/** The client capabilities this request declared (P6: the SDK types the envelope as `{}`). */
+export function clientCapabilitiesOf(ctx: ServerContext): JsonObject | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY];
+  return capabilities !== null && typeof capabilities === 'object' ? (capabilities as JsonObject) : undefined;
+}
+
+/**
+ * Whether this request declared the tasks extension. Any object counts as
+ * declared (D-12: `{}` means supported, settings may come later); the legacy
+ * `capabilities.tasks` never does (T-37).
+ */
+export function declaresTasks(ctx: ServerContext): boolean {
+  const extensions = clientCapabilitiesOf(ctx)?.extensions;
+  if (extensions === null || typeof extensions !== 'object') return false;
+  const value = (extensions as Record<string, unknown>)[TASKS_EXTENSION_ID];
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

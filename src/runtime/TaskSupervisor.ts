@@ -1,0 +1,392 @@
+/**
+ * The router of task operations: creates task actors (write-ahead, I-1),
+ * routes `get`, `update` and `cancel` by task id, persists changes, evicts
+ * terminal actors (I-10), recovers unfinished tasks on start and purges
+ * expired ones.
+ *
+ * Task actors are independent root actors in a registry, never children of
+ * one parent: spawn cost grows with the number of siblings (xstate-notes §5).
+ */
+import { createActor, fromCallback, type Actor } from 'xstate';
+import {
+  taskMachine,
+  TASK_MACHINE_VERSION,
+  type JsonObject,
+  type TaskEvent,
+  type TaskInput,
+  type WorkerInput,
+  type WorkerMessage,
+} from '../../machines/task/index.js';
+import { taskNotFound } from '../core/errors.js';
+import { newTaskId, TASK_ID_PATTERN } from '../core/ids.js';
+import type { TaskStore } from '../store/TaskStore.js';
+import { recordOf, isTerminal, visibleKey, type TaskSnapshotLike } from '../tasks/project.js';
+import { expiresAt, type TaskRecord } from '../tasks/TaskRecord.js';
+import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import type { ToolDefinition } from '../tools/ToolDefinition.js';
+import { Persister } from './Persister.js';
+import { ToolExecution } from './ToolExecution.js';
+import type { Logger } from './Logger.js';
+import { ProtocolError } from '@modelcontextprotocol/server';
+
+/** The provided task machine: real worker and deadline timer. */
+type TaskActor = Actor<typeof taskMachine>;
+
+interface LiveTask {
+  actor: TaskActor;
+  persister: Persister;
+  lastVisible: string;
+}
+
+export interface TaskSupervisorOptions {
+  store: TaskStore;
+  tools: ToolRegistry;
+  logger: Logger;
+  /** How often expired tasks are purged; 0 disables the reaper. */
+  reapIntervalMs?: number;
+  now?: () => number;
+}
+
+export interface CreateTaskOptions {
+  tool: ToolDefinition;
+  args: JsonObject;
+  principal: string;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  clientCapabilities?: JsonObject;
+  /** A run already under way (`auto` promotion); otherwise the worker starts one after the write. */
+  execution?: ToolExecution;
+}
+
+/** Listener of visible task changes (status, statusMessage, inputRequests, result, error). */
+export type TaskChangeListener = (record: TaskRecord) => void;
+
+export class TaskSupervisor {
+  private readonly live = new Map<string, LiveTask>();
+  /** Runs by task id, for the worker actor to adopt or start. */
+  private readonly executions = new Map<string, ToolExecution>();
+  private readonly listeners = new Set<TaskChangeListener>();
+  private readonly machine;
+  private readonly now: () => number;
+  private reaper: NodeJS.Timeout | undefined;
+  private stopping = false;
+
+  constructor(private readonly options: TaskSupervisorOptions) {
+    this.now = options.now ?? Date.now;
+    this.machine = taskMachine.provide({
+      actors: {
+        worker: fromCallback<WorkerMessage, WorkerInput>(({ input, sendBack, receive }) => {
+          const execution = this.executions.get(input.taskId) ?? this.startWorker(input);
+          if (!execution) return () => {};
+          this.executions.set(input.taskId, execution);
+          execution.attach((event: TaskEvent) => sendBack(event));
+          receive((message) => {
+            if (message.type === 'ABORT') execution.cancel();
+            else execution.deliver(message.responses);
+          });
+          return () => {
+            execution.detach();
+            execution.abort(new DOMException('The task ended', 'AbortError'));
+            this.executions.delete(input.taskId);
+          };
+        }),
+        deadline: fromCallback<{ type: never }, { deadline: number | null }>(({ input, sendBack }) => {
+          if (input.deadline === null) return () => {};
+          const deadline = input.deadline;
+          let timer: NodeJS.Timeout | undefined;
+          // setTimeout overflows past 2^31-1 ms: re-arm in steps.
+          const arm = () => {
+            const left = deadline - this.now();
+            if (left <= 0) sendBack({ type: 'DEADLINE', at: this.now() } satisfies TaskEvent);
+            else timer = setTimeout(arm, Math.min(left, 2 ** 31 - 1));
+          };
+          arm();
+          return () => clearTimeout(timer);
+        }),
+      },
+    });
+  }
+
+  /** Number of task actors in memory (non-terminal tasks only, I-10). */
+  get liveCount(): number {
+    return this.live.size;
+  }
+
+  /** Recovers unfinished tasks from the store and starts the reaper. */
+  async start(): Promise<{ resumed: number; failed: number }> {
+    const outcome = await this.recover();
+    const interval = this.options.reapIntervalMs ?? 60_000;
+    if (interval > 0) {
+      this.reaper = setInterval(() => void this.reap().catch((error) => this.options.logger.error('reaper failed', error)), interval);
+      this.reaper.unref();
+    }
+    return outcome;
+  }
+
+  /**
+   * Graceful stop: writes in flight finish, then nothing is written again
+   * (I-9), then actors stop (their workers are aborted). Unfinished tasks
+   * stay unfinished in the store and are recovered on the next start.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.reaper);
+    const lives = [...this.live.values()];
+    await Promise.all(lives.map((live) => live.persister.flushed()));
+    for (const live of lives) live.persister.stop();
+    for (const live of lives) live.actor.stop();
+    this.live.clear();
+    for (const execution of this.executions.values()) execution.abort(new DOMException('The server is stopping', 'AbortError'));
+    this.executions.clear();
+  }
+
+  /** Calls `listener` after every visible change of any task; returns the unsubscribe function. */
+  onChange(listener: TaskChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Creates a task. The record is durably stored before the actor starts and
+   * before this resolves, so the caller may answer `CreateTaskResult` (I-1, T-07).
+   */
+  async create(options: CreateTaskOptions): Promise<TaskRecord> {
+    if (this.stopping) throw new ProtocolError(-32603, 'The server is shutting down');
+    const taskId = options.execution?.taskId ?? newTaskId();
+    const input: TaskInput = {
+      taskId,
+      owner: options.principal,
+      tool: options.tool.name,
+      args: options.args,
+      now: this.now(),
+      ttlMs: options.ttlMs,
+      ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+      ...(options.execution?.statusMessage !== undefined ? { statusMessage: options.execution.statusMessage } : {}),
+      ...(options.clientCapabilities !== undefined ? { clientCapabilities: options.clientCapabilities } : {}),
+    };
+    if (options.execution) {
+      options.execution.becomeTask(taskId);
+      this.executions.set(taskId, options.execution);
+    }
+    const persister = this.newPersister(1);
+    const actor = createActor(this.machine, { input, inspect: persister.inspect });
+    // Constructed, not started: the worker has not run, the snapshot holds the invokes to start (I-1).
+    const record = recordOf(actor.getSnapshot(), actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
+    try {
+      await this.options.store.create(record);
+    } catch (error) {
+      options.execution?.abort(new DOMException('The task could not be stored', 'AbortError'));
+      this.executions.delete(taskId);
+      throw error;
+    }
+    this.adopt(actor, persister, record);
+    return record;
+  }
+
+  /** The task as its owner may see it; unknown, expired and foreign ids are one error (T-14, I-7). */
+  async get(taskId: string, principal: string): Promise<TaskRecord> {
+    const live = this.lookupLive(taskId, principal);
+    if (live) return this.snapshotRecord(live);
+    const record = await this.stored(taskId, principal);
+    return record;
+  }
+
+  /**
+   * Delivers input responses (T-20). Responses under keys that are not
+   * outstanding are ignored by the machine (T-22); a finished task ignores
+   * them all.
+   */
+  async update(taskId: string, principal: string, responses: Record<string, unknown>): Promise<void> {
+    const live = this.lookupLive(taskId, principal);
+    if (live) {
+      live.actor.send({ type: 'INPUT_RESPONSES', at: this.now(), responses });
+      return;
+    }
+    await this.stored(taskId, principal);
+  }
+
+  /** Requests cooperative cancellation (T-24). A finished task is left as it is (T-28). */
+  async cancel(taskId: string, principal: string): Promise<void> {
+    const live = this.lookupLive(taskId, principal);
+    if (live) {
+      live.actor.send({ type: 'CANCEL', at: this.now() });
+      return;
+    }
+    await this.stored(taskId, principal);
+  }
+
+  /** Purges tasks whose ttl has run out; live ones end through their own deadline timer. */
+  async reap(): Promise<number> {
+    let purged = 0;
+    for (;;) {
+      const ids = (await this.options.store.listExpired(this.now(), 500)).filter((id) => !this.live.has(id));
+      if (ids.length === 0) return purged;
+      for (const id of ids) if (await this.options.store.delete(id)) purged++;
+      if (ids.length < 500) return purged;
+    }
+  }
+
+  /** Resolves when every live task's changes so far are stored. */
+  async flushed(): Promise<void> {
+    await Promise.all([...this.live.values()].map((live) => live.persister.flushed()));
+  }
+
+  private lookupLive(taskId: string, principal: string): LiveTask | undefined {
+    const live = this.live.get(taskId);
+    if (live && live.actor.getSnapshot().context.owner === principal) return live;
+    return undefined;
+  }
+
+  private async stored(taskId: string, principal: string): Promise<TaskRecord> {
+    if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
+    const record = await this.options.store.get(taskId);
+    if (!record || record.owner !== principal) throw taskNotFound();
+    const expiry = expiresAt(record);
+    if (expiry !== null && expiry <= this.now() && isTerminal(record)) {
+      throw new ProtocolError(-32602, 'Failed to retrieve task: Task has expired');
+    }
+    return record;
+  }
+
+  private snapshotRecord(live: LiveTask): TaskRecord {
+    const snapshot = live.actor.getSnapshot();
+    return recordOf(snapshot, undefined, live.persister.currentVersion, TASK_MACHINE_VERSION);
+  }
+
+  private newPersister(version: number): Persister {
+    return new Persister({
+      store: this.options.store,
+      machineVersion: TASK_MACHINE_VERSION,
+      version,
+      onError: (error, taskId) => this.options.logger.error(`could not store task ${taskId}; retrying`, error),
+    });
+  }
+
+  /** Registers and starts a task actor whose record is stored. */
+  private adopt(actor: TaskActor, persister: Persister, record: TaskRecord): void {
+    const live: LiveTask = { actor, persister, lastVisible: visibleKey(record) };
+    this.live.set(record.taskId, live);
+    persister.attach(actor, JSON.stringify({ ...record, version: 0 }));
+    actor.subscribe({
+      next: (snapshot) => this.changed(record.taskId, live, snapshot),
+      error: (error) => this.options.logger.error(`task ${record.taskId} actor failed`, error),
+    });
+    actor.start();
+  }
+
+  private changed(taskId: string, live: LiveTask, snapshot: TaskSnapshotLike & { status: string }): void {
+    const record = recordOf(snapshot, undefined, live.persister.currentVersion, TASK_MACHINE_VERSION);
+    const visible = visibleKey(record);
+    if (visible !== live.lastVisible) {
+      live.lastVisible = visible;
+      for (const listener of this.listeners) {
+        try {
+          listener(record);
+        } catch (error) {
+          this.options.logger.error('task change listener failed', error);
+        }
+      }
+    }
+    if (snapshot.status === 'done') void this.evict(taskId, live);
+  }
+
+  /** A terminal task leaves memory once its final record is stored (I-10). */
+  private async evict(taskId: string, live: LiveTask): Promise<void> {
+    await live.persister.flushed();
+    live.persister.stop();
+    live.actor.stop();
+    if (this.live.get(taskId) === live) this.live.delete(taskId);
+  }
+
+  /** Starts the run of a task whose worker has none yet: a fresh `always` task, or a `replay` after restart. */
+  private startWorker(input: WorkerInput): ToolExecution | undefined {
+    const tool = this.options.tools.get(input.tool);
+    const live = this.live.get(input.taskId);
+    if (!tool || !live) return undefined;
+    const context = live.actor.getSnapshot().context;
+    return new ToolExecution({
+      tool,
+      args: input.args,
+      principal: context.owner,
+      taskId: input.taskId,
+      inputMode: 'wait',
+      answers: input.answers,
+      issuedKeys: input.issuedKeys,
+      outstandingKeys: Object.keys(input.inputRequests),
+      ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
+      now: this.now,
+    });
+  }
+
+  /**
+   * Every unfinished task found in the store is resumed (`resume: 'replay'`)
+   * or failed with a `statusMessage` saying why: nothing stays `working`
+   * forever.
+   */
+  private async recover(): Promise<{ resumed: number; failed: number }> {
+    let resumed = 0;
+    let failed = 0;
+    for (const record of await this.options.store.listNonTerminal()) {
+      const tool = this.options.tools.get(record.tool);
+      const reason =
+        record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
+          ? `The server restarted with a task machine version it cannot restore (stored ${record.machineVersion}, running ${TASK_MACHINE_VERSION})`
+          : !tool
+            ? `The server restarted and no longer has the tool ${record.tool}`
+            : tool.options.resume !== 'replay'
+              ? undefined // the machine's own restart error
+              : null; // replay
+      try {
+        if (reason === null) {
+          this.restore(record);
+          resumed++;
+        } else {
+          await this.failOnRestart(record, reason);
+          failed++;
+        }
+      } catch (error) {
+        this.options.logger.error(`could not recover task ${record.taskId}`, error);
+        await this.failOnRestart(record, `The server restarted and could not restore this task: ${(error as Error).message}`);
+        failed++;
+      }
+    }
+    return { resumed, failed };
+  }
+
+  private restore(record: TaskRecord): void {
+    const persister = this.newPersister(record.version);
+    const actor = createActor(this.machine, {
+      snapshot: record.snapshot as never,
+      input: undefined as never,
+      inspect: persister.inspect,
+    });
+    this.adopt(actor, persister, record);
+  }
+
+  /** Ends an unfinished stored task `failed` without running anything (T-15, T-34). */
+  private async failOnRestart(record: TaskRecord, reason: string | undefined): Promise<void> {
+    const at = this.now();
+    let next: TaskRecord;
+    if (reason === undefined && record.snapshot !== undefined) {
+      // The unprovided machine has inert workers: this runs only the transition.
+      const actor = createActor(taskMachine, { snapshot: record.snapshot as never, input: undefined as never });
+      actor.start();
+      actor.send({ type: 'SERVER_RESTARTED', at });
+      next = recordOf(actor.getSnapshot(), undefined, record.version + 1, TASK_MACHINE_VERSION);
+      actor.stop();
+    } else {
+      const message = reason ?? 'The server restarted while this task was running';
+      const { snapshot: _dropped, inputRequests: _none, ...rest } = record;
+      next = {
+        ...rest,
+        status: 'failed',
+        statusMessage: message,
+        error: { code: -32603, message },
+        lastUpdatedAt: Math.max(record.lastUpdatedAt, at),
+        version: record.version + 1,
+      };
+    }
+    await this.options.store.put(next);
+    for (const listener of this.listeners) listener(next);
+  }
+}

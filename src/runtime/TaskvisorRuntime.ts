@@ -1,0 +1,184 @@
+/**
+ * The embeddable runtime: tools, the task supervisor, the store, and the
+ * factory that builds one SDK server instance per serving unit (one HTTP
+ * request, one stdio connection: P7). Everything that must outlive a request
+ * lives here, outside the factory.
+ */
+import { randomBytes } from 'node:crypto';
+import { createRequestStateCodec, type McpServerFactory, type RequestStateCodec } from '@modelcontextprotocol/server';
+import type { JsonObject } from '../../machines/task/index.js';
+import type { Principal } from '../core/principal.js';
+import { LOCAL_PRINCIPAL } from '../core/principal.js';
+import { TasksExtension } from '../protocol/TasksExtension.js';
+import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
+import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
+import { createTaskStore, type TaskStoreConfig } from '../store/index.js';
+import type { TaskStore } from '../store/TaskStore.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { ToolDefinition, ToolHandler, ToolOptions } from '../tools/ToolDefinition.js';
+import { ToolRegistry } from '../tools/ToolRegistry.js';
+import { stderrLogger, type Logger } from './Logger.js';
+import { ToolCaller, type TaskDefaults } from './ToolCaller.js';
+import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
+import type { z } from 'zod';
+
+/** Options of {@link createRuntime}. */
+export interface RuntimeOptions {
+  /** `serverInfo` reported to clients. */
+  name?: string;
+  version?: string;
+  instructions?: string;
+  /** A store instance, or the config of a built-in one. Default: `lowdb` under `./.taskvisor`. */
+  store?: TaskStore | TaskStoreConfig;
+  /** Default task lifetime from creation in ms; `null` = unlimited. Default 1 hour. */
+  ttlMs?: number | null;
+  /** Default polling hint in ms. Default 1000. */
+  pollIntervalMs?: number;
+  /** How long an `auto` call may run before it becomes a task. Default 200 ms. */
+  promoteAfterMs?: number;
+  /** How often expired tasks are purged. Default 60 s; 0 disables. */
+  reapIntervalMs?: number;
+  /** Key (≥ 32 bytes) protecting MRTR `requestState`. Default: random per process. */
+  requestStateKey?: string | Uint8Array;
+  logger?: Logger;
+}
+
+/** Summary of what `start()` found in the store. */
+export interface StartReport {
+  resumed: number;
+  failed: number;
+}
+
+export const DEFAULT_STORE_DIR = './.taskvisor';
+
+export class TaskvisorRuntime {
+  /** Registered tools. */
+  readonly tools = new ToolRegistry();
+  readonly store: TaskStore;
+  readonly logger: Logger;
+  private readonly supervisor: TaskSupervisor;
+  private readonly caller: ToolCaller;
+  private readonly requestState: RequestStateCodec<MrtrState>;
+  private readonly serverInfo: { name: string; version: string };
+  private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
+  private readonly closers = new Set<() => Promise<void>>();
+
+  constructor(private readonly options: RuntimeOptions = {}) {
+    this.logger = options.logger ?? stderrLogger();
+    this.store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
+    this.supervisor = new TaskSupervisor({
+      store: this.store,
+      tools: this.tools,
+      logger: this.logger,
+      ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),
+    });
+    const defaults: TaskDefaults = {
+      ttlMs: options.ttlMs !== undefined ? options.ttlMs : 3_600_000,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      promoteAfterMs: options.promoteAfterMs ?? 200,
+    };
+    this.caller = new ToolCaller(this.tools, this.supervisor, defaults);
+    this.requestState = createRequestStateCodec<MrtrState>({ key: options.requestStateKey ?? randomBytes(32) });
+    this.serverInfo = { name: options.name ?? 'taskvisor', version: options.version ?? '0.1.0' };
+  }
+
+  /**
+   * Registers a tool. `handler(args, ctx)` returns a `CallToolResult` or a
+   * string; throwing a `ToolError` ends the call with that JSON-RPC error.
+   */
+  tool<S extends z.ZodType<JsonObject>>(name: string, options: ToolOptions<S>, handler: ToolHandler<z.output<S>>): this {
+    this.tools.add(name, options as ToolOptions, handler as ToolHandler);
+    return this;
+  }
+
+  /** Registers tools declared with `defineTool`. */
+  use(...definitions: ToolDefinition[]): this {
+    for (const definition of definitions) this.tools.add(definition.name, definition.options, definition.handler);
+    return this;
+  }
+
+  /** Opens the store, then resumes or fails every unfinished task found in it. */
+  async start(): Promise<StartReport> {
+    if (this.state !== 'new') throw new Error(`The runtime cannot start: it is ${this.state}`);
+    this.state = 'starting';
+    await this.store.open();
+    const report = await this.supervisor.start();
+    this.state = 'started';
+    if (report.resumed + report.failed > 0) {
+      this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
+    }
+    return report;
+  }
+
+  /** Stops serving, stops writing (I-9), stops task actors, closes the store. */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
+    await this.supervisor.stop();
+    await this.store.close();
+  }
+
+  /** Runs `close` when the runtime closes (transports register themselves). */
+  onClose(close: () => Promise<void>): () => void {
+    this.closers.add(close);
+    return () => this.closers.delete(close);
+  }
+
+  /** Reads a task as `principal` sees it (out-of-band access for embedders). */
+  getTask(taskId: string, principal: Principal = LOCAL_PRINCIPAL): Promise<TaskRecord> {
+    return this.supervisor.get(taskId, principal.id);
+  }
+
+  /** Requests cooperative cancellation of a task. */
+  cancelTask(taskId: string, principal: Principal = LOCAL_PRINCIPAL): Promise<void> {
+    return this.supervisor.cancel(taskId, principal.id);
+  }
+
+  /** Calls `listener` after each visible change of any task. */
+  onTaskChange(listener: TaskChangeListener): () => void {
+    return this.supervisor.onChange(listener);
+  }
+
+  /** Number of task actors in memory. */
+  get liveTasks(): number {
+    return this.supervisor.liveCount;
+  }
+
+  /** Resolves when every change seen so far is stored. */
+  flushed(): Promise<void> {
+    return this.supervisor.flushed();
+  }
+
+  /**
+   * A factory for the SDK entries (`createMcpHandler`, `serveStdio`): one
+   * server instance per serving unit, bound to the principal `principalOf`
+   * resolves for it.
+   */
+  serverFactory(principalOf: (ctx: Parameters<McpServerFactory>[0]) => Principal): McpServerFactory {
+    return (ctx) => this.createServer(ctx.era, principalOf(ctx));
+  }
+
+  /** One SDK server instance serving `principal` in `era`. */
+  createServer(era: 'modern' | 'legacy', principal: Principal): TaskvisorServer {
+    if (this.state !== 'started') throw new Error('The runtime is not started: call runtime.start() first');
+    const server = new TaskvisorServer(this.serverInfo, {
+      capabilities: { tools: { listChanged: true } },
+      ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
+      requestState: { verify: this.requestState.verify },
+    });
+    ToolsSurface.attach(server, { tools: this.tools, caller: this.caller, principal: principal.id, era, requestState: this.requestState });
+    // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
+    if (era === 'modern') TasksExtension.attach(server, { supervisor: this.supervisor, principal: principal.id });
+    return server;
+  }
+}
+
+/** Creates a runtime; register tools, `await start()`, then serve it. */
+export function createRuntime(options?: RuntimeOptions): TaskvisorRuntime {
+  return new TaskvisorRuntime(options);
+}
+
+function isStore(value: unknown): value is TaskStore {
+  return typeof value === 'object' && value !== null && typeof (value as TaskStore).create === 'function';
+}

@@ -1,0 +1,172 @@
+/**
+ * The one internal tool-call path: validates arguments, then decides per
+ * request whether the call answers synchronously, asks for input (MRTR), or
+ * becomes a task — server-directed creation (ARCHITECTURE, T-01, T-02).
+ */
+import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import { ErrorCode, missingTasksCapability } from '../core/errors.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { ToolDefinition } from '../tools/ToolDefinition.js';
+import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import type { TaskSupervisor } from './TaskSupervisor.js';
+import { ToolExecution, type ExecutionOutcome } from './ToolExecution.js';
+import { ProtocolError } from '@modelcontextprotocol/server';
+
+/** Defaults a runtime applies to tools that do not set their own. */
+export interface TaskDefaults {
+  /** Task lifetime from creation; `null` = unlimited. */
+  ttlMs: number | null;
+  pollIntervalMs: number;
+  /** `auto` tools become tasks after this long. */
+  promoteAfterMs: number;
+}
+
+export interface ToolCallRequest {
+  name: string;
+  args: unknown;
+  principal: string;
+  /** Whether *this* request declared the tasks extension (T-01). */
+  declaresTasks: boolean;
+  /** Whether the request can be answered `input_required` (a 2026-07-28 request, or the SDK's legacy shim). */
+  canReturnInputRequired: boolean;
+  clientCapabilities?: JsonObject;
+  /** Answers carried by an MRTR retry (earlier rounds and this one). */
+  answers?: Record<string, unknown>;
+  /** Fires when the synchronous request goes away; it no longer matters once the call is a task (T-25). */
+  signal?: AbortSignal;
+}
+
+export type ToolCallOutcome =
+  | { kind: 'result'; result: JsonObject }
+  | { kind: 'task'; task: TaskRecord }
+  | { kind: 'input-required'; key: string; request: InputRequest; answers: Record<string, unknown> };
+
+export class ToolCaller {
+  constructor(
+    private readonly tools: ToolRegistry,
+    private readonly supervisor: TaskSupervisor,
+    private readonly defaults: TaskDefaults,
+  ) {}
+
+  /**
+   * Calls a tool. Unknown tools and bad arguments raise `-32602`; a tool's
+   * JSON-RPC error raises that error (I-5).
+   */
+  async call(request: ToolCallRequest): Promise<ToolCallOutcome> {
+    const tool = this.tools.get(request.name);
+    if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${request.name}`);
+    const args = this.parseArgs(tool, request.args);
+    const behavior = tool.options.taskBehavior ?? 'auto';
+
+    if (behavior === 'always') {
+      // A task whenever this request permits one; without the extension the tool cannot run (T-03).
+      if (!request.declaresTasks) throw missingTasksCapability(`the tool ${tool.name}`);
+      return { kind: 'task', task: await this.supervisor.create(this.taskOptions(tool, args, request)) };
+    }
+    if (behavior === 'auto' && request.declaresTasks) return this.callAuto(tool, args, request);
+    return this.callSync(tool, args, request);
+  }
+
+  private parseArgs(tool: ToolDefinition, raw: unknown): JsonObject {
+    const parsed = this.tools.inputSchemaOf(tool).safeParse(raw ?? {});
+    if (parsed.success) return parsed.data;
+    const detail = parsed.error.issues
+      .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
+      .join('; ');
+    throw new ProtocolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${tool.name}: ${detail}`);
+  }
+
+  private taskOptions(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest, execution?: ToolExecution) {
+    return {
+      tool,
+      args,
+      principal: request.principal,
+      ttlMs: tool.options.ttlMs !== undefined ? tool.options.ttlMs : this.defaults.ttlMs,
+      pollIntervalMs: tool.options.pollIntervalMs ?? this.defaults.pollIntervalMs,
+      ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
+      ...(execution ? { execution } : {}),
+    };
+  }
+
+  /** Runs to the end on the request; input requests go back as MRTR `input_required` (T-08). */
+  private async callSync(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest): Promise<ToolCallOutcome> {
+    const execution = new ToolExecution({
+      tool,
+      args,
+      principal: request.principal,
+      inputMode: 'return',
+      answers: request.answers ?? {},
+      ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
+    });
+    const release = linkAbort(request.signal, execution);
+    try {
+      return this.settleSync(await execution.outcome, request);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * `auto`: run the call; if it finishes within the threshold answer it
+   * plainly, otherwise (or as soon as it asks for input) make it a task. The
+   * task is stored before the answer leaves (I-1).
+   */
+  private async callAuto(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest): Promise<ToolCallOutcome> {
+    const execution = new ToolExecution({
+      tool,
+      args,
+      principal: request.principal,
+      inputMode: 'wait',
+      answers: request.answers ?? {},
+      ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
+    });
+    const release = linkAbort(request.signal, execution);
+    const threshold = tool.options.promoteAfterMs ?? this.defaults.promoteAfterMs;
+    let timer: NodeJS.Timeout | undefined;
+    let unlisten: () => void = () => {};
+    const promote = new Promise<'promote'>((resolve) => {
+      timer = setTimeout(() => resolve('promote'), threshold);
+      unlisten = execution.onInputNeeded(() => resolve('promote'));
+    });
+    try {
+      const first = await Promise.race([execution.outcome, promote]);
+      if (first !== 'promote') return this.settleSync(first, request);
+      // From here on the request's own signal no longer cancels the work (T-25).
+      release();
+      return { kind: 'task', task: await this.supervisor.create(this.taskOptions(tool, args, request, execution)) };
+    } finally {
+      clearTimeout(timer);
+      unlisten();
+      release();
+    }
+  }
+
+  private settleSync(outcome: ExecutionOutcome, request: ToolCallRequest): ToolCallOutcome {
+    switch (outcome.kind) {
+      case 'done':
+        return { kind: 'result', result: outcome.result };
+      case 'failed':
+        throw new ProtocolError(outcome.error.code, outcome.error.message, outcome.error.data);
+      case 'aborted':
+        throw new ProtocolError(ErrorCode.InternalError, 'The call was cancelled');
+      case 'input-required':
+        if (!request.canReturnInputRequired) {
+          throw new ProtocolError(
+            ErrorCode.MissingRequiredClientCapability,
+            `The tool asked for input (${outcome.request.method}), which this request cannot carry: declare the ${'io.modelcontextprotocol/tasks'} extension or use a 2026-07-28 client`,
+            { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+          );
+        }
+        return { kind: 'input-required', key: outcome.key, request: outcome.request, answers: request.answers ?? {} };
+    }
+  }
+}
+
+/** Aborts `execution` when `signal` fires, until the returned release is called. */
+function linkAbort(signal: AbortSignal | undefined, execution: ToolExecution): () => void {
+  if (!signal) return () => {};
+  const onAbort = () => execution.abort(signal.reason);
+  if (signal.aborted) onAbort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
+}

@@ -1,0 +1,280 @@
+/**
+ * One run of a tool handler: the worker behind a task, or a synchronous call.
+ *
+ * An execution reports to its task actor only through events (ARCHITECTURE
+ * "Workers"). It can start before any task exists (`auto` promotion): until
+ * a task actor attaches, its events are buffered and replayed on attach.
+ */
+import type { InputRequest, JsonObject, TaskError, TaskEvent } from '../../machines/task/index.js';
+import { ErrorCode, ToolError } from '../core/errors.js';
+import type { ElicitParams, ElicitResult, ToolContext, ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
+
+/** How a run ended. */
+export type ExecutionOutcome =
+  | { kind: 'done'; result: JsonObject }
+  | { kind: 'failed'; error: TaskError }
+  | { kind: 'aborted' }
+  /** Synchronous MRTR calls only: the handler asked for input nobody has given yet. */
+  | { kind: 'input-required'; key: string; request: InputRequest };
+
+/** What an unanswered input request does. */
+export type InputMode =
+  /** Wait for the answer (a task, or a call that may become one). */
+  | 'wait'
+  /** End the run with `input-required` so the caller can answer with MRTR (T-08). */
+  | 'return';
+
+export interface ToolExecutionOptions {
+  tool: ToolDefinition;
+  args: JsonObject;
+  principal: string;
+  taskId?: string;
+  inputMode: InputMode;
+  /** Answers already given, by key: replayed on a restart or carried by an MRTR retry. */
+  answers?: Record<string, unknown>;
+  /** Keys issued before (a restored task): never issued again (T-18). */
+  issuedKeys?: readonly string[];
+  /** Keys outstanding in the restored task: waited for without asking again. */
+  outstandingKeys?: readonly string[];
+  /** Client capabilities of the creating request: input kinds it did not declare are refused (D-10, T-19). */
+  clientCapabilities?: JsonObject;
+  now?: () => number;
+}
+
+/** Thrown inside a handler to unwind it when an MRTR call needs input. */
+class InputRequiredSignal extends Error {
+  constructor(
+    readonly key: string,
+    readonly request: InputRequest,
+  ) {
+    super(`input ${key} required`);
+  }
+}
+
+const CAPABILITY_OF: Record<InputRequest['method'], string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+
+export class ToolExecution {
+  readonly outcome: Promise<ExecutionOutcome>;
+  private readonly controller = new AbortController();
+  private readonly issuedKeys: Set<string>;
+  private readonly outstanding: Set<string>;
+  private readonly answers: Record<string, unknown>;
+  private readonly waiters = new Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  private readonly buffered: TaskEvent[] = [];
+  private sink: ((event: TaskEvent) => void) | undefined;
+  private cancelRequested = false;
+  private inputMode: InputMode;
+  private taskIdValue: string | undefined;
+  private statusMessageValue: string | undefined;
+  private readonly inputNeededListeners = new Set<() => void>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: ToolExecutionOptions) {
+    this.issuedKeys = new Set(options.issuedKeys ?? []);
+    this.outstanding = new Set(options.outstandingKeys ?? []);
+    this.answers = { ...(options.answers ?? {}) };
+    this.inputMode = options.inputMode;
+    this.taskIdValue = options.taskId;
+    this.now = options.now ?? Date.now;
+    this.outcome = this.run();
+    // The outcome becomes the task's terminal event once an actor listens.
+    void this.outcome.then((outcome) => this.emitOutcome(outcome));
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get taskId(): string | undefined {
+    return this.taskIdValue;
+  }
+
+  /** The last `setStatus` message, to seed a task created by promotion. */
+  get statusMessage(): string | undefined {
+    return this.statusMessageValue;
+  }
+
+  /** Whether the handler is waiting on an input request. */
+  get waitingForInput(): boolean {
+    return this.waiters.size > 0;
+  }
+
+  /** Calls `listener` the first time... and every time the handler asks for input nobody answered yet. */
+  onInputNeeded(listener: () => void): () => void {
+    this.inputNeededListeners.add(listener);
+    return () => this.inputNeededListeners.delete(listener);
+  }
+
+  /** Binds the run to its task: later input requests wait for `tasks/update`. */
+  becomeTask(taskId: string): void {
+    this.taskIdValue = taskId;
+    this.inputMode = 'wait';
+  }
+
+  /** Connects the task actor: buffered events are replayed, later ones forwarded. */
+  attach(sink: (event: TaskEvent) => void): void {
+    this.sink = sink;
+    for (const event of this.buffered.splice(0)) sink(event);
+  }
+
+  detach(): void {
+    this.sink = undefined;
+  }
+
+  /** Cooperative cancel (T-24): the signal fires; the handler may still finish. */
+  cancel(): void {
+    this.cancelRequested = true;
+    this.abort(new DOMException('The task was cancelled', 'AbortError'));
+  }
+
+  /** Stops the run for good (the task ended, the request went away, the server stops). */
+  abort(reason: unknown = new DOMException('The call was aborted', 'AbortError')): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort(reason);
+    for (const waiter of this.waiters.values()) waiter.reject(reason);
+    this.waiters.clear();
+  }
+
+  /** Hands answers to outstanding input requests to the handler. */
+  deliver(responses: Record<string, unknown>): void {
+    for (const [key, response] of Object.entries(responses)) {
+      this.answers[key] = response;
+      this.outstanding.delete(key);
+      const waiter = this.waiters.get(key);
+      if (waiter) {
+        this.waiters.delete(key);
+        waiter.resolve(response);
+      }
+    }
+  }
+
+  private emit(event: TaskEvent): void {
+    if (this.sink) this.sink(event);
+    else this.buffered.push(event);
+  }
+
+  private emitOutcome(outcome: ExecutionOutcome): void {
+    const at = this.now();
+    switch (outcome.kind) {
+      case 'done':
+        this.emit({ type: 'WORK_DONE', at, result: { ...outcome.result, resultType: 'complete' } });
+        break;
+      case 'failed':
+        this.emit({ type: 'WORK_FAILED', at, error: outcome.error });
+        break;
+      case 'aborted':
+        this.emit({ type: 'WORK_ABORTED', at });
+        break;
+      case 'input-required':
+        break; // synchronous only: no task listens
+    }
+  }
+
+  private async run(): Promise<ExecutionOutcome> {
+    // Start on a later tick so the caller can attach listeners first.
+    await Promise.resolve();
+    const ctx = this.context();
+    try {
+      const returned = await this.options.tool.handler(this.options.args, ctx);
+      return { kind: 'done', result: normalizeResult(this.options.tool.name, returned) };
+    } catch (error) {
+      if (error instanceof InputRequiredSignal) return { kind: 'input-required', key: error.key, request: error.request };
+      if (this.cancelRequested && this.controller.signal.aborted) return { kind: 'aborted' };
+      return { kind: 'failed', error: toTaskError(this.options.tool.name, error) };
+    }
+  }
+
+  private context(): ToolContext {
+    const execution = this;
+    return {
+      signal: this.controller.signal,
+      get taskId() {
+        return execution.taskIdValue;
+      },
+      principal: this.options.principal,
+      elicit: async (key: string, params: ElicitParams) =>
+        (await this.requestInput(key, {
+          method: 'elicitation/create',
+          params: { mode: 'form', ...params } as unknown as JsonObject,
+        })) as ElicitResult,
+      requestInput: (key: string, request: InputRequest) => this.requestInput(key, request),
+      setStatus: (message: string) => {
+        if (typeof message !== 'string') throw new TypeError('setStatus(message): message must be a string');
+        this.statusMessageValue = message;
+        this.emit({ type: 'STATUS', at: this.now(), message });
+      },
+    };
+  }
+
+  private requestInput(key: string, request: InputRequest): Promise<unknown> {
+    if (typeof key !== 'string' || key.length === 0) {
+      return Promise.reject(new TypeError('Input request keys must be non-empty strings'));
+    }
+    if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
+    // A restored or retried run gets the answers it was already given (replay).
+    if (Object.hasOwn(this.answers, key)) return Promise.resolve(this.answers[key]);
+    const capability = CAPABILITY_OF[request.method];
+    if (!capability) return Promise.reject(new TypeError(`Unsupported input request method ${JSON.stringify(request.method)}`));
+    if (this.options.clientCapabilities && this.options.clientCapabilities[capability] === undefined) {
+      // Only request kinds the client declared on the originating call (T-19, D-10).
+      return Promise.reject(
+        new ToolError(ErrorCode.MissingRequiredClientCapability, `The client did not declare the ${capability} capability`, {
+          requiredCapabilities: { [capability]: {} },
+        }),
+      );
+    }
+    if (this.outstanding.has(key)) {
+      // Outstanding in the restored task already: wait without asking twice.
+      return this.wait(key);
+    }
+    if (this.issuedKeys.has(key)) {
+      return Promise.reject(new Error(`Input key ${JSON.stringify(key)} was already used by this call; keys are unique for the task's life (T-18)`));
+    }
+    if (this.inputMode === 'return') return Promise.reject(new InputRequiredSignal(key, request));
+    this.issuedKeys.add(key);
+    this.outstanding.add(key);
+    const answered = this.wait(key);
+    this.emit({ type: 'INPUT_NEEDED', at: this.now(), key, request });
+    for (const listener of this.inputNeededListeners) listener();
+    return answered;
+  }
+
+  private wait(key: string): Promise<unknown> {
+    return new Promise((resolve, reject) => this.waiters.set(key, { resolve, reject }));
+  }
+}
+
+/** A handler's return value as a `CallToolResult`; a string is one text block. */
+export function normalizeResult(toolName: string, returned: ToolResult | string): JsonObject {
+  if (typeof returned === 'string') return { content: [{ type: 'text', text: returned }] };
+  if (returned === null || typeof returned !== 'object' || !Array.isArray(returned.content)) {
+    throw new ToolError(
+      ErrorCode.InternalError,
+      `Tool ${toolName} returned an invalid result: expected a string or an object with a content array`,
+    );
+  }
+  const { resultType: _ignored, ...result } = returned as ToolResult & { resultType?: unknown };
+  return result as unknown as JsonObject;
+}
+
+/** A thrown value as the JSON-RPC error of a failed task (T-15, I-5). */
+export function toTaskError(toolName: string, error: unknown): TaskError {
+  if (error instanceof ToolError || isCodedError(error)) {
+    const coded = error as { code: number; message: string; data?: unknown };
+    return { code: coded.code, message: coded.message, ...(coded.data !== undefined ? { data: coded.data } : {}) };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: ErrorCode.InternalError, message: `Tool ${toolName} failed: ${message}` };
+}
+
+function isCodedError(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    typeof (error as { code?: unknown }).code === 'number' &&
+    Number.isInteger((error as unknown as { code: number }).code)
+  );
+}

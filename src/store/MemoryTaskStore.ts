@@ -1,0 +1,87 @@
+/**
+ * In-process {@link TaskStore}: a Map of deep copies. Not durable — a process
+ * exit loses everything — so it is meant for tests, demos and deployments that
+ * explicitly accept losing tasks on restart.
+ */
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { isNonTerminal, selectExpired, selectListed } from './query.js';
+import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+
+type State = 'new' | 'open' | 'closed';
+
+/**
+ * A {@link TaskStore} kept in memory. Records are copied with
+ * `structuredClone` on the way in and on the way out, so neither the caller
+ * that wrote a record nor the caller that read it can change what is stored
+ * (the same isolation a file-backed store gives for free).
+ */
+export class MemoryTaskStore implements TaskStore {
+  readonly #records = new Map<string, TaskRecord>();
+  #state: State = 'new';
+
+  /** Marks the store usable. Calling it twice is an error. */
+  async open(): Promise<void> {
+    if (this.#state !== 'new') throw new Error(`memory task store: open() called on a store that is ${this.#state}`);
+    this.#state = 'open';
+  }
+
+  /** Marks the store closed; later calls reject. The records are dropped. */
+  async close(): Promise<void> {
+    this.#state = 'closed';
+    this.#records.clear();
+  }
+
+  /** Stores a copy of `record`; rejects with {@link TaskExistsError} when the id is taken. */
+  async create(record: TaskRecord): Promise<void> {
+    this.#assertOpen();
+    if (this.#records.has(record.taskId)) throw new TaskExistsError(record.taskId);
+    this.#records.set(record.taskId, structuredClone(record));
+  }
+
+  /** Replaces the stored copy when `record.version` is higher; otherwise (or for an unknown id) does nothing. */
+  async put(record: TaskRecord): Promise<void> {
+    this.#assertOpen();
+    const stored = this.#records.get(record.taskId);
+    // Unknown id: the task was purged, and a late write must not resurrect it.
+    if (stored === undefined || record.version <= stored.version) return;
+    this.#records.set(record.taskId, structuredClone(record));
+  }
+
+  /** A copy of the stored record, or `undefined`. */
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    this.#assertOpen();
+    const stored = this.#records.get(taskId);
+    return stored === undefined ? undefined : structuredClone(stored);
+  }
+
+  /** Removes a task; `true` when it existed. */
+  async delete(taskId: string): Promise<boolean> {
+    this.#assertOpen();
+    return this.#records.delete(taskId);
+  }
+
+  /** Copies of every `working` / `input_required` record. */
+  async listNonTerminal(): Promise<TaskRecord[]> {
+    this.#assertOpen();
+    const out: TaskRecord[] = [];
+    for (const record of this.#records.values()) if (isNonTerminal(record.status)) out.push(structuredClone(record));
+    return out;
+  }
+
+  /** Ids whose `createdAt + ttlMs <= now`, most overdue first, at most `limit`. */
+  async listExpired(now: number, limit: number): Promise<string[]> {
+    this.#assertOpen();
+    return selectExpired(this.#records.values(), now, limit);
+  }
+
+  /** Copies of the matching records, newest first. */
+  async list(query: TaskListQuery = {}): Promise<TaskRecord[]> {
+    this.#assertOpen();
+    return selectListed(this.#records.values(), query).map((record) => structuredClone(record));
+  }
+
+  #assertOpen(): void {
+    if (this.#state === 'closed') throw new Error('store is closed (memory task store)');
+    if (this.#state === 'new') throw new Error('store is not open: call open() first (memory task store)');
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Projections of a task actor's snapshot: to the stored record and to the
+ * comparable "what a client can see" key. The status comes from `statusOf`
+ * only (I-3).
+ */
+import { statusOf, TERMINAL_STATUSES, type TaskContext } from '../../machines/task/index.js';
+import type { TaskRecord } from './TaskRecord.js';
+
+/** The parts of an actor snapshot a projection reads. */
+export interface TaskSnapshotLike {
+  value: unknown;
+  context: TaskContext;
+}
+
+/**
+ * The record a store keeps for `snapshot`. The persisted actor snapshot is
+ * kept only while the task is not terminal: a terminal task never runs again.
+ */
+export function recordOf(
+  snapshot: TaskSnapshotLike,
+  persisted: unknown,
+  version: number,
+  machineVersion: number,
+): TaskRecord {
+  const { context } = snapshot;
+  const status = statusOf(snapshot);
+  const record: TaskRecord = {
+    taskId: context.taskId,
+    owner: context.owner,
+    tool: context.tool,
+    status,
+    createdAt: context.createdAt,
+    lastUpdatedAt: context.lastUpdatedAt,
+    ttlMs: context.ttlMs,
+    version,
+    machineVersion,
+  };
+  if (context.statusMessage !== undefined) record.statusMessage = context.statusMessage;
+  if (context.pollIntervalMs !== undefined) record.pollIntervalMs = context.pollIntervalMs;
+  if (status === 'input_required') record.inputRequests = context.inputRequests;
+  if (status === 'completed' && context.result) record.result = context.result;
+  if (status === 'failed' && context.error) record.error = context.error;
+  if (!TERMINAL_STATUSES.has(status)) record.snapshot = persisted;
+  return record;
+}
+
+/** Whether `record` is in a terminal status (T-28). */
+export function isTerminal(record: Pick<TaskRecord, 'status'>): boolean {
+  return TERMINAL_STATUSES.has(record.status);
+}
+
+/**
+ * A key that changes exactly when what a client can see changes (status,
+ * statusMessage, inputRequests, result, error): what listen streams and
+ * change listeners compare.
+ */
+export function visibleKey(record: TaskRecord): string {
+  return JSON.stringify([
+    record.status,
+    record.statusMessage,
+    record.inputRequests,
+    record.result,
+    record.error,
+    record.ttlMs,
+    record.pollIntervalMs,
+  ]);
+}

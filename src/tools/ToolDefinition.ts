@@ -1,0 +1,103 @@
+/**
+ * How a user declares a tool: `runtime.tool(name, options, handler)`.
+ */
+import type { z } from 'zod';
+import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+
+/** Whether calls of a tool become tasks (ARCHITECTURE "Server-directed creation", T-02). */
+export type TaskBehavior = 'auto' | 'always' | 'never';
+
+/** What a restarted server does with a task of this tool that was still running. */
+export type ResumePolicy = 'fail' | 'replay';
+
+/** MCP tool annotations (hints for clients; never trusted for security). */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** A `CallToolResult` (without `resultType`: the runtime stamps it, D-04). */
+export interface ToolResult {
+  content: Array<{ type: string; [key: string]: unknown }>;
+  structuredContent?: JsonObject;
+  isError?: boolean;
+  _meta?: JsonObject;
+}
+
+export interface ToolOptions<S extends z.ZodType<JsonObject> = z.ZodType<JsonObject>> {
+  title?: string;
+  description?: string;
+  /** zod schema of the arguments; an object schema. Default: any object. */
+  inputSchema?: S;
+  /** zod schema of `structuredContent`, advertised as `outputSchema`. */
+  outputSchema?: z.ZodType<JsonObject>;
+  annotations?: ToolAnnotations;
+  /**
+   * `auto` (default): run the call and make it a task only if it has not
+   * finished within `promoteAfterMs` or it asks for input. `always`: a task
+   * whenever the client declared the extension, `-32021` otherwise (T-03).
+   * `never`: always answer synchronously.
+   */
+  taskBehavior?: TaskBehavior;
+  /** Task lifetime from creation; `null` = unlimited (T-26). Default: the runtime's. */
+  ttlMs?: number | null;
+  /** Polling hint sent with the task (T-27). Default: the runtime's. */
+  pollIntervalMs?: number;
+  /** `auto` only: how long a call may run before it becomes a task. Default: the runtime's (200 ms). */
+  promoteAfterMs?: number;
+  /**
+   * After a restart, `fail` (default) ends a running task `failed` with a
+   * clear `statusMessage`; `replay` runs the handler again from the start with
+   * the input answers already given replayed (the handler must be
+   * deterministic up to its inputs).
+   */
+  resume?: ResumePolicy;
+}
+
+/** Result of an elicitation (`elicitation/create`) as the client answered it. */
+export interface ElicitResult {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, string | number | boolean | string[]>;
+}
+
+/** Form-mode elicitation parameters (spec §1.6). */
+export interface ElicitParams {
+  message: string;
+  requestedSchema: { type: 'object'; properties: Record<string, JsonObject>; required?: string[] };
+}
+
+/** What a tool handler gets besides its arguments. */
+export interface ToolContext {
+  /** Fires when the call is cancelled (`tasks/cancel`, or the synchronous request was aborted). */
+  signal: AbortSignal;
+  /** Id of the task running this call, once it is one. */
+  readonly taskId: string | undefined;
+  /** The principal that made the call. */
+  principal: string;
+  /**
+   * Asks the client for input with a form elicitation under `key` (unique for
+   * the call: T-18). In a task the task goes `input_required` until
+   * `tasks/update` answers; in a synchronous 2026-07-28 call the runtime
+   * answers `input_required` (MRTR) and runs the handler again on the retry.
+   */
+  elicit(key: string, params: ElicitParams): Promise<ElicitResult>;
+  /** Like `elicit` for any input request kind (`sampling/createMessage`, `roots/list`). */
+  requestInput(key: string, request: InputRequest): Promise<unknown>;
+  /** Sets the task's `statusMessage`: progress for tasks goes there (T-32). */
+  setStatus(message: string): void;
+}
+
+export type ToolHandler<A extends JsonObject = JsonObject> = (
+  args: A,
+  ctx: ToolContext,
+) => Promise<ToolResult | string> | ToolResult | string;
+
+/** A registered tool. */
+export interface ToolDefinition<A extends JsonObject = JsonObject> {
+  name: string;
+  options: ToolOptions;
+  handler: ToolHandler<A>;
+}

@@ -1,0 +1,135 @@
+/**
+ * The tools a runtime serves. Listing entries (JSON Schema included) are
+ * built once per change, not per request: the HTTP entry builds a server per
+ * request and schema conversion is not free (perf-baseline).
+ */
+import { z } from 'zod';
+import type { JsonObject } from '../../machines/task/index.js';
+import type { ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
+
+/** Tool names as MCP recommends them: 1–128 of `A-Z a-z 0-9 _ - .` */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+const ANY_OBJECT = z.object({}).passthrough() as unknown as z.ZodType<JsonObject>;
+
+/** One `tools/list` entry. */
+export interface ListedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonObject;
+  outputSchema?: JsonObject;
+  annotations?: JsonObject;
+}
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition>();
+  private listing: ListedTool[] | undefined;
+  private readonly listeners = new Set<() => void>();
+
+  /** Registers a tool; a duplicate or malformed name is refused with an error naming it. */
+  add<A extends JsonObject>(name: string, options: ToolOptions, handler: ToolHandler<A>): void {
+    if (!TOOL_NAME.test(name)) {
+      throw new Error(`Invalid tool name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ - .`);
+    }
+    if (this.tools.has(name)) throw new Error(`A tool named ${JSON.stringify(name)} is already registered`);
+    if (typeof handler !== 'function') throw new Error(`Tool ${JSON.stringify(name)}: the handler must be a function`);
+    validateOptions(name, options);
+    // Build the schema now so a schema zod cannot express as JSON Schema fails at registration, not on tools/list.
+    const listed = toListed(name, options);
+    this.tools.set(name, { name, options, handler: handler as unknown as ToolHandler });
+    this.listing?.push(listed);
+    this.changed();
+  }
+
+  /** Removes a tool; resolves `true` when it existed. */
+  remove(name: string): boolean {
+    const removed = this.tools.delete(name);
+    if (removed) {
+      this.listing = undefined;
+      this.changed();
+    }
+    return removed;
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.tools.has(name);
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  /** The `tools/list` entries, cached until the next change. */
+  list(): ListedTool[] {
+    this.listing ??= [...this.tools.values()].map((tool) => toListed(tool.name, tool.options));
+    return this.listing;
+  }
+
+  /** The argument schema of a tool (any object when it declared none). */
+  inputSchemaOf(tool: ToolDefinition): z.ZodType<JsonObject> {
+    return tool.options.inputSchema ?? ANY_OBJECT;
+  }
+
+  /** Calls `listener` after every change; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+function validateOptions(name: string, options: ToolOptions): void {
+  const where = `Tool ${JSON.stringify(name)}`;
+  if (options.taskBehavior !== undefined && !['auto', 'always', 'never'].includes(options.taskBehavior)) {
+    throw new Error(`${where}: taskBehavior must be 'auto', 'always' or 'never', got ${JSON.stringify(options.taskBehavior)}`);
+  }
+  if (options.resume !== undefined && !['fail', 'replay'].includes(options.resume)) {
+    throw new Error(`${where}: resume must be 'fail' or 'replay', got ${JSON.stringify(options.resume)}`);
+  }
+  const isNonNegativeInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  if (options.ttlMs !== undefined && options.ttlMs !== null && !isNonNegativeInt(options.ttlMs)) {
+    throw new Error(`${where}: ttlMs must be a non-negative integer or null, got ${JSON.stringify(options.ttlMs)}`);
+  }
+  // The wire types both hints as integers (spec §1.2): 1.5 would be rejected by clients.
+  if (options.pollIntervalMs !== undefined && !isNonNegativeInt(options.pollIntervalMs)) {
+    throw new Error(`${where}: pollIntervalMs must be a non-negative integer, got ${JSON.stringify(options.pollIntervalMs)}`);
+  }
+  if (options.promoteAfterMs !== undefined && !isNonNegativeInt(options.promoteAfterMs)) {
+    throw new Error(`${where}: promoteAfterMs must be a non-negative integer, got ${JSON.stringify(options.promoteAfterMs)}`);
+  }
+}
+
+function toListed(name: string, options: ToolOptions): ListedTool {
+  const inputSchema = options.inputSchema
+    ? toJsonSchema(name, 'inputSchema', options.inputSchema)
+    : { type: 'object', properties: {} };
+  if (inputSchema.type !== 'object') {
+    throw new Error(`Tool ${JSON.stringify(name)}: inputSchema must describe an object, got type ${JSON.stringify(inputSchema.type)}`);
+  }
+  return {
+    name,
+    ...(options.title !== undefined ? { title: options.title } : {}),
+    ...(options.description !== undefined ? { description: options.description } : {}),
+    inputSchema,
+    ...(options.outputSchema ? { outputSchema: toJsonSchema(name, 'outputSchema', options.outputSchema) } : {}),
+    ...(options.annotations ? { annotations: { ...options.annotations } } : {}),
+  };
+}
+
+function toJsonSchema(name: string, field: string, schema: z.ZodType): JsonObject {
+  try {
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }) as JsonObject;
+    delete json.$schema;
+    return json;
+  } catch (error) {
+    throw new Error(`Tool ${JSON.stringify(name)}: ${field} cannot be expressed as JSON Schema: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Streamable HTTP: the SDK's `createMcpHandler` (modern and stateless legacy
+ * serving, the SEP-2243 header ladder incl. `Mcp-Name` on `tasks/*`:
+ * T-60…T-63) behind a front door that owns the path, the Host check and
+ * authentication (I-7).
+ */
+import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMcpHandler, hostHeaderValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
+import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+
+export interface HttpEntryOptions {
+  /** Path served; other paths get 404. Default `/mcp`. */
+  path?: string;
+  /** Resolves each request's principal; `null` refuses it with 401. Default: one anonymous principal. */
+  authenticate?: Authenticate;
+  /**
+   * Host header names accepted (DNS-rebinding protection). Default: the
+   * loopback names when bound to loopback; `false` turns the check off.
+   */
+  allowedHosts?: string[] | false;
+  /** Largest request body in bytes. Default 4 MiB. */
+  maxBodyBytes?: number;
+}
+
+/** A mounted HTTP entry: web-standard `fetch`, and a Node `(req, res)` handler. */
+export interface HttpEntry {
+  fetch(request: Request): Promise<Response>;
+  /** Serves `req` when its path is ours and returns true; returns false (and leaves `res` alone) otherwise. */
+  handleNode(req: IncomingMessage, res: ServerResponse): boolean;
+  close(): Promise<void>;
+}
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+const jsonError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+
+/** Builds the HTTP entry of a started runtime. */
+export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOptions = {}): HttpEntry {
+  const path = options.path ?? '/mcp';
+  const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
+  const principalOf = (authInfo: AuthInfo | undefined): Principal =>
+    (authInfo?.extra?.principal as Principal | undefined) ?? ANONYMOUS_PRINCIPAL;
+  const handler = createMcpHandler(
+    runtime.serverFactory((ctx) => principalOf(ctx.authInfo)),
+    {
+      legacy: 'stateless',
+      ...(options.maxBodyBytes !== undefined ? { maxRequestBodySize: options.maxBodyBytes } : {}),
+      onerror: (error) => runtime.logger.error('http', error),
+    },
+  );
+
+  const fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    if (url.pathname !== path) return jsonError(404, -32601, `Not found: MCP is served at ${path}`);
+    if (options.allowedHosts) {
+      const rejected = hostHeaderValidationResponse(request, options.allowedHosts);
+      if (rejected) return rejected;
+    }
+    let principal: Principal | null;
+    try {
+      principal = await authenticate(request);
+    } catch (error) {
+      runtime.logger.error('authenticate failed', error);
+      principal = null;
+    }
+    if (!principal) return jsonError(401, -32001, 'Unauthorized', { 'www-authenticate': 'Bearer' });
+    const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
+    return handler.fetch(request, { authInfo });
+  };
+
+  const node = toNodeHandler({ fetch });
+  const detach = runtime.onClose(() => handler.close());
+  return {
+    fetch,
+    handleNode(req, res) {
+      const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+      if (pathname !== path) return false;
+      void node(req, res);
+      return true;
+    },
+    async close() {
+      detach();
+      await handler.close();
+    },
+  };
+}
+
+export interface ListenOptions extends HttpEntryOptions {
+  host?: string;
+  port?: number;
+}
+
+/** A standalone HTTP server for a started runtime. */
+export interface HttpListener {
+  server: NodeHttpServer;
+  /** The MCP endpoint URL, e.g. `http://127.0.0.1:3000/mcp`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Listens on `host:port` (default `127.0.0.1:3000`; port 0 picks a free one) and serves the runtime. */
+export async function listenHttp(runtime: TaskvisorRuntime, options: ListenOptions = {}): Promise<HttpListener> {
+  const host = options.host ?? '127.0.0.1';
+  const isLoopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  const entry = createHttpEntry(runtime, {
+    ...options,
+    allowedHosts: options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false),
+  });
+  const server = createServer((req, res) => {
+    if (!entry.handleNode(req, res)) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32601, message: `Not found: MCP is served at ${options.path ?? '/mcp'}` } }));
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 3000, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const close = async () => {
+    await entry.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  runtime.onClose(close);
+  return { server, url: `http://${shownHost}:${address.port}${options.path ?? '/mcp'}`, close };
+}

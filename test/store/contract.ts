@@ -1,0 +1,359 @@
+/**
+ * The behaviour every {@link TaskStore} must show. A store's test file calls
+ * {@link runTaskStoreContract} with a factory; each case gets a fresh store.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TaskStatus } from '../../machines/task/types.js';
+import { TaskExistsError, type TaskStore } from '../../src/store/TaskStore.js';
+import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
+import { makeRecord } from './fixtures.js';
+
+/** What a factory hands the contract. */
+export interface StoreHarness {
+  /** An opened, empty store. */
+  store: TaskStore;
+  /**
+   * For durable stores: opens a new instance over the same data. The contract
+   * closes the current store before calling it.
+   */
+  reopen?: () => Promise<TaskStore>;
+  /** Removes whatever the store left behind (called after the stores are closed). */
+  cleanup: () => Promise<void>;
+}
+
+interface Ctx {
+  store: TaskStore;
+  /** Closes the current store (idempotent within a case). */
+  close: () => Promise<void>;
+  /** Closes the current store and returns a reopened one; `undefined` when the store is not durable. */
+  closeAndReopen: (() => Promise<TaskStore>) | undefined;
+}
+
+const ALL_STATUSES: readonly TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
+
+/** Registers the contract cases under `describe(name)`. */
+export function runTaskStoreContract(name: string, makeStore: () => Promise<StoreHarness>): void {
+  const withStore = async (fn: (ctx: Ctx) => Promise<void>): Promise<void> => {
+    const harness = await makeStore();
+    let current = harness.store;
+    let currentOpen = true;
+    const close = async (): Promise<void> => {
+      if (!currentOpen) return;
+      currentOpen = false;
+      await current.close();
+    };
+    const reopen = harness.reopen;
+    const ctx: Ctx = {
+      store: current,
+      close,
+      closeAndReopen:
+        reopen === undefined
+          ? undefined
+          : async () => {
+              await close();
+              current = await reopen();
+              currentOpen = true;
+              return current;
+            },
+    };
+    try {
+      await fn(ctx);
+    } finally {
+      await close();
+      await harness.cleanup();
+    }
+  };
+
+  describe(`TaskStore contract: ${name}`, () => {
+    it('create then get returns a deep-equal record (nested snapshot, result, error, null ttl)', () =>
+      withStore(async ({ store }) => {
+        const records = [
+          makeRecord(),
+          makeRecord({
+            status: 'input_required',
+            ttlMs: null,
+            inputRequests: { ask: { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object' } } } },
+          }),
+          makeRecord({ status: 'completed', result: { content: [{ type: 'text', text: 'done' }], resultType: 'complete' }, snapshot: undefined }),
+          makeRecord({ status: 'failed', error: { code: -32603, message: 'boom', data: { stack: ['a', 'b'], at: 1 } } }),
+        ].map(dropUndefined);
+        for (const record of records) await store.create(record);
+        for (const record of records) assert.deepEqual(await store.get(record.taskId), record);
+      }));
+
+    it('create rejects a duplicate id with TaskExistsError and keeps the original', () =>
+      withStore(async ({ store }) => {
+        const record = makeRecord();
+        await store.create(record);
+        await assert.rejects(store.create(makeRecord({ taskId: record.taskId, version: 7, owner: 'mallory' })), (error: unknown) => {
+          assert.ok(error instanceof TaskExistsError, `expected TaskExistsError, got ${String(error)}`);
+          assert.equal(error.taskId, record.taskId);
+          return true;
+        });
+        assert.deepEqual(await store.get(record.taskId), record);
+      }));
+
+    it('concurrent creates of one id: exactly one wins', () =>
+      withStore(async ({ store }) => {
+        const taskId = makeRecord().taskId;
+        const outcomes = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => store.create(makeRecord({ taskId, statusMessage: `c${i}` }))));
+        assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+        for (const outcome of outcomes) if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof TaskExistsError);
+        assert.equal((await store.list()).length, 1);
+      }));
+
+    it('get of an unknown id is undefined', () =>
+      withStore(async ({ store }) => {
+        await store.create(makeRecord());
+        for (const id of ['nope', makeRecord().taskId, '', '../x', 'x'.repeat(500)]) assert.equal(await store.get(id), undefined);
+      }));
+
+    it('put with a higher version replaces the whole record', () =>
+      withStore(async ({ store }) => {
+        const record = makeRecord();
+        await store.create(record);
+        const { snapshot: _dropped, statusMessage: _alsoDropped, ...rest } = record;
+        const done: TaskRecord = { ...rest, version: 2, status: 'completed', lastUpdatedAt: record.lastUpdatedAt + 5, result: { ok: true } };
+        await store.put(done);
+        assert.deepEqual(await store.get(record.taskId), done);
+      }));
+
+    it('put with a lower or equal version is ignored', () =>
+      withStore(async ({ store }) => {
+        const record = makeRecord();
+        await store.create(record);
+        const v3 = { ...record, version: 3, statusMessage: 'v3' };
+        await store.put(v3);
+        await store.put({ ...record, version: 2, statusMessage: 'late v2' });
+        await store.put({ ...record, version: 3, statusMessage: 'other v3' });
+        await store.put({ ...record, version: 1, status: 'cancelled' });
+        assert.deepEqual(await store.get(record.taskId), v3);
+      }));
+
+    it('put for an unknown id is ignored (no resurrection)', () =>
+      withStore(async ({ store }) => {
+        const ghost = makeRecord({ version: 9 });
+        await store.put(ghost);
+        assert.equal(await store.get(ghost.taskId), undefined);
+        assert.deepEqual(await store.list(), []);
+        assert.deepEqual(await store.listNonTerminal(), []);
+      }));
+
+    it('concurrent puts of versions 2..50 in random order end at 50', () =>
+      withStore(async ({ store }) => {
+        const record = makeRecord();
+        await store.create(record);
+        const versions = shuffle(Array.from({ length: 49 }, (_, i) => i + 2));
+        await Promise.all(versions.map((version) => store.put({ ...record, version, statusMessage: `v${version}` })));
+        const stored = await store.get(record.taskId);
+        assert.equal(stored?.version, 50);
+        assert.equal(stored?.statusMessage, 'v50');
+        assert.equal((await store.list()).length, 1);
+      }));
+
+    it('delete resolves true for a stored task, false otherwise; a put cannot bring it back', () =>
+      withStore(async ({ store }) => {
+        const record = makeRecord();
+        const other = makeRecord();
+        await store.create(record);
+        await store.create(other);
+        assert.equal(await store.delete(record.taskId), true);
+        assert.equal(await store.get(record.taskId), undefined);
+        assert.equal(await store.delete(record.taskId), false);
+        assert.equal(await store.delete('never-existed'), false);
+        await store.put({ ...record, version: 2 });
+        assert.equal(await store.get(record.taskId), undefined);
+        assert.deepEqual(await store.get(other.taskId), other);
+        assert.deepEqual(await store.listExpired(Number.MAX_SAFE_INTEGER, 10), [other.taskId]);
+        // The id is free again once deleted.
+        await store.create(record);
+        assert.deepEqual(await store.get(record.taskId), record);
+      }));
+
+    it('listNonTerminal returns exactly the working and input_required tasks', () =>
+      withStore(async ({ store }) => {
+        const byStatus = new Map(ALL_STATUSES.map((status) => [status, makeRecord({ status })]));
+        for (const record of byStatus.values()) await store.create(record);
+        const nonTerminal = sortById(await store.listNonTerminal());
+        assert.deepEqual(nonTerminal, sortById([byStatus.get('working'), byStatus.get('input_required')].map(defined)));
+
+        const working = defined(byStatus.get('working'));
+        await store.put({ ...working, version: 2, status: 'completed' });
+        assert.deepEqual(await store.listNonTerminal(), [byStatus.get('input_required')]);
+      }));
+
+    it('listExpired: createdAt + ttlMs <= now, null never expires, limit honoured', () =>
+      withStore(async ({ store }) => {
+        const now = 1_000_000;
+        const expired = [
+          makeRecord({ createdAt: now - 10_000, ttlMs: 5_000 }),
+          makeRecord({ createdAt: now - 1_000, ttlMs: 1_000, status: 'completed' }), // exactly now: expired
+          makeRecord({ createdAt: now - 100_000, ttlMs: 1 }),
+        ];
+        const alive = [makeRecord({ createdAt: now - 1_000, ttlMs: 1_001 }), makeRecord({ createdAt: 0, ttlMs: null }), makeRecord({ createdAt: now + 5, ttlMs: 0 })];
+        for (const record of [...expired, ...alive]) await store.create(record);
+        const ids = expired.map((r) => r.taskId).sort();
+        assert.deepEqual((await store.listExpired(now, 100)).sort(), ids);
+        const two = await store.listExpired(now, 2);
+        assert.equal(two.length, 2);
+        for (const id of two) assert.ok(ids.includes(id));
+        assert.deepEqual(await store.listExpired(now, 0), []);
+        assert.deepEqual(await store.listExpired(now - 99_999, 10), [expired[2]?.taskId]);
+        assert.deepEqual(await store.listExpired(Number.MAX_SAFE_INTEGER, 100).then((l) => l.length), 5);
+      }));
+
+    it('list filters by owner, status and limit, newest first', () =>
+      withStore(async ({ store }) => {
+        const t0 = 1_700_000_000_000;
+        const records = [
+          makeRecord({ owner: 'alice', createdAt: t0 + 1, status: 'working' }),
+          makeRecord({ owner: 'bob', createdAt: t0 + 2, status: 'completed' }),
+          makeRecord({ owner: 'alice', createdAt: t0 + 3, status: 'failed' }),
+          makeRecord({ owner: 'bob', createdAt: t0 + 4, status: 'working' }),
+          makeRecord({ owner: 'alice', createdAt: t0 + 5, status: 'input_required' }),
+        ];
+        for (const record of shuffle([...records])) await store.create(record);
+        const ids = (list: TaskRecord[]): string[] => list.map((r) => r.taskId);
+        const newestFirst = [...records].reverse();
+
+        assert.deepEqual(await store.list(), newestFirst);
+        assert.deepEqual(ids(await store.list({ owner: 'bob' })), ids(newestFirst.filter((r) => r.owner === 'bob')));
+        assert.deepEqual(ids(await store.list({ status: ['completed', 'failed'] })), ids([records[2], records[1]].map(defined)));
+        assert.deepEqual(ids(await store.list({ owner: 'alice', status: ['working', 'input_required'] })), ids([records[4], records[0]].map(defined)));
+        assert.deepEqual(ids(await store.list({ limit: 2 })), ids(newestFirst.slice(0, 2)));
+        assert.deepEqual(ids(await store.list({ owner: 'alice', limit: 1 })), ids([records[4]].map(defined)));
+        assert.deepEqual(await store.list({ owner: 'nobody' }), []);
+        assert.deepEqual(await store.list({ status: [] }), []);
+        assert.deepEqual(await store.list({ limit: 0 }), []);
+
+        // Filters see the latest put, not the status at create time.
+        const first = defined(records[0]);
+        await store.put({ ...first, version: 2, status: 'cancelled' });
+        assert.deepEqual(ids(await store.list({ status: ['cancelled'] })), [first.taskId]);
+        assert.deepEqual(ids(await store.list({ owner: 'alice', status: ['working'] })), []);
+      }));
+
+    it('200 concurrent creates are all readable', () =>
+      withStore(async ({ store }) => {
+        const records = Array.from({ length: 200 }, (_, i) => makeRecord({ createdAt: 1_000 + i, owner: `owner-${i % 7}` }));
+        await Promise.all(records.map((record) => store.create(record)));
+        const read = await Promise.all(records.map((record) => store.get(record.taskId)));
+        assert.deepEqual(read, records);
+        assert.equal((await store.list()).length, 200);
+        assert.equal((await store.listNonTerminal()).length, 200);
+        assert.equal((await store.list({ owner: 'owner-3' })).length, records.filter((r) => r.owner === 'owner-3').length);
+      }));
+
+    it('close then reopen keeps creates, puts and deletes', (t) =>
+      withStore(async ({ store, closeAndReopen }) => {
+        if (closeAndReopen === undefined) {
+          t.skip('store is not durable');
+          return;
+        }
+        const kept = makeRecord({ ttlMs: null });
+        const updated = makeRecord({ owner: 'bob', createdAt: 5 });
+        const deleted = makeRecord();
+        const pending = Array.from({ length: 20 }, (_, i) => makeRecord({ createdAt: 100 + i }));
+        await store.create(kept);
+        await store.create(updated);
+        await store.create(deleted);
+        const updatedV2: TaskRecord = { ...updated, version: 2, status: 'completed', result: { answer: 42 } };
+        await store.put(updatedV2);
+        await store.delete(deleted.taskId);
+        // Not awaited before close: close must wait for writes in flight.
+        const inFlight = pending.map((record) => store.create(record));
+
+        const reopened = await closeAndReopen();
+        await Promise.all(inFlight);
+        assert.deepEqual(await reopened.get(kept.taskId), kept);
+        assert.deepEqual(await reopened.get(updated.taskId), updatedV2);
+        assert.equal(await reopened.get(deleted.taskId), undefined);
+        for (const record of pending) assert.deepEqual(await reopened.get(record.taskId), record);
+        assert.equal((await reopened.list()).length, 22);
+        assert.deepEqual(
+          sortById(await reopened.listNonTerminal()).map((r) => r.taskId),
+          sortById([kept, ...pending]).map((r) => r.taskId),
+        );
+        assert.deepEqual(await reopened.list({ owner: 'bob' }), [updatedV2]);
+        assert.ok(!(await reopened.listExpired(Number.MAX_SAFE_INTEGER, 100)).includes(kept.taskId));
+
+        // Version checks and duplicate detection survive the restart.
+        await reopened.put({ ...updated, version: 1, status: 'working' });
+        assert.deepEqual(await reopened.get(updated.taskId), updatedV2);
+        await assert.rejects(reopened.create(makeRecord({ taskId: kept.taskId })), TaskExistsError);
+        await reopened.put({ ...deleted, version: 5 });
+        assert.equal(await reopened.get(deleted.taskId), undefined);
+      }));
+
+    it('records handed in and out are copies', () =>
+      withStore(async ({ store }) => {
+        const record = makeRecord();
+        const expected = structuredClone(record);
+        const creating = store.create(record);
+        // Mutate before the create settles: the store must have taken its copy at call time.
+        record.statusMessage = 'mutated by caller';
+        snapshotArgs(record).n = 99;
+        await creating;
+        assert.deepEqual(await store.get(expected.taskId), expected);
+
+        const got = defined(await store.get(expected.taskId));
+        got.status = 'failed';
+        snapshotArgs(got).n = -1;
+        const listed = await store.list();
+        defined(listed[0]).owner = 'mallory';
+        const nonTerminal = await store.listNonTerminal();
+        snapshotArgs(defined(nonTerminal[0])).nested = null;
+        assert.deepEqual(await store.get(expected.taskId), expected);
+
+        const v2 = { ...structuredClone(expected), version: 2, statusMessage: 'v2' };
+        const v2Expected = structuredClone(v2);
+        const putting = store.put(v2);
+        snapshotArgs(v2).n = 1234;
+        await putting;
+        assert.deepEqual(await store.get(expected.taskId), v2Expected);
+      }));
+
+    it('every method rejects after close', () =>
+      withStore(async ({ store, close }) => {
+        const record = makeRecord();
+        await store.create(record);
+        await close();
+        const closed = /store is closed/;
+        await assert.rejects(store.create(makeRecord()), closed);
+        await assert.rejects(store.put({ ...record, version: 2 }), closed);
+        await assert.rejects(store.get(record.taskId), closed);
+        await assert.rejects(store.delete(record.taskId), closed);
+        await assert.rejects(store.listNonTerminal(), closed);
+        await assert.rejects(store.listExpired(Date.now(), 10), closed);
+        await assert.rejects(store.list(), closed);
+      }));
+  });
+}
+
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+  return items;
+}
+
+function sortById(records: readonly TaskRecord[]): TaskRecord[] {
+  return [...records].sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
+}
+
+function defined<T>(value: T | undefined): T {
+  assert.ok(value !== undefined, 'expected a value');
+  return value;
+}
+
+/** Removes keys set to `undefined` so a record deep-equals its JSON round trip. */
+function dropUndefined(record: TaskRecord): TaskRecord {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as unknown as TaskRecord;
+}
+
+/** The `args` object inside a {@link makeRecord} snapshot. */
+function snapshotArgs(record: TaskRecord): Record<string, unknown> {
+  return (record.snapshot as { context: { args: Record<string, unknown> } }).context.args;
+}

@@ -1,0 +1,117 @@
+/**
+ * The official `@modelcontextprotocol/ext-tasks` client, connected to a
+ * taskvisor server over real Streamable HTTP or a real stdio child process.
+ *
+ * The SDK Client cannot decode `resultType: "task"` (P5), so ext-tasks needs
+ * a host request coordinator (`rawDispatch`) on the Client's own transport
+ * (sdk-v2-notes §3). Every message the server sends back is recorded so
+ * tests can validate it with the ext-tasks V2 schemas.
+ */
+import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import {
+  createTaskSessionFromClient,
+  type ApplicationInputHandler,
+  type RawClientDispatch,
+} from '@modelcontextprotocol/ext-tasks/client';
+
+export const PROTOCOL_VERSION = '2026-07-28';
+export const CLIENT_INFO = { name: 'taskvisor-tests', version: '1.0.0' };
+export const TASKS_CAPABILITIES = {
+  elicitation: { form: {} },
+  extensions: { 'io.modelcontextprotocol/tasks': {} },
+};
+
+export type Endpoint = { kind: 'http'; url: string } | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string };
+
+export interface ConnectedClient {
+  client: Client;
+  transport: Transport;
+  /** Sends one raw JSON-RPC request (method + params) and resolves its response. */
+  raw: RawClientDispatch;
+  /** Every response and notification the server sent, in order. */
+  received: unknown[];
+  close(): Promise<void>;
+}
+
+/** A pinned 2026-07-28 SDK client with a raw dispatch path for task traffic. */
+export async function connect(endpoint: Endpoint, capabilities: Record<string, unknown> = TASKS_CAPABILITIES): Promise<ConnectedClient> {
+  const transport: Transport =
+    endpoint.kind === 'http'
+      ? new StreamableHTTPClientTransport(new URL(endpoint.url))
+      : new StdioClientTransport({
+          command: endpoint.command,
+          args: endpoint.args,
+          ...(endpoint.env ? { env: endpoint.env } : {}),
+          ...(endpoint.cwd ? { cwd: endpoint.cwd } : {}),
+          stderr: 'pipe',
+        });
+  const client = new Client(CLIENT_INFO, {
+    capabilities: capabilities as never,
+    versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
+  } as never);
+  await client.connect(transport);
+
+  const received: unknown[] = [];
+  const pending = new Map<string, (response: Parameters<Parameters<RawClientDispatch>[0] extends never ? never : (r: Awaited<ReturnType<RawClientDispatch>>) => void>[0]) => void>();
+  let counter = 0;
+  const original = transport.onmessage!;
+  transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
+    received.push(message);
+    const id = message.id;
+    if (typeof id === 'string' && pending.has(id) && ('result' in message || 'error' in message)) {
+      const settle = pending.get(id)!;
+      pending.delete(id);
+      settle('error' in message ? { kind: 'error', error: message.error as never } : { kind: 'result', result: message.result as never });
+      return;
+    }
+    (original as (m: unknown, e?: unknown) => void).call(transport, message, extra);
+  }) as never;
+
+  const raw: RawClientDispatch = (request, options) =>
+    new Promise((resolve, reject) => {
+      const id = `raw:${++counter}`;
+      pending.set(id, resolve);
+      const message = { jsonrpc: '2.0', id, ...(request as object) };
+      transport
+        .send(message as never, options?.signal ? ({ requestSignal: options.signal } as never) : undefined)
+        .catch((error: unknown) => {
+          pending.delete(id);
+          if (error instanceof ProtocolError) resolve({ kind: 'error', error: { code: error.code, message: error.message } as never });
+          else reject(error);
+        });
+    });
+
+  return {
+    client,
+    transport,
+    raw,
+    received,
+    close: async () => {
+      await client.close();
+    },
+  };
+}
+
+/** The per-request `_meta` envelope a 2026-07-28 client sends. */
+export function envelope(capabilities: Record<string, unknown> = TASKS_CAPABILITIES): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
+    'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
+  };
+}
+
+/** An ext-tasks session on a connected client. */
+export function taskSession(connected: ConnectedClient, onInputRequest?: ApplicationInputHandler['handle']) {
+  return createTaskSessionFromClient(connected.client, {
+    endpointId: 'taskvisor-test',
+    rawDispatch: connected.raw,
+    v2RequestFraming: {
+      protocolVersion: PROTOCOL_VERSION,
+      clientInfo: CLIENT_INFO,
+      clientCapabilities: TASKS_CAPABILITIES,
+    },
+    ...(onInputRequest ? { onInputRequest } : {}),
+  });
+}
