@@ -219,10 +219,12 @@ export class TaskSupervisor {
   async reap(): Promise<number> {
     let purged = 0;
     for (;;) {
-      const ids = (await this.options.store.listExpired(this.now(), 500)).filter((id) => !this.live.has(id));
-      if (ids.length === 0) return purged;
+      // Ask past the live ones (they end through their own deadline timer) so they cannot stall the sweep.
+      const limit = 500 + this.live.size;
+      const expired = await this.options.store.listExpired(this.now(), limit);
+      const ids = expired.filter((id) => !this.live.has(id));
       for (const id of ids) if (await this.options.store.delete(id)) purged++;
-      if (ids.length < 500) return purged;
+      if (ids.length === 0 || expired.length < limit) return purged;
     }
   }
 

@@ -6,6 +6,16 @@
  * once the record would survive `kill -9` of this process (fsync'ed where the
  * store is a file), and once resolved a `get` from any instance sharing the
  * store returns it (T-07, I-1).
+ *
+ * Writers: the embedded stores (`memory`, `lowdb`) assume one process writes
+ * a store at a time (like lowdb itself); sharing one store between instances
+ * is the job of a store built for it (Postgres, with leases).
+ *
+ * Ids: task ids are 1–200 characters; a store treats any other id as unknown
+ * on `get`, `put` and `delete`, and refuses it on `create`.
+ *
+ * Orders: `list` is newest first (ties by id); `listExpired` most overdue
+ * first. A resolved `delete` survives a crash like a resolved `put`.
  */
 import type { TaskStatus } from '../../machines/task/index.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';

@@ -77,8 +77,21 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
         .send(message as never, options?.signal ? ({ requestSignal: options.signal } as never) : undefined)
         .catch((error: unknown) => {
           pending.delete(id);
-          if (error instanceof ProtocolError) resolve({ kind: 'error', error: { code: error.code, message: error.message } as never });
-          else reject(error);
+          if (error instanceof ProtocolError) return resolve({ kind: 'error', error: { code: error.code, message: error.message } as never });
+          // A JSON-RPC error answered with an HTTP error status (404 -32601, 400 -32021/-32020) arrives as SdkHttpError.
+          const text = (error as { data?: { text?: unknown } })?.data?.text;
+          if (typeof text === 'string') {
+            try {
+              const body = JSON.parse(text) as { error?: unknown };
+              if (body.error) {
+                received.push(body);
+                return resolve({ kind: 'error', error: body.error as never });
+              }
+            } catch {
+              // not JSON: fall through
+            }
+          }
+          reject(error);
         });
     });
 

@@ -1,0 +1,94 @@
+/**
+ * `taskvisor serve`: builds a runtime from a config file (or the demo tools)
+ * and serves it over Streamable HTTP and/or stdio until SIGINT/SIGTERM.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
+import { stderrLogger } from '../runtime/Logger.js';
+import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import type { TaskStoreConfig } from '../store/index.js';
+import { listenHttp } from '../transports/http.js';
+import { serveStdio } from '../transports/stdio.js';
+
+export interface ServeArgs {
+  config?: string;
+  /** `host:port`, `:port` or `port`. */
+  http?: string;
+  stdio?: boolean;
+  demo?: boolean;
+  quiet?: boolean;
+}
+
+/** The demo config `npm start` serves. */
+export const DEMO_CONFIG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../examples/demo/taskvisor.yaml');
+
+/** Parses `host:port`, `[::1]:port`, `:port` or `port`. */
+export function parseHostPort(value: string): { host?: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(value) ?? /^()()(\d+)$/.exec(value);
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`--http ${value}: expected host:port (e.g. 127.0.0.1:3000), :port or port`);
+  }
+  const host = match[1] ?? match[2];
+  return { ...(host ? { host } : {}), port };
+}
+
+/** Starts serving; resolves once listening, with a function that stops everything. */
+export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntime; url?: string; stop: () => Promise<void> }> {
+  const logger = stderrLogger({ quiet: args.quiet ?? false });
+  const configFile = args.config ?? (args.demo ? DEMO_CONFIG : undefined);
+  const loaded: LoadedConfig | undefined = configFile ? await loadConfig(configFile) : undefined;
+  const config = loaded?.config ?? {};
+
+  const store: TaskStoreConfig =
+    config.store?.kind === 'memory'
+      ? { kind: 'memory' }
+      : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
+  const runtime = createRuntime({
+    ...(config.server?.name ? { name: config.server.name } : {}),
+    ...(config.server?.version ? { version: config.server.version } : {}),
+    ...(config.server?.instructions ? { instructions: config.server.instructions } : {}),
+    store,
+    ...(config.tasks?.ttlMs !== undefined ? { ttlMs: config.tasks.ttlMs } : {}),
+    ...(config.tasks?.pollIntervalMs !== undefined ? { pollIntervalMs: config.tasks.pollIntervalMs } : {}),
+    ...(config.tasks?.promoteAfterMs !== undefined ? { promoteAfterMs: config.tasks.promoteAfterMs } : {}),
+    ...(config.tasks?.reapIntervalMs !== undefined ? { reapIntervalMs: config.tasks.reapIntervalMs } : {}),
+    logger,
+  });
+  if (loaded) await loadToolModules(loaded, runtime);
+  // All tools are registered and the config is valid before anything starts: no partial start.
+  await runtime.start();
+
+  let url: string | undefined;
+  const wantHttp = args.http !== undefined || !args.stdio;
+  if (wantHttp) {
+    // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
+    const flag: { host?: string; port?: number } = args.http !== undefined ? parseHostPort(args.http) : {};
+    const envPort = process.env.PORT !== undefined && process.env.PORT !== '' ? parseHostPort(process.env.PORT).port : undefined;
+    const host = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+    const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
+    try {
+      const listener = await listenHttp(runtime, {
+        host,
+        port,
+        ...(config.http?.path ? { path: config.http.path } : {}),
+        ...(config.http?.allowedHosts !== undefined ? { allowedHosts: config.http.allowedHosts } : {}),
+        ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
+      });
+      url = listener.url;
+    } catch (error) {
+      await runtime.close();
+      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  const storeText = store.kind === 'lowdb' ? `lowdb ${path.relative(process.cwd(), store.dir) || '.'}` : 'memory';
+  logger.info(`${runtime.tools.names().length} tools (${runtime.tools.names().join(', ')}); store: ${storeText}`);
+  if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
+  if (args.stdio) {
+    const stdio = serveStdio(runtime);
+    logger.info('serving MCP over stdio');
+    void stdio.closed.then(() => runtime.close());
+  }
+  return { runtime, ...(url ? { url } : {}), stop: () => runtime.close() };
+}
