@@ -11,6 +11,7 @@
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { TaskStore } from '../store/TaskStore.js';
 import { recordOf, type TaskSnapshotLike } from '../tasks/project.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
 
 export interface PersisterOptions {
   store: TaskStore;
@@ -18,6 +19,8 @@ export interface PersisterOptions {
   /** Version of the record already stored (1 after create). */
   version: number;
   onError: (error: unknown, taskId: string) => void;
+  /** Called after each record is stored (the supervisor evicts a task once its terminal record is). */
+  onWritten?: (record: TaskRecord) => void;
   /** Wait before retrying a failed write. */
   retryMs?: number;
 }
@@ -90,6 +93,7 @@ export class Persister {
         this.retryLater();
         return;
       }
+      this.options.onWritten?.(record);
     }
   }
 

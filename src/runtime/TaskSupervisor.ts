@@ -261,6 +261,9 @@ export class TaskSupervisor {
       machineVersion: TASK_MACHINE_VERSION,
       version,
       onError: (error, taskId) => this.options.logger.error(`could not store task ${taskId}; retrying`, error),
+      onWritten: (record) => {
+        if (isTerminal(record)) this.evict(record.taskId);
+      },
     });
   }
 
@@ -270,13 +273,13 @@ export class TaskSupervisor {
     this.live.set(record.taskId, live);
     persister.attach(actor, JSON.stringify({ ...record, version: 0 }));
     actor.subscribe({
-      next: (snapshot) => this.changed(record.taskId, live, snapshot),
+      next: (snapshot) => this.changed(live, snapshot),
       error: (error) => this.options.logger.error(`task ${record.taskId} actor failed`, error),
     });
     actor.start();
   }
 
-  private changed(taskId: string, live: LiveTask, snapshot: TaskSnapshotLike & { status: string }): void {
+  private changed(live: LiveTask, snapshot: TaskSnapshotLike): void {
     const record = recordOf(snapshot, undefined, live.persister.currentVersion, TASK_MACHINE_VERSION);
     const visible = visibleKey(record);
     if (visible !== live.lastVisible) {
@@ -289,15 +292,18 @@ export class TaskSupervisor {
         }
       }
     }
-    if (snapshot.status === 'done') void this.evict(taskId, live);
   }
 
-  /** A terminal task leaves memory once its final record is stored (I-10). */
-  private async evict(taskId: string, live: LiveTask): Promise<void> {
-    await live.persister.flushed();
+  /**
+   * A terminal task leaves memory once its final record is stored (I-10):
+   * until then `get` keeps answering from the actor, never from a stale record.
+   */
+  private evict(taskId: string): void {
+    const live = this.live.get(taskId);
+    if (!live) return;
     live.persister.stop();
     live.actor.stop();
-    if (this.live.get(taskId) === live) this.live.delete(taskId);
+    this.live.delete(taskId);
   }
 
   /** Starts the run of a task whose worker has none yet: a fresh `always` task, or a `replay` after restart. */

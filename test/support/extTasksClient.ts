@@ -22,7 +22,18 @@ export const TASKS_CAPABILITIES = {
   extensions: { 'io.modelcontextprotocol/tasks': {} },
 };
 
-export type Endpoint = { kind: 'http'; url: string } | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string };
+export type Endpoint =
+  | { kind: 'http'; url: string; /** Extra headers on every POST (e.g. an identity for an `authenticate` hook). */ headers?: Record<string, string> }
+  | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string };
+
+/** One request this client sent, and the response the server sent back for it (once it arrived). */
+export interface Exchange {
+  id: string | number;
+  method: string;
+  params: unknown;
+  /** The JSON-RPC response message (`result` or `error`), also when it came with an HTTP error status. */
+  response?: Record<string, unknown>;
+}
 
 export interface ConnectedClient {
   client: Client;
@@ -31,6 +42,12 @@ export interface ConnectedClient {
   raw: RawClientDispatch;
   /** Every response and notification the server sent, in order. */
   received: unknown[];
+  /** Every request sent (by the SDK client, the raw path or the ext-tasks session) with its response. */
+  exchanges: Exchange[];
+  /** stdio only: what the child process wrote to stderr. */
+  stderr: string[];
+  /** Transport errors reported by the client transport (e.g. a non-JSON line on a stdio child's stdout). */
+  transportErrors: Error[];
   close(): Promise<void>;
 }
 
@@ -38,7 +55,7 @@ export interface ConnectedClient {
 export async function connect(endpoint: Endpoint, capabilities: Record<string, unknown> = TASKS_CAPABILITIES): Promise<ConnectedClient> {
   const transport: Transport =
     endpoint.kind === 'http'
-      ? new StreamableHTTPClientTransport(new URL(endpoint.url))
+      ? new StreamableHTTPClientTransport(new URL(endpoint.url), endpoint.headers ? { requestInit: { headers: endpoint.headers } } : undefined)
       : new StdioClientTransport({
           command: endpoint.command,
           args: endpoint.args,
@@ -50,14 +67,45 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
     capabilities: capabilities as never,
     versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
   } as never);
-  await client.connect(transport);
-
   const received: unknown[] = [];
+  const exchanges: Exchange[] = [];
+  const byId = new Map<string | number, Exchange>();
+  const stderr: string[] = [];
+  const transportErrors: Error[] = [];
+  if (transport instanceof StdioClientTransport) transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
+  // Record every outgoing request (the SDK client's own ones too) so responses can be matched to their method.
+  const send = transport.send.bind(transport);
+  transport.send = ((message: Record<string, unknown>, options?: unknown) => {
+    if (typeof message.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number')) {
+      const exchange: Exchange = { id: message.id, method: message.method, params: message.params };
+      exchanges.push(exchange);
+      byId.set(message.id, exchange);
+    }
+    return (send as (m: unknown, o?: unknown) => Promise<void>)(message, options);
+  }) as never;
+  const recordResponse = (message: Record<string, unknown>, id = message.id) => {
+    const exchange = (typeof id === 'string' || typeof id === 'number') ? byId.get(id) : undefined;
+    if (exchange && ('result' in message || 'error' in message)) {
+      exchange.response = message;
+      byId.delete(exchange.id);
+    }
+  };
+
+  // Wrap the transport before connecting so the SDK client's own traffic (server/discover) is recorded too.
+  const sdkOnError = () => transport.onerror;
+  await client.connect(transport);
+  const previousOnError = sdkOnError();
+  transport.onerror = (error: Error) => {
+    transportErrors.push(error);
+    previousOnError?.call(transport, error);
+  };
+
   const pending = new Map<string, (response: Parameters<Parameters<RawClientDispatch>[0] extends never ? never : (r: Awaited<ReturnType<RawClientDispatch>>) => void>[0]) => void>();
   let counter = 0;
   const original = transport.onmessage!;
   transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
     received.push(message);
+    recordResponse(message);
     const id = message.id;
     if (typeof id === 'string' && pending.has(id) && ('result' in message || 'error' in message)) {
       const settle = pending.get(id)!;
@@ -85,6 +133,7 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
               const body = JSON.parse(text) as { error?: unknown };
               if (body.error) {
                 received.push(body);
+                recordResponse(body as Record<string, unknown>, id);
                 return resolve({ kind: 'error', error: body.error as never });
               }
             } catch {
@@ -100,6 +149,9 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
     transport,
     raw,
     received,
+    exchanges,
+    stderr,
+    transportErrors,
     close: async () => {
       await client.close();
     },
