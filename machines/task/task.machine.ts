@@ -82,8 +82,9 @@ export const taskMachine = setup({
     }),
     addInputRequest: assign(({ context, event }) => {
       if (event.type !== 'INPUT_NEEDED') return {};
+      // Built with fromEntries: a key such as "__proto__" must stay a plain own key (I-4).
       return {
-        inputRequests: { ...context.inputRequests, [event.key]: event.request },
+        inputRequests: Object.fromEntries([...Object.entries(context.inputRequests), [event.key, event.request]]),
         issuedKeys: [...context.issuedKeys, event.key],
       };
     }),
@@ -91,13 +92,15 @@ export const taskMachine = setup({
     acceptResponses: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'INPUT_RESPONSES') return;
       const keys = outstandingKeys(context, event.responses);
-      const accepted: Record<string, unknown> = {};
-      for (const key of keys) accepted[key] = event.responses[key];
-      const inputRequests: Record<string, InputRequest> = {};
-      for (const [key, request] of Object.entries(context.inputRequests)) {
-        if (!keys.includes(key)) inputRequests[key] = request;
-      }
-      enqueue.assign({ inputRequests, answers: { ...context.answers, ...accepted } });
+      // fromEntries, not `obj[key] =`: a "__proto__" key would set a prototype instead of a key.
+      const accepted: Record<string, unknown> = Object.fromEntries(keys.map((key) => [key, event.responses[key]]));
+      const inputRequests: Record<string, InputRequest> = Object.fromEntries(
+        Object.entries(context.inputRequests).filter(([key]) => !keys.includes(key)),
+      );
+      enqueue.assign({
+        inputRequests,
+        answers: Object.fromEntries([...Object.entries(context.answers), ...Object.entries(accepted)]),
+      });
       enqueue.sendTo('worker', { type: 'INPUT', responses: accepted } satisfies WorkerMessage);
     }),
     markCancelRequested: assign({ cancelRequested: true }),
@@ -146,14 +149,9 @@ export const taskMachine = setup({
         {
           id: 'worker',
           src: 'worker',
-          input: ({ context }) => ({
-            taskId: context.taskId,
-            tool: context.tool,
-            args: context.args,
-            answers: context.answers,
-            issuedKeys: context.issuedKeys,
-            inputRequests: context.inputRequests,
-          }),
+          // Only what never changes: a restored invoke keeps the input it first started with (I-8);
+          // the worker reads answers and keys from the live context.
+          input: ({ context }) => ({ taskId: context.taskId, tool: context.tool, args: context.args }),
         },
         {
           id: 'deadline',
@@ -167,7 +165,12 @@ export const taskMachine = setup({
       states: {
         working: {
           on: {
-            INPUT_NEEDED: { guard: 'isFreshKey', target: 'input_required', actions: ['addInputRequest', 'touch'] },
+            INPUT_NEEDED: [
+              // Asked to cancel, the worker now waits for input: nothing runs any more, so cancel at once
+              // rather than ask the client for input after it asked to cancel (T-24).
+              { guard: 'isCancelRequested', target: '#task.cancelled', actions: ['clearInputRequests', 'touch'] },
+              { guard: 'isFreshKey', target: 'input_required', actions: ['addInputRequest', 'touch'] },
+            ],
             // Cooperative cancel (T-24): ask the worker to stop; it may still finish.
             CANCEL: { guard: 'isFirstCancel', actions: ['markCancelRequested', 'abortWorker', 'touch'] },
           },

@@ -83,12 +83,12 @@ export type WorkerMessage =
   | { type: 'ABORT' }
   | { type: 'INPUT'; responses: Record<string, unknown> };
 
-/** Input handed to the invoked `worker` actor. */
+/**
+ * Input handed to the invoked `worker` actor: only what never changes, since
+ * a restored invoke keeps the input it first started with.
+ */
 export interface WorkerInput {
   taskId: string;
   tool: string;
   args: JsonObject;
-  answers: Record<string, unknown>;
-  issuedKeys: string[];
-  inputRequests: Record<string, InputRequest>;
 }

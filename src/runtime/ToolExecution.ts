@@ -142,7 +142,7 @@ export class ToolExecution {
   /** Hands answers to outstanding input requests to the handler. */
   deliver(responses: Record<string, unknown>): void {
     for (const [key, response] of Object.entries(responses)) {
-      this.answers[key] = response;
+      Object.defineProperty(this.answers, key, { value: response, enumerable: true, writable: true, configurable: true });
       this.outstanding.delete(key);
       const waiter = this.waiters.get(key);
       if (waiter) {
