@@ -91,10 +91,9 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
     }
   };
 
-  // Wrap the transport before connecting so the SDK client's own traffic (server/discover) is recorded too.
-  const sdkOnError = () => transport.onerror;
+  // send is wrapped before connecting so the SDK client's own requests are recorded too.
   await client.connect(transport);
-  const previousOnError = sdkOnError();
+  const previousOnError = transport.onerror;
   transport.onerror = (error: Error) => {
     transportErrors.push(error);
     previousOnError?.call(transport, error);
