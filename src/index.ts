@@ -35,3 +35,5 @@ export * from './store/index.js';
 export type { TaskRecord } from './tasks/TaskRecord.js';
 export { toCreateTaskResult, toDetailedTask } from './protocol/wire.js';
 export { taskMachine, statusOf, TASK_MACHINE_VERSION, type TaskStatus } from '../machines/task/index.js';
+export { MACHINES, findMachine, type MachineEntry } from '../machines/index.js';
+export { toStatelyJson, toMermaid, toDot } from './inspection/exportMachine.js';

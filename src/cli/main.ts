@@ -17,6 +17,8 @@ Commands:
     --stdio             Serve stdio (alone, unless --http is given too)
     --demo              Serve the demo tools (examples/demo)
     --quiet             Only report errors on stderr
+  machines list|export  List the state machines, or export them as
+                        json|mermaid|dot (taskvisor machines help)
   help                  Show this text
   version               Print the version
 `;
@@ -59,6 +61,8 @@ export async function main(argv: string[]): Promise<number> {
       process.once('SIGTERM', () => stop('SIGTERM'));
       return -1; // keep running
     }
+    case 'machines':
+      return (await import('./machines.js')).machinesCommand(rest);
     default:
       process.stderr.write(`taskvisor: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
       return 2;

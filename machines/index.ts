@@ -1,0 +1,33 @@
+/**
+ * Every state machine taskvisor runs, in one list: what `taskvisor machines`
+ * exports (JSON for Stately Studio, Mermaid, Graphviz DOT) and what
+ * `docs/machines.md` draws. A new machine (upstream connection, workflow)
+ * is one more entry here; the exporters, the CLI, the docs script and the
+ * export tests pick it up from this list.
+ */
+import type { AnyStateMachine } from 'xstate';
+import { TASK_MACHINE_VERSION, taskMachine } from './task/index.js';
+
+export interface MachineEntry {
+  /** Short, file-name-safe name: the CLI's `--machine NAME` and the export's file name. */
+  readonly name: string;
+  readonly machine: AnyStateMachine;
+  /** The version stamped next to persisted snapshots of this machine (I-8). */
+  readonly version: number;
+  /** One line for `taskvisor machines list`. */
+  readonly description: string;
+}
+
+export const MACHINES: ReadonlyArray<MachineEntry> = Object.freeze([
+  {
+    name: 'task',
+    machine: taskMachine,
+    version: TASK_MACHINE_VERSION,
+    description: 'Lifecycle of one MCP task (SEP-2663): working ⇄ input_required → completed | failed | cancelled',
+  },
+]);
+
+/** The registry entry called `name`, or `undefined`. */
+export function findMachine(name: string): MachineEntry | undefined {
+  return MACHINES.find((entry) => entry.name === name);
+}
