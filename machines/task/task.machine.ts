@@ -104,6 +104,8 @@ export const taskMachine = setup({
       enqueue.sendTo('worker', { type: 'INPUT', responses: accepted } satisfies WorkerMessage);
     }),
     markCancelRequested: assign({ cancelRequested: true }),
+    /** A cancelled task's last progress message would read as if it were still running. */
+    noteCancelled: assign({ statusMessage: 'The task was cancelled' }),
     abortWorker: sendTo('worker', { type: 'ABORT' } satisfies WorkerMessage),
     clearInputRequests: assign({ inputRequests: {} }),
     recordResult: assign({
@@ -168,7 +170,7 @@ export const taskMachine = setup({
             INPUT_NEEDED: [
               // Asked to cancel, the worker now waits for input: nothing runs any more, so cancel at once
               // rather than ask the client for input after it asked to cancel (T-24).
-              { guard: 'isCancelRequested', target: '#task.cancelled', actions: ['clearInputRequests', 'touch'] },
+              { guard: 'isCancelRequested', target: '#task.cancelled', actions: ['clearInputRequests', 'noteCancelled', 'touch'] },
               { guard: 'isFreshKey', target: 'input_required', actions: ['addInputRequest', 'touch'] },
             ],
             // Cooperative cancel (T-24): ask the worker to stop; it may still finish.
@@ -184,7 +186,7 @@ export const taskMachine = setup({
               { guard: 'answersSomeOutstanding', actions: ['acceptResponses', 'touch'] },
             ],
             // Nothing is running on the task's behalf while it waits: cancel at once.
-            CANCEL: { target: '#task.cancelled', actions: ['markCancelRequested', 'clearInputRequests', 'touch'] },
+            CANCEL: { target: '#task.cancelled', actions: ['markCancelRequested', 'clearInputRequests', 'noteCancelled', 'touch'] },
           },
         },
       },
@@ -192,7 +194,7 @@ export const taskMachine = setup({
         STATUS: { actions: ['setStatusMessage', 'touch'] },
         WORK_DONE: { target: 'completed', actions: ['recordResult', 'clearInputRequests', 'touch'] },
         WORK_FAILED: { target: 'failed', actions: ['recordError', 'clearInputRequests', 'touch'] },
-        WORK_ABORTED: { guard: 'isCancelRequested', target: 'cancelled', actions: ['clearInputRequests', 'touch'] },
+        WORK_ABORTED: { guard: 'isCancelRequested', target: 'cancelled', actions: ['clearInputRequests', 'noteCancelled', 'touch'] },
         DEADLINE: { target: 'failed', actions: ['recordError', 'clearInputRequests', 'touch'] },
         SERVER_RESTARTED: { target: 'failed', actions: ['recordError', 'clearInputRequests', 'touch'] },
       },

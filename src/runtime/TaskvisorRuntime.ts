@@ -20,6 +20,7 @@ import { ToolRegistry } from '../tools/ToolRegistry.js';
 import { stderrLogger, type Logger } from './Logger.js';
 import { ToolCaller, type TaskDefaults } from './ToolCaller.js';
 import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
+import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import type { z } from 'zod';
 
 /** Options of {@link createRuntime}. */
@@ -38,6 +39,8 @@ export interface RuntimeOptions {
   promoteAfterMs?: number;
   /** How often expired tasks are purged. Default 60 s; 0 disables. */
   reapIntervalMs?: number;
+  /** Frames a listen stream may have pending before it is closed as too slow. Default 1000. */
+  maxListenBacklog?: number;
   /** Key (≥ 32 bytes) protecting MRTR `requestState`. Default: random per process. */
   requestStateKey?: string | Uint8Array;
   logger?: Logger;
@@ -56,6 +59,8 @@ export class TaskvisorRuntime {
   readonly tools = new ToolRegistry();
   readonly store: TaskStore;
   readonly logger: Logger;
+  /** Open `subscriptions/listen` streams, fed by task and tool-list changes. */
+  readonly subscriptions: SubscriptionHub;
   private readonly supervisor: TaskSupervisor;
   private readonly caller: ToolCaller;
   private readonly requestState: RequestStateCodec<MrtrState>;
@@ -80,6 +85,13 @@ export class TaskvisorRuntime {
     this.caller = new ToolCaller(this.tools, this.supervisor, defaults);
     this.requestState = createRequestStateCodec<MrtrState>({ key: options.requestStateKey ?? randomBytes(32) });
     this.serverInfo = { name: options.name ?? 'taskvisor', version: options.version ?? '0.1.0' };
+    this.subscriptions = new SubscriptionHub({
+      readTask: (taskId, principal) => this.supervisor.get(taskId, principal),
+      serverInfo: this.serverInfo,
+      ...(options.maxListenBacklog !== undefined ? { maxBacklog: options.maxListenBacklog } : {}),
+    });
+    this.supervisor.onChange((record) => this.subscriptions.publishTask(record));
+    this.tools.onChange(() => this.subscriptions.publishToolsChanged());
   }
 
   /**
@@ -114,6 +126,8 @@ export class TaskvisorRuntime {
   async close(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'closed';
+    // Listen streams end gracefully with their result (§1.9) before the transports go.
+    this.subscriptions.closeAll();
     await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
     await this.supervisor.stop();
     await this.store.close();

@@ -6,10 +6,12 @@
  */
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, hostHeaderValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, hostHeaderValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import type { JsonObject } from '../../machines/task/index.js';
+import { serveHttpListen } from './httpListen.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -23,6 +25,8 @@ export interface HttpEntryOptions {
   allowedHosts?: string[] | false;
   /** Largest request body in bytes. Default 4 MiB. */
   maxBodyBytes?: number;
+  /** SSE keep-alive comment interval on listen streams, ms; 0 disables. Default 15 s. */
+  keepAliveMs?: number;
 }
 
 /** A mounted HTTP entry: web-standard `fetch`, and a Node `(req, res)` handler. */
@@ -40,6 +44,9 @@ const jsonError = (status: number, code: number, message: string, headers: Recor
     status,
     headers: { 'content-type': 'application/json', ...headers },
   });
+
+const optionalHeader = <K extends string>(key: K, value: string | null) =>
+  (value === null ? {} : { [key]: value.trim() }) as Partial<Record<K, string>>;
 
 /** Builds the HTTP entry of a started runtime. */
 export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOptions = {}): HttpEntry {
@@ -70,9 +77,54 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
       runtime.logger.error('authenticate failed', error);
       principal = null;
     }
-    if (!principal) return jsonError(401, -32001, 'Unauthorized', { 'www-authenticate': 'Bearer' });
+    // -32600, not -32001: that number was HeaderMismatch in drafts (D-01/D-14) and would mislead clients.
+    if (!principal) return jsonError(401, -32600, 'Unauthorized: this endpoint requires authentication', { 'www-authenticate': 'Bearer' });
     const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
+    if (request.method === 'POST' && request.headers.get('mcp-method')?.trim() === 'subscriptions/listen') {
+      const listen = await serveListen(request, principal);
+      if (listen) return listen;
+    }
     return handler.fetch(request, { authInfo });
+  };
+
+  /**
+   * Owns modern `subscriptions/listen` (the SDK router strips `taskIds`, P8).
+   * The request first passes the SDK's own inbound ladder, so headers,
+   * envelope and era are judged exactly as for every other request (T-63).
+   * Returns undefined to let the SDK answer (legacy traffic, unreadable bodies).
+   */
+  const serveListen = async (request: Request, principal: Principal): Promise<Response | undefined> => {
+    const length = Number(request.headers.get('content-length') ?? '0');
+    if (length > (options.maxBodyBytes ?? 4 * 1024 * 1024)) return undefined;
+    let body: unknown;
+    try {
+      body = JSON.parse(await request.clone().text());
+    } catch {
+      return undefined;
+    }
+    const outcome = classifyInboundRequest({
+      httpMethod: request.method,
+      ...optionalHeader('protocolVersionHeader', request.headers.get('mcp-protocol-version')),
+      ...optionalHeader('mcpMethodHeader', request.headers.get('mcp-method')),
+      ...optionalHeader('mcpNameHeader', request.headers.get('mcp-name')),
+      body,
+    });
+    const id = (body as { id?: unknown } | null)?.id;
+    if (outcome.kind === 'reject') {
+      return Response.json(
+        { jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: outcome.code, message: outcome.message, ...(outcome.data !== undefined ? { data: outcome.data } : {}) } },
+        { status: outcome.httpStatus },
+      );
+    }
+    if (outcome.kind !== 'modern' || outcome.messageKind !== 'request' || outcome.message.method !== 'subscriptions/listen') return undefined;
+    return serveHttpListen({
+      hub: runtime.subscriptions,
+      principal: principal.id,
+      id: outcome.message.id,
+      params: outcome.message.params as JsonObject | undefined,
+      signal: request.signal,
+      keepAliveMs: options.keepAliveMs ?? 15_000,
+    });
   };
 
   const node = toNodeHandler({ fetch });

@@ -7,6 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { serveStdio as sdkServeStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { LOCAL_PRINCIPAL, type Principal } from '../core/principal.js';
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 
 export interface StdioOptions {
   stdin?: Readable;
@@ -16,10 +17,16 @@ export interface StdioOptions {
 
 /** Serves a started runtime over stdio until stdin ends; resolves the handle. */
 export function serveStdio(runtime: TaskvisorRuntime, options: StdioOptions = {}): { close(): Promise<void>; closed: Promise<void> } {
-  const transport = new StdioServerTransport(options.stdin, options.stdout);
+  const principal = options.principal ?? LOCAL_PRINCIPAL;
+  // Listens are served by taskvisor's hub: the SDK's stdio listen router strips taskIds (P8).
+  const transport = new ListenInterceptingTransport(
+    new StdioServerTransport(options.stdin, options.stdout),
+    runtime.subscriptions,
+    principal.id,
+    runtime.logger,
+  );
   let onClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (onClosed = resolve));
-  const principal = options.principal ?? LOCAL_PRINCIPAL;
   const handle = sdkServeStdio(
     runtime.serverFactory(() => principal),
     { transport, onerror: (error) => runtime.logger.error('stdio', error) },

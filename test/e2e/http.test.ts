@@ -122,7 +122,6 @@ registerScenarios(
 
       it(
         'T-30: subscriptions/listen asking for taskIds without the extension is HTTP 400 with -32021',
-        { todo: 'known gap: listen is served by the SDK router, which strips taskIds and acknowledges instead of refusing' },
         async () => {
           const { status, messages } = await collectListen(url, { taskIds: [unknownTaskId()] }, { capabilities: NO_TASKS_CAPABILITIES });
           assert.equal(status, 400, JSON.stringify(messages));

@@ -84,7 +84,6 @@ describe('stdio: raw child process', { concurrency: true }, () => {
 
   it(
     'T-30: subscriptions/listen asking for taskIds without the extension is -32021',
-    { todo: 'known gap: listen is served by the SDK stdio router, which strips taskIds and acknowledges instead of refusing' },
     async () => {
       await withChild(async ({ send, lines, waitForLines }) => {
         send({ jsonrpc: '2.0', id: 'l1', method: 'subscriptions/listen', params: { notifications: { taskIds: ['f'.repeat(32)] }, _meta: envelope({}) } });

@@ -1,0 +1,92 @@
+/**
+ * Validation of a `subscriptions/listen` request (2026-07-28 base §4.6 plus
+ * the Tasks extension's `taskIds`, §1.9). The SDK's own listen router strips
+ * `taskIds` (P8), so taskvisor owns every modern listen on every transport.
+ */
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+} from '@modelcontextprotocol/server';
+import type { JsonObject } from '../../machines/task/index.js';
+import { ErrorCode, TASKS_EXTENSION_ID } from '../core/errors.js';
+import type { ListenFilter } from '../subscriptions/ListenSubscription.js';
+
+export const SUPPORTED_MODERN_VERSIONS = ['2026-07-28'];
+
+/** Most task ids one listen request may carry before it is refused as malformed. */
+export const MAX_LISTEN_TASK_IDS = 10_000;
+
+export type ListenRequestOutcome =
+  | { ok: true; filter: ListenFilter }
+  | { ok: false; httpStatus: number; error: { code: number; message: string; data?: unknown } };
+
+const invalid = (message: string): ListenRequestOutcome => ({
+  ok: false,
+  httpStatus: 400,
+  error: { code: ErrorCode.InvalidParams, message: `Invalid params for subscriptions/listen: ${message}` },
+});
+
+/** Whether `message` is a request that opens a 2026-07-28 listen stream (it carries the per-request envelope). */
+export function isModernListenRequest(message: unknown): message is { id: string | number; method: string; params?: JsonObject } {
+  if (message === null || typeof message !== 'object') return false;
+  const candidate = message as { method?: unknown; id?: unknown; params?: { _meta?: Record<string, unknown> } };
+  return (
+    candidate.method === 'subscriptions/listen' &&
+    (typeof candidate.id === 'string' || typeof candidate.id === 'number') &&
+    candidate.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined
+  );
+}
+
+/** Validates the envelope and the filter of a listen request. */
+export function parseListenRequest(params: JsonObject | undefined): ListenRequestOutcome {
+  if (params === null || typeof params !== 'object') return invalid('params is required');
+  const meta = params._meta as Record<string, unknown> | undefined;
+  const version = meta?.[PROTOCOL_VERSION_META_KEY];
+  if (typeof version !== 'string' || !SUPPORTED_MODERN_VERSIONS.includes(version)) {
+    return {
+      ok: false,
+      httpStatus: 400,
+      error: {
+        code: ErrorCode.UnsupportedProtocolVersion,
+        message: `Unsupported protocol version ${JSON.stringify(version)}`,
+        data: { supported: SUPPORTED_MODERN_VERSIONS, ...(typeof version === 'string' ? { requested: version } : {}) },
+      },
+    };
+  }
+  const capabilities = meta?.[CLIENT_CAPABILITIES_META_KEY];
+  if (capabilities === null || typeof capabilities !== 'object' || Array.isArray(capabilities)) {
+    return invalid(`_meta["${CLIENT_CAPABILITIES_META_KEY}"] is required`);
+  }
+  const notifications = params.notifications as Record<string, unknown> | undefined;
+  if (notifications === null || typeof notifications !== 'object' || Array.isArray(notifications)) {
+    return invalid('notifications is required and must be an object');
+  }
+  const filter: ListenFilter = {};
+  if (notifications.toolsListChanged !== undefined) {
+    if (typeof notifications.toolsListChanged !== 'boolean') return invalid('notifications.toolsListChanged must be a boolean');
+    if (notifications.toolsListChanged) filter.toolsListChanged = true;
+  }
+  if (notifications.taskIds !== undefined) {
+    const ids = notifications.taskIds;
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
+      return invalid('notifications.taskIds must be an array of strings');
+    }
+    if (ids.length > MAX_LISTEN_TASK_IDS) return invalid(`notifications.taskIds may name at most ${MAX_LISTEN_TASK_IDS} tasks`);
+    const extensions = (capabilities as { extensions?: Record<string, unknown> }).extensions;
+    const declared = extensions?.[TASKS_EXTENSION_ID];
+    if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
+      // T-30: taskIds without the extension declared on this same listen request.
+      return {
+        ok: false,
+        httpStatus: 400,
+        error: {
+          code: ErrorCode.MissingRequiredClientCapability,
+          message: `Missing required client capability: notifications.taskIds needs the ${TASKS_EXTENSION_ID} extension declared in this request's _meta clientCapabilities`,
+          data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } },
+        },
+      };
+    }
+    filter.taskIds = ids as string[];
+  }
+  return { ok: true, filter };
+}

@@ -1,0 +1,152 @@
+/**
+ * Fans task changes and tool-list changes out to open listen streams.
+ *
+ * Subscriptions are indexed by task id, so the cost of one task change is
+ * proportional to the streams watching that task, not to all streams.
+ */
+import { TERMINAL_STATUSES } from '../../machines/task/index.js';
+import { toDetailedTask } from '../protocol/wire.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import {
+  ListenSubscription,
+  type ListenFilter,
+  type ListenSink,
+  type RequestId,
+} from './ListenSubscription.js';
+
+/** How the hub reads a task for a principal; throws for unknown or foreign ids. */
+export type TaskReader = (taskId: string, principal: string) => Promise<TaskRecord>;
+
+export interface SubscriptionHubOptions {
+  readTask: TaskReader;
+  serverInfo: { name: string; version: string };
+  /** Backlog above which a stream is cut off as too slow. Default 1000 messages. */
+  maxBacklog?: number;
+  /** Most task ids one listen may name; the rest are left out of the acknowledgement. Default 1000. */
+  maxTaskIdsPerListen?: number;
+}
+
+export interface OpenListen {
+  id: RequestId;
+  principal: string;
+  /** What the client asked for (already validated). */
+  requested: ListenFilter;
+  sink: ListenSink;
+}
+
+export class SubscriptionHub {
+  private readonly byTask = new Map<string, Set<ListenSubscription>>();
+  private readonly toolWatchers = new Set<ListenSubscription>();
+  private readonly open = new Set<ListenSubscription>();
+  private readonly maxBacklog: number;
+  private readonly maxTaskIds: number;
+
+  constructor(private readonly options: SubscriptionHubOptions) {
+    this.maxBacklog = options.maxBacklog ?? 1000;
+    this.maxTaskIds = options.maxTaskIdsPerListen ?? 1000;
+  }
+
+  /** Open streams. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Task ids with at least one watcher (for leak checks). */
+  get watchedTasks(): number {
+    return this.byTask.size;
+  }
+
+  /**
+   * Opens a stream: registers it first (so no change is missed), then
+   * acknowledges the honoured subset — only the caller's own tasks; unknown
+   * and foreign ids are left out silently (T-10, D-11) — then sends each
+   * accepted task's current state.
+   */
+  async openListen(request: OpenListen): Promise<ListenSubscription> {
+    const subscription = new ListenSubscription({
+      id: request.id,
+      principal: request.principal,
+      sink: request.sink,
+      maxBacklog: this.maxBacklog,
+      serverInfo: this.options.serverInfo,
+      onClosed: (closed) => this.forget(closed),
+    });
+    this.open.add(subscription);
+    if (request.requested.toolsListChanged) {
+      subscription.toolsListChanged = true;
+      this.toolWatchers.add(subscription);
+    }
+    const wanted = [...new Set(request.requested.taskIds ?? [])].slice(0, this.maxTaskIds);
+    for (const taskId of wanted) this.watch(subscription, taskId);
+    const current: TaskRecord[] = [];
+    const accepted: string[] = [];
+    await Promise.all(
+      wanted.map(async (taskId) => {
+        try {
+          current.push(await this.options.readTask(taskId, request.principal));
+          accepted.push(taskId);
+        } catch {
+          this.unwatch(subscription, taskId);
+        }
+      }),
+    );
+    if (subscription.closed) return subscription;
+    const honoured: ListenFilter = {};
+    if (subscription.toolsListChanged) honoured.toolsListChanged = true;
+    if (request.requested.taskIds !== undefined) honoured.taskIds = wanted.filter((id) => accepted.includes(id));
+    subscription.acknowledge(honoured);
+    // The state right after the acknowledgement, so a client never waits for a change that already happened.
+    for (const record of current) this.deliver(subscription, record);
+    if (Object.keys(honoured).length === 0 || (honoured.taskIds?.length === 0 && !honoured.toolsListChanged)) {
+      // Nothing will ever be sent: close gracefully at once, as the SDK's own router does.
+      subscription.close({ graceful: true });
+    }
+    return subscription;
+  }
+
+  /** A task changed visibly: one `notifications/tasks` frame to each stream watching it (T-29, T-31). */
+  publishTask(record: TaskRecord): void {
+    const watchers = this.byTask.get(record.taskId);
+    if (!watchers) return;
+    for (const subscription of [...watchers]) this.deliver(subscription, record);
+  }
+
+  /** The tool list changed: `notifications/tools/list_changed` to streams that asked for it. */
+  publishToolsChanged(): void {
+    for (const subscription of [...this.toolWatchers]) subscription.notify('notifications/tools/list_changed', {});
+  }
+
+  /** Graceful server close: every stream gets its listen result (§1.9). */
+  closeAll(): void {
+    for (const subscription of [...this.open]) subscription.close({ graceful: true });
+  }
+
+  private deliver(subscription: ListenSubscription, record: TaskRecord): void {
+    // Only the owner's streams ever watch a task (T-10); checked again here as defence in depth.
+    if (record.owner !== subscription.principal || !subscription.taskIds.has(record.taskId)) return;
+    // The full DetailedTask, as tasks/get would return it, without resultType (T-31, D-03).
+    subscription.notify('notifications/tasks', toDetailedTask(record));
+    if (TERMINAL_STATUSES.has(record.status)) this.unwatch(subscription, record.taskId);
+  }
+
+  private watch(subscription: ListenSubscription, taskId: string): void {
+    subscription.taskIds.add(taskId);
+    let watchers = this.byTask.get(taskId);
+    if (!watchers) this.byTask.set(taskId, (watchers = new Set()));
+    watchers.add(subscription);
+  }
+
+  private unwatch(subscription: ListenSubscription, taskId: string): void {
+    subscription.taskIds.delete(taskId);
+    const watchers = this.byTask.get(taskId);
+    if (!watchers) return;
+    watchers.delete(subscription);
+    if (watchers.size === 0) this.byTask.delete(taskId);
+  }
+
+  private forget(subscription: ListenSubscription): void {
+    this.open.delete(subscription);
+    this.toolWatchers.delete(subscription);
+    for (const taskId of [...subscription.taskIds]) this.unwatch(subscription, taskId);
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * A `Transport` wrapper for connection transports (stdio, WebSocket) that
+ * owns 2026-07-28 `subscriptions/listen` requests and hands everything else
+ * to the SDK's `serveStdio` unchanged. The SDK's stdio listen router strips
+ * `taskIds` and passes unsolicited notifications through (P8), so listens
+ * are served from the runtime's `SubscriptionHub` instead.
+ *
+ * Closing: the client ends a subscription with `notifications/cancelled`
+ * naming the listen id (§4.6); a closed connection ends all of its streams.
+ */
+import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import type { JsonObject } from '../../machines/task/index.js';
+import { isModernListenRequest, parseListenRequest } from '../protocol/listenRequest.js';
+import type { Logger } from '../runtime/Logger.js';
+import type { ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
+import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+
+type OnMessage = NonNullable<Transport['onmessage']>;
+
+export class ListenInterceptingTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private sdkOnMessage: OnMessage | undefined;
+  private readonly streams = new Map<RequestId, ListenSubscription>();
+  private pendingSends = 0;
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly hub: SubscriptionHub,
+    private readonly principal: string,
+    private readonly logger: Logger,
+  ) {
+    inner.onmessage = ((message: JSONRPCMessage, extra?: unknown) => this.receive(message, extra)) as OnMessage;
+    inner.onclose = () => {
+      this.endAll();
+      this.onclose?.();
+    };
+    inner.onerror = (error) => this.onerror?.(error);
+  }
+
+  get onmessage(): OnMessage | undefined {
+    return this.sdkOnMessage;
+  }
+
+  set onmessage(handler: OnMessage | undefined) {
+    this.sdkOnMessage = handler;
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(message, options);
+  }
+
+  async close(): Promise<void> {
+    // Graceful: each open stream gets its listen result before the connection goes (§1.9).
+    for (const stream of [...this.streams.values()]) stream.close({ graceful: true });
+    await this.inner.close();
+  }
+
+  /** Open listen streams on this connection. */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  private receive(message: JSONRPCMessage, extra?: unknown): void {
+    if (isModernListenRequest(message)) {
+      void this.openListen(message.id, message.params).catch((error) => this.logger.error('listen failed', error));
+      return;
+    }
+    const cancelled = cancelledRequestId(message);
+    if (cancelled !== undefined && this.streams.has(cancelled)) {
+      this.streams.get(cancelled)!.close({ graceful: false });
+      return;
+    }
+    (this.sdkOnMessage as ((m: JSONRPCMessage, e?: unknown) => void) | undefined)?.(message, extra);
+  }
+
+  private async openListen(id: RequestId, params: JsonObject | undefined): Promise<void> {
+    const parsed = parseListenRequest(params);
+    if (!parsed.ok) {
+      await this.inner.send({ jsonrpc: '2.0', id, error: parsed.error } as JSONRPCMessage);
+      return;
+    }
+    if (this.streams.has(id)) {
+      await this.inner.send({
+        jsonrpc: '2.0',
+        id,
+        error: { code: -32600, message: `A listen stream with id ${JSON.stringify(id)} is already open on this connection` },
+      } as JSONRPCMessage);
+      return;
+    }
+    let stream: ListenSubscription | undefined;
+    const sink = {
+      send: (frame: JsonObject) => {
+        this.pendingSends++;
+        this.inner
+          .send(frame as unknown as JSONRPCMessage)
+          .catch(() => stream?.close({ graceful: false }))
+          .finally(() => this.pendingSends--);
+      },
+      backlog: () => this.pendingSends,
+      end: () => {
+        this.streams.delete(id);
+      },
+    };
+    const opening = this.hub.openListen({ id, principal: this.principal, requested: parsed.filter, sink });
+    stream = await opening;
+    if (!stream.closed) this.streams.set(id, stream);
+  }
+
+  private endAll(): void {
+    for (const stream of [...this.streams.values()]) stream.close({ graceful: false });
+    this.streams.clear();
+  }
+}
+
+/** The request id a `notifications/cancelled` names, if `message` is one. */
+function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
+  const candidate = message as { method?: unknown; params?: { requestId?: unknown } };
+  if (candidate.method !== 'notifications/cancelled') return undefined;
+  const id = candidate.params?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
