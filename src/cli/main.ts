@@ -5,7 +5,6 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/loadConfig.js';
-import { serve } from './serve.js';
 
 const USAGE = `Usage: taskvisor <command> [options]
 
@@ -49,6 +48,8 @@ export async function main(argv: string[]): Promise<number> {
         strict: true,
         allowPositionals: false,
       });
+      // Loaded on demand: `help`, `version` and `machines` need no runtime.
+      const { serve } = await import('./serve.js');
       const running = await serve(values);
       let stopping = false;
       const stop = (signal: string) => {

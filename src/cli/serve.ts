@@ -34,12 +34,22 @@ export function parseHostPort(value: string): { host?: string; port: number } {
   return { ...(host ? { host } : {}), port };
 }
 
+function parseEnvPort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError(`PORT=${value}: expected a port number (0-65535)`);
+  return port;
+}
+
 /** Starts serving; resolves once listening, with a function that stops everything. */
 export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntime; url?: string; stop: () => Promise<void> }> {
   const logger = stderrLogger({ quiet: args.quiet ?? false });
   const configFile = args.config ?? (args.demo ? DEMO_CONFIG : undefined);
   const loaded: LoadedConfig | undefined = configFile ? await loadConfig(configFile) : undefined;
   const config = loaded?.config ?? {};
+  // Flags and environment are checked before anything starts (the store is opened by start): no partial start.
+  const wantHttp = args.http !== undefined || !args.stdio;
+  const flag: { host?: string; port?: number } = args.http !== undefined ? parseHostPort(args.http) : {};
+  const envPort = wantHttp && process.env.PORT !== undefined && process.env.PORT !== '' ? parseEnvPort(process.env.PORT) : undefined;
 
   const store: TaskStoreConfig =
     config.store?.kind === 'memory'
@@ -61,11 +71,8 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
   await runtime.start();
 
   let url: string | undefined;
-  const wantHttp = args.http !== undefined || !args.stdio;
   if (wantHttp) {
     // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
-    const flag: { host?: string; port?: number } = args.http !== undefined ? parseHostPort(args.http) : {};
-    const envPort = process.env.PORT !== undefined && process.env.PORT !== '' ? parseHostPort(process.env.PORT).port : undefined;
     const host = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {

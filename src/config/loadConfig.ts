@@ -27,6 +27,8 @@ export interface LoadedConfig {
   /** Absolute path of the file. */
   file: string;
   config: TaskvisorConfig;
+  /** `:line:col` of the value at `at` in the file, or `''` when unknown. */
+  positionOf?: (at: readonly PropertyKey[]) => string;
 }
 
 /** Reads, parses and validates `file` (YAML, or JSON by its `.json` ending). */
@@ -42,22 +44,29 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
     throw new ConfigError(`${file}: the config file is ${size} bytes; the limit is ${MAX_CONFIG_BYTES}`);
   }
   const text = await readFile(absolute, 'utf8');
-  return { file: absolute, config: parseConfig(text, file) };
+  const { config, positionOf } = parseConfigDocument(text, file);
+  return { file: absolute, config, positionOf };
 }
 
 /** Parses and validates config text; `file` is only used in messages. */
 export function parseConfig(text: string, file: string): TaskvisorConfig {
+  return parseConfigDocument(text, file).config;
+}
+
+function parseConfigDocument(text: string, file: string): Pick<Required<LoadedConfig>, 'config' | 'positionOf'> {
   const lineCounter = new LineCounter();
   // YAML is a superset of JSON, so one parser gives positions for both.
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
-    const where = first.linePos?.[0] ? `:${first.linePos[0].line}:${first.linePos[0].col}` : '';
+    // `linePos` is only filled in with prettyErrors; `pos` (offsets) always is.
+    const at = first.linePos?.[0] ?? (first.pos ? lineCounter.linePos(first.pos[0]) : undefined);
+    const where = at ? `:${at.line}:${at.col}` : '';
     throw new ConfigError(`${file}${where}: invalid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${first.message.split('\n')[0]}`);
   }
   const data = doc.toJS({ maxAliasCount: 100 }) ?? {};
   const parsed = ConfigSchema.safeParse(data);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { config: parsed.data, positionOf: (at) => position(doc, lineCounter, at, false) };
   const messages = parsed.error.issues.slice(0, 10).map((issue) => describeIssue(issue, doc, lineCounter, file));
   const more = parsed.error.issues.length > 10 ? `\n  … and ${parsed.error.issues.length - 10} more` : '';
   throw new ConfigError(messages.join('\n') + more);
@@ -139,7 +148,8 @@ export async function loadToolModules(
   for (const [index, entry] of entries.entries()) {
     const modulePath = typeof entry === 'string' ? entry : entry.module;
     const exportName = typeof entry === 'string' ? undefined : entry.export;
-    const where = `${loaded.file}: tools[${index}]${typeof entry === 'string' ? '' : '.module'}`;
+    const at = typeof entry === 'string' ? ['tools', index] : ['tools', index, 'module'];
+    const where = `${loaded.file}${loaded.positionOf?.(at) ?? ''}: tools[${index}]${typeof entry === 'string' ? '' : '.module'}`;
     const absolute = resolveFromConfig(loaded, modulePath);
     let mod: Record<string, unknown>;
     try {

@@ -21,7 +21,7 @@ import { taskNotFound } from '../core/errors.js';
 import { newTaskId, TASK_ID_PATTERN } from '../core/ids.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import { recordOf, isTerminal, visibleKey, type TaskSnapshotLike } from '../tasks/project.js';
-import { expiresAt, type TaskRecord } from '../tasks/TaskRecord.js';
+import { isExpired, type TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { Persister } from './Persister.js';
@@ -44,6 +44,8 @@ export interface TaskSupervisorOptions {
   logger: Logger;
   /** How often expired tasks are purged; 0 disables the reaper. */
   reapIntervalMs?: number;
+  /** A finished task stays readable at least this long after it finished. Default 60 s. */
+  finishedRetentionMs?: number;
   now?: () => number;
 }
 
@@ -215,16 +217,22 @@ export class TaskSupervisor {
     await this.stored(taskId, principal);
   }
 
-  /** Purges tasks whose ttl has run out; live ones end through their own deadline timer. */
+  /**
+   * Purges finished tasks whose ttl has run out (T-26); live ones end through
+   * their own deadline timer first.
+   */
   async reap(): Promise<number> {
     let purged = 0;
-    for (;;) {
-      // Ask past the live ones (they end through their own deadline timer) so they cannot stall the sweep.
-      const limit = 500 + this.live.size;
-      const expired = await this.options.store.listExpired(this.now(), limit);
-      const ids = expired.filter((id) => !this.live.has(id));
-      for (const id of ids) if (await this.options.store.delete(id)) purged++;
-      if (ids.length === 0 || expired.length < limit) return purged;
+    const now = this.now();
+    // Ask past the live ones and the recently finished ones so they cannot stall the sweep.
+    for (let limit = 500 + this.live.size; ; limit *= 2) {
+      const expired = await this.options.store.listExpired(now, limit);
+      for (const id of expired) {
+        if (this.live.has(id)) continue;
+        const record = await this.options.store.get(id);
+        if (record && isTerminal(record) && isExpired(record, now, this.options.finishedRetentionMs) && (await this.options.store.delete(id))) purged++;
+      }
+      if (expired.length < limit) return purged;
     }
   }
 
@@ -243,8 +251,7 @@ export class TaskSupervisor {
     if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
     const record = await this.options.store.get(taskId);
     if (!record || record.owner !== principal) throw taskNotFound();
-    const expiry = expiresAt(record);
-    if (expiry !== null && expiry <= this.now() && isTerminal(record)) {
+    if (isTerminal(record) && isExpired(record, this.now(), this.options.finishedRetentionMs)) {
       throw new ProtocolError(-32602, 'Failed to retrieve task: Task has expired');
     }
     return record;
@@ -318,9 +325,11 @@ export class TaskSupervisor {
       principal: context.owner,
       taskId: input.taskId,
       inputMode: 'wait',
-      answers: input.answers,
-      issuedKeys: input.issuedKeys,
-      outstandingKeys: Object.keys(input.inputRequests),
+      // From the context, not `input`: a restored invoke keeps the input it was first started with,
+      // which predates the answers given since (a replay would ask again under a used key and hang).
+      answers: context.answers,
+      issuedKeys: context.issuedKeys,
+      outstandingKeys: Object.keys(context.inputRequests),
       ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
       now: this.now,
     });

@@ -39,6 +39,11 @@ export interface RuntimeOptions {
   promoteAfterMs?: number;
   /** How often expired tasks are purged. Default 60 s; 0 disables. */
   reapIntervalMs?: number;
+  /**
+   * A finished task stays readable at least this long after it finished, even
+   * when its ttl ran out (so a task failed by its deadline is seen). Default 60 s.
+   */
+  finishedRetentionMs?: number;
   /** Frames a listen stream may have pending before it is closed as too slow. Default 1000. */
   maxListenBacklog?: number;
   /** Key (≥ 32 bytes) protecting MRTR `requestState`. Default: random per process. */
@@ -76,6 +81,7 @@ export class TaskvisorRuntime {
       tools: this.tools,
       logger: this.logger,
       ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),
+      ...(options.finishedRetentionMs !== undefined ? { finishedRetentionMs: options.finishedRetentionMs } : {}),
     });
     const defaults: TaskDefaults = {
       ttlMs: options.ttlMs !== undefined ? options.ttlMs : 3_600_000,

@@ -42,3 +42,21 @@ export interface TaskRecord {
 export function expiresAt(record: Pick<TaskRecord, 'createdAt' | 'ttlMs'>): number | null {
   return record.ttlMs === null ? null : record.createdAt + record.ttlMs;
 }
+
+/**
+ * A finished task stays readable at least this long after it finished, even
+ * when its ttl ran out as it finished (a task failed by its deadline would
+ * otherwise vanish before any client saw why). T-26 lets a server purge it at
+ * any time after the ttl; this only chooses a little later.
+ */
+export const FINISHED_RETENTION_MS = 60_000;
+
+/** Whether a finished task may be purged (and answers "expired") at `now`. */
+export function isExpired(
+  record: Pick<TaskRecord, 'createdAt' | 'ttlMs' | 'lastUpdatedAt'>,
+  now: number,
+  retentionMs = FINISHED_RETENTION_MS,
+): boolean {
+  const expiry = expiresAt(record);
+  return expiry !== null && expiry <= now && record.lastUpdatedAt + retentionMs <= now;
+}

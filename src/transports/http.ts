@@ -19,8 +19,10 @@ export interface HttpEntryOptions {
   /** Resolves each request's principal; `null` refuses it with 401. Default: one anonymous principal. */
   authenticate?: Authenticate;
   /**
-   * Host header names accepted (DNS-rebinding protection). Default: the
-   * loopback names when bound to loopback; `false` turns the check off.
+   * Host header names accepted (DNS-rebinding protection). `listenHttp`
+   * defaults to the loopback names when it binds to loopback; a mounted
+   * `createHttpEntry` cannot see the bind address and checks nothing unless
+   * given a list. `false` turns the check off.
    */
   allowedHosts?: string[] | false;
   /** Largest request body in bytes. Default 4 MiB. */

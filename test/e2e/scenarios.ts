@@ -602,6 +602,8 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
         assert.equal(gone.code, -32602);
         assert.match(gone.message, /expired|not found/i);
         assert.ok(seen.length >= 1 && seen[0] === 'working', seen.join(' → '));
+        // The expiry failure stays readable for the retention window before it is gone (FINISHED_RETENTION_MS).
+        assert.ok(seen.includes('failed'), `the expiry failure was never visible: ${seen.join(' → ')}`);
         error_(await ops.update(created.taskId, { x: { action: 'cancel' } }), -32602, 'tasks/update after expiry');
         error_(await ops.cancel(created.taskId), -32602, 'tasks/cancel after expiry');
       });

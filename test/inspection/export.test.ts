@@ -175,13 +175,13 @@ describe('the task machine diagram', () => {
       'task_failed --> [*]',
       'task_cancelled --> [*]',
       // INPUT_NEEDED in working is an array of two guarded transitions; the first targets #task.cancelled.
-      'task_active_working --> task_cancelled : INPUT_NEEDED [isCancelRequested] / clearInputRequests, touch',
+      'task_active_working --> task_cancelled : INPUT_NEEDED [isCancelRequested] / clearInputRequests, noteCancelled, touch',
       'task_active_working --> task_active_input_required : INPUT_NEEDED [isFreshKey] / addInputRequest, touch',
       // Cooperative cancel: targetless, so a self-loop.
       'task_active_working --> task_active_working : CANCEL [isFirstCancel] / markCancelRequested, abortWorker, touch (internal)',
-      'task_active_input_required --> task_cancelled : CANCEL / markCancelRequested, clearInputRequests, touch',
+      'task_active_input_required --> task_cancelled : CANCEL / markCancelRequested, clearInputRequests, noteCancelled, touch',
       'task_active --> task_active : STATUS / setStatusMessage, touch (internal)',
-      'task_active --> task_cancelled : WORK_ABORTED [isCancelRequested] / clearInputRequests, touch',
+      'task_active --> task_cancelled : WORK_ABORTED [isCancelRequested] / clearInputRequests, noteCancelled, touch',
       'task_active --> task_failed : DEADLINE / recordError, clearInputRequests, touch',
     ]) {
       assert.ok(lines.has(line), `missing line: ${line}\n${mermaid}`);
@@ -192,7 +192,7 @@ describe('the task machine diagram', () => {
     assert.ok(dot.includes('subgraph "cluster_task.active" {'));
     assert.ok(dot.includes('"task.active" -> "task.completed" [label="WORK_DONE\\n/ recordResult, clearInputRequests, touch", ltail="cluster_task.active"];'));
     assert.ok(dot.includes('"task:initial" -> "task.active" [lhead="cluster_task.active"];'));
-    assert.ok(dot.includes('"task.active.working" -> "task.cancelled" [label="INPUT_NEEDED [isCancelRequested]\\n/ clearInputRequests, touch"];'));
+    assert.ok(dot.includes('"task.active.working" -> "task.cancelled" [label="INPUT_NEEDED [isCancelRequested]\\n/ clearInputRequests, noteCancelled, touch"];'));
     assert.equal(dot.match(/shape=doublecircle/g)?.length, 3);
   });
 });

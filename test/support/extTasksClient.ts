@@ -118,7 +118,16 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
   const raw: RawClientDispatch = (request, options) =>
     new Promise((resolve, reject) => {
       const id = `raw:${++counter}`;
-      pending.set(id, resolve);
+      // A response stream that ends without a response must fail the test, not hang it.
+      const timer = setTimeout(() => {
+        if (!pending.delete(id)) return;
+        reject(new Error(`no response to ${(request as { method?: string }).method} (${id}) within 30 s`));
+      }, 30_000);
+      timer.unref();
+      pending.set(id, (response) => {
+        clearTimeout(timer);
+        resolve(response);
+      });
       const message = { jsonrpc: '2.0', id, ...(request as object) };
       transport
         .send(message as never, options?.signal ? ({ requestSignal: options.signal } as never) : undefined)

@@ -168,9 +168,32 @@ export function errorOf(outcome: RawOutcome): { code: number; message: string; d
   return outcome.error as { code: number; message: string };
 }
 
+/** How long a raw request may go unanswered (the harness's raw path has no timeout of its own). */
+export const RAW_TIMEOUT_MS = 30_000;
+
+/**
+ * A raw request that fails, with what the transport reported, instead of
+ * hanging forever when its response never arrives.
+ */
+export async function rawRequest(client: ConnectedClient, request: { method: string; params?: unknown }): Promise<RawOutcome> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const errors = client.transportErrors.map((error) => error.message).join('; ') || 'none';
+      const recent = client.exchanges.slice(-3).map((exchange) => ({ id: exchange.id, method: exchange.method, answered: exchange.response !== undefined }));
+      reject(new Error(`${request.method}: no response after ${RAW_TIMEOUT_MS} ms; transport errors: ${errors}; last exchanges: ${JSON.stringify(recent)}`));
+    }, RAW_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([client.raw(request as never), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** `tools/call` declaring the tasks extension. */
 export function callTool(client: ConnectedClient, name: string, args: Record<string, unknown> = {}): Promise<RawOutcome> {
-  return client.raw({ method: 'tools/call', params: { name, arguments: args, _meta: envelope() } } as never);
+  return rawRequest(client, { method: 'tools/call', params: { name, arguments: args, _meta: envelope() } });
 }
 
 /** `tools/call` that must create a task; resolves the taskId. */
@@ -183,11 +206,11 @@ export async function createTask(client: ConnectedClient, name: string, args: Re
 }
 
 export function getTask(client: ConnectedClient, taskId: string): Promise<RawOutcome> {
-  return client.raw({ method: 'tasks/get', params: { taskId, _meta: envelope() } } as never);
+  return rawRequest(client, { method: 'tasks/get', params: { taskId, _meta: envelope() } });
 }
 
 export function updateTask(client: ConnectedClient, taskId: string, inputResponses: Record<string, unknown>): Promise<RawOutcome> {
-  return client.raw({ method: 'tasks/update', params: { taskId, inputResponses, _meta: envelope() } } as never);
+  return rawRequest(client, { method: 'tasks/update', params: { taskId, inputResponses, _meta: envelope() } });
 }
 
 /** Polls `tasks/get` until `accept(task)`; returns that task and every status seen on the way. */
