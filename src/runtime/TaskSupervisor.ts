@@ -7,7 +7,7 @@
  * Task actors are independent root actors in a registry, never children of
  * one parent: spawn cost grows with the number of siblings (xstate-notes §5).
  */
-import { createActor, fromCallback, type Actor } from 'xstate';
+import { createActor, fromCallback, type Actor, type InspectionEvent } from 'xstate';
 import {
   taskMachine,
   TASK_MACHINE_VERSION,
@@ -44,6 +44,11 @@ export interface TaskSupervisorOptions {
   logger: Logger;
   /** How often expired tasks are purged; 0 disables the reaper. */
   reapIntervalMs?: number;
+  /**
+   * Also receives every inspection event of every task actor (the Stately
+   * inspector, a trace). Opt-in: when absent, actors carry only the persister.
+   */
+  inspect?: (event: InspectionEvent) => void;
   /** A finished task stays readable at least this long after it finished. Default 60 s. */
   finishedRetentionMs?: number;
   now?: () => number;
@@ -171,7 +176,7 @@ export class TaskSupervisor {
       this.executions.set(taskId, options.execution);
     }
     const persister = this.newPersister(1);
-    const actor = createActor(this.machine, { input, inspect: persister.inspect });
+    const actor = createActor(this.machine, { input, inspect: this.inspectFor(persister) });
     // Constructed, not started: the worker has not run, the snapshot holds the invokes to start (I-1).
     const record = recordOf(actor.getSnapshot(), actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
     try {
@@ -260,6 +265,20 @@ export class TaskSupervisor {
   private snapshotRecord(live: LiveTask): TaskRecord {
     const snapshot = live.actor.getSnapshot();
     return recordOf(snapshot, undefined, live.persister.currentVersion, TASK_MACHINE_VERSION);
+  }
+
+  /** The persister's hook, plus the user's inspector when one is configured (costs nothing otherwise). */
+  private inspectFor(persister: Persister): (event: InspectionEvent) => void {
+    const extra = this.options.inspect;
+    if (!extra) return persister.inspect;
+    return (event) => {
+      persister.inspect(event);
+      try {
+        extra(event);
+      } catch (error) {
+        this.options.logger.error('inspector failed', error);
+      }
+    };
   }
 
   private newPersister(version: number): Persister {
@@ -375,7 +394,7 @@ export class TaskSupervisor {
     const actor = createActor(this.machine, {
       snapshot: record.snapshot as never,
       input: undefined as never,
-      inspect: persister.inspect,
+      inspect: this.inspectFor(persister),
     });
     this.adopt(actor, persister, record);
   }

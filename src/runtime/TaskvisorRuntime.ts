@@ -22,6 +22,7 @@ import { ToolCaller, type TaskDefaults } from './ToolCaller.js';
 import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
 import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import type { z } from 'zod';
+import type { InspectionEvent } from 'xstate';
 
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -44,6 +45,8 @@ export interface RuntimeOptions {
    * when its ttl ran out (so a task failed by its deadline is seen). Default 60 s.
    */
   finishedRetentionMs?: number;
+  /** Receives every inspection event of every task actor (see `src/inspection`). Off by default. */
+  inspect?: (event: InspectionEvent) => void;
   /** Frames a listen stream may have pending before it is closed as too slow. Default 1000. */
   maxListenBacklog?: number;
   /** Key (≥ 32 bytes) protecting MRTR `requestState`. Default: random per process. */
@@ -82,6 +85,7 @@ export class TaskvisorRuntime {
       logger: this.logger,
       ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),
       ...(options.finishedRetentionMs !== undefined ? { finishedRetentionMs: options.finishedRetentionMs } : {}),
+      ...(options.inspect ? { inspect: options.inspect } : {}),
     });
     const defaults: TaskDefaults = {
       ttlMs: options.ttlMs !== undefined ? options.ttlMs : 3_600_000,
