@@ -9,7 +9,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { TaskSupervisor } from './TaskSupervisor.js';
-import { ToolExecution, type ExecutionOutcome } from './ToolExecution.js';
+import { ToolExecution, type ExecutionOutcome, type InputMode } from './ToolExecution.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 
 /** Defaults a runtime applies to tools that do not set their own. */
@@ -88,16 +88,21 @@ export class ToolCaller {
     };
   }
 
-  /** Runs to the end on the request; input requests go back as MRTR `input_required` (T-08). */
-  private async callSync(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest): Promise<ToolCallOutcome> {
-    const execution = new ToolExecution({
+  /** A run on behalf of `request`, with the answers its MRTR rounds carried. */
+  private startExecution(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest, inputMode: InputMode): ToolExecution {
+    return new ToolExecution({
       tool,
       args,
       principal: request.principal,
-      inputMode: 'return',
+      inputMode,
       answers: request.answers ?? {},
       ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
     });
+  }
+
+  /** Runs to the end on the request; input requests go back as MRTR `input_required` (T-08). */
+  private async callSync(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest): Promise<ToolCallOutcome> {
+    const execution = this.startExecution(tool, args, request, 'return');
     const release = linkAbort(request.signal, execution);
     try {
       return this.settleSync(await execution.outcome, request);
@@ -112,14 +117,7 @@ export class ToolCaller {
    * task is stored before the answer leaves (I-1).
    */
   private async callAuto(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest): Promise<ToolCallOutcome> {
-    const execution = new ToolExecution({
-      tool,
-      args,
-      principal: request.principal,
-      inputMode: 'wait',
-      answers: request.answers ?? {},
-      ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
-    });
+    const execution = this.startExecution(tool, args, request, 'wait');
     const release = linkAbort(request.signal, execution);
     const threshold = tool.options.promoteAfterMs ?? this.defaults.promoteAfterMs;
     let timer: NodeJS.Timeout | undefined;
