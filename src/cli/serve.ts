@@ -64,6 +64,9 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     ...(config.tasks?.pollIntervalMs !== undefined ? { pollIntervalMs: config.tasks.pollIntervalMs } : {}),
     ...(config.tasks?.promoteAfterMs !== undefined ? { promoteAfterMs: config.tasks.promoteAfterMs } : {}),
     ...(config.tasks?.reapIntervalMs !== undefined ? { reapIntervalMs: config.tasks.reapIntervalMs } : {}),
+    ...(config.tasks?.finishedRetentionMs !== undefined ? { finishedRetentionMs: config.tasks.finishedRetentionMs } : {}),
+    ...(config.tasks?.poll ? { poll: config.tasks.poll } : {}),
+    ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
     logger,
   });
   if (loaded) await loadToolModules(loaded, runtime);

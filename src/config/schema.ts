@@ -50,6 +50,26 @@ export const ConfigSchema = z.strictObject({
       pollIntervalMs: nonNegativeInt.optional(),
       promoteAfterMs: nonNegativeInt.optional(),
       reapIntervalMs: nonNegativeInt.optional(),
+      /** A finished task stays readable at least this long after it finished. */
+      finishedRetentionMs: nonNegativeInt.optional(),
+      /** Adaptive polling hint (T-27): bounds, and growth with a task's age (age / growthDivisor). */
+      poll: z
+        .strictObject({
+          minMs: nonNegativeInt.optional(),
+          maxMs: nonNegativeInt.optional(),
+          growthDivisor: nonNegativeInt.optional(),
+        })
+        .optional(),
+      /** Pace clients polling much faster than asked; off unless set. */
+      pollRateLimit: z
+        .union([
+          z.literal(false),
+          z.strictObject({
+            factor: z.number().positive().max(1).optional(),
+            maxDelayMs: nonNegativeInt.optional(),
+          }),
+        ])
+        .optional(),
     })
     .optional(),
   tools: z.array(ToolModuleEntrySchema).optional(),

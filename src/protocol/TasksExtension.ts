@@ -14,6 +14,7 @@ import { z } from 'zod';
 import type { InputRequest } from '../../machines/task/index.js';
 import { ErrorCode, missingTasksCapability, TASKS_EXTENSION_ID } from '../core/errors.js';
 import type { TaskSupervisor } from '../runtime/TaskSupervisor.js';
+import type { PollRateLimiter } from '../runtime/PollRateLimiter.js';
 import { declaresTasks } from './envelope.js';
 import { toDetailedTask } from './wire.js';
 
@@ -30,11 +31,13 @@ export interface TasksExtensionOptions {
   supervisor: TaskSupervisor;
   /** The principal of the request this server instance serves (I-7). */
   principal: string;
+  /** Paces clients polling much faster than asked (T-27); absent = off. */
+  pollRateLimiter?: PollRateLimiter;
 }
 
 export const TasksExtension = {
   /** Declares `extensions["io.modelcontextprotocol/tasks"]: {}` (T-11) and registers the handlers. Call before connect. */
-  attach(server: Server, { supervisor, principal }: TasksExtensionOptions): void {
+  attach(server: Server, { supervisor, principal, pollRateLimiter }: TasksExtensionOptions): void {
     server.registerCapabilities({ extensions: { [TASKS_EXTENSION_ID]: {} } });
 
     // Checked on each request's own envelope (T-33).
@@ -44,7 +47,10 @@ export const TasksExtension = {
 
     server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }, ctx) => {
       requireTasks(ctx, 'tasks/get');
-      const record = await supervisor.get(taskId, principal);
+      let record = await supervisor.get(taskId, principal);
+      if (pollRateLimiter && (await pollRateLimiter.admit(principal, taskId, record.pollIntervalMs)) > 0) {
+        record = await supervisor.get(taskId, principal); // answered late: answer with the state as it is now
+      }
       return { resultType: 'complete', ...toDetailedTask(record) }; // T-06, T-12
     });
 

@@ -25,6 +25,7 @@ import { isExpired, type TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { Persister } from './Persister.js';
+import type { PollPolicy } from './PollPolicy.js';
 import { ToolExecution } from './ToolExecution.js';
 import type { Logger } from './Logger.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
@@ -51,6 +52,8 @@ export interface TaskSupervisorOptions {
   inspect?: (event: InspectionEvent) => void;
   /** A finished task stays readable at least this long after it finished. Default 60 s. */
   finishedRetentionMs?: number;
+  /** Sets the `pollIntervalMs` a task is shown with (T-27); without it the stored hint is shown. */
+  pollPolicy?: PollPolicy;
   now?: () => number;
 }
 
@@ -193,9 +196,8 @@ export class TaskSupervisor {
   /** The task as its owner may see it; unknown, expired and foreign ids are one error (T-14, I-7). */
   async get(taskId: string, principal: string): Promise<TaskRecord> {
     const live = this.lookupLive(taskId, principal);
-    if (live) return this.snapshotRecord(live);
-    const record = await this.stored(taskId, principal);
-    return record;
+    if (live) return this.present(this.snapshotRecord(live));
+    return this.present(await this.stored(taskId, principal));
   }
 
   /**
@@ -262,6 +264,12 @@ export class TaskSupervisor {
     return record;
   }
 
+  /** The record as clients see it now: with the current polling hint (T-27). */
+  private present(record: TaskRecord): TaskRecord {
+    const hint = this.options.pollPolicy?.current(record, this.now());
+    return hint === undefined || hint === record.pollIntervalMs ? record : { ...record, pollIntervalMs: hint };
+  }
+
   private snapshotRecord(live: LiveTask): TaskRecord {
     const snapshot = live.actor.getSnapshot();
     return recordOf(snapshot, undefined, live.persister.currentVersion, TASK_MACHINE_VERSION);
@@ -310,9 +318,11 @@ export class TaskSupervisor {
     const visible = visibleKey(record);
     if (visible !== live.lastVisible) {
       live.lastVisible = visible;
+      if (isTerminal(record)) this.options.pollPolicy?.observe(record);
+      const shown = this.present(record);
       for (const listener of this.listeners) {
         try {
-          listener(record);
+          listener(shown);
         } catch (error) {
           this.options.logger.error('task change listener failed', error);
         }

@@ -19,6 +19,8 @@ import type { ToolDefinition, ToolHandler, ToolOptions } from '../tools/ToolDefi
 import { ToolRegistry } from '../tools/ToolRegistry.js';
 import { stderrLogger, type Logger } from './Logger.js';
 import { ToolCaller, type TaskDefaults } from './ToolCaller.js';
+import { PollPolicy, type PollPolicyOptions } from './PollPolicy.js';
+import { PollRateLimiter, type PollRateLimitOptions } from './PollRateLimiter.js';
 import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
 import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import type { z } from 'zod';
@@ -34,8 +36,12 @@ export interface RuntimeOptions {
   store?: TaskStore | TaskStoreConfig;
   /** Default task lifetime from creation in ms; `null` = unlimited. Default 1 hour. */
   ttlMs?: number | null;
-  /** Default polling hint in ms. Default 1000. */
+  /** Default polling hint in ms, for tools that set none and have no history yet. Default 1000. */
   pollIntervalMs?: number;
+  /** Bounds and growth of the adaptive polling hint (see `PollPolicy`). */
+  poll?: Omit<PollPolicyOptions, 'defaultMs'>;
+  /** Pace clients that poll `tasks/get` much faster than asked (T-27). Off by default. */
+  pollRateLimit?: PollRateLimitOptions | false;
   /** How long an `auto` call may run before it becomes a task. Default 200 ms. */
   promoteAfterMs?: number;
   /** How often expired tasks are purged. Default 60 s; 0 disables. */
@@ -75,10 +81,12 @@ export class TaskvisorRuntime {
   private readonly serverInfo: { name: string; version: string };
   private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
   private readonly closers = new Set<() => Promise<void>>();
+  private readonly pollRateLimiter: PollRateLimiter | undefined;
 
   constructor(private readonly options: RuntimeOptions = {}) {
     this.logger = options.logger ?? stderrLogger();
     this.store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
+    const pollPolicy = new PollPolicy({ defaultMs: options.pollIntervalMs ?? 1000, ...(options.poll ?? {}) });
     this.supervisor = new TaskSupervisor({
       store: this.store,
       tools: this.tools,
@@ -86,13 +94,14 @@ export class TaskvisorRuntime {
       ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),
       ...(options.finishedRetentionMs !== undefined ? { finishedRetentionMs: options.finishedRetentionMs } : {}),
       ...(options.inspect ? { inspect: options.inspect } : {}),
+      pollPolicy,
     });
     const defaults: TaskDefaults = {
       ttlMs: options.ttlMs !== undefined ? options.ttlMs : 3_600_000,
-      pollIntervalMs: options.pollIntervalMs ?? 1000,
       promoteAfterMs: options.promoteAfterMs ?? 200,
     };
-    this.caller = new ToolCaller(this.tools, this.supervisor, defaults);
+    this.caller = new ToolCaller(this.tools, this.supervisor, defaults, pollPolicy);
+    this.pollRateLimiter = options.pollRateLimit ? new PollRateLimiter(options.pollRateLimit) : undefined;
     this.requestState = createRequestStateCodec<MrtrState>({ key: options.requestStateKey ?? randomBytes(32) });
     this.serverInfo = { name: options.name ?? 'taskvisor', version: options.version ?? '0.1.0' };
     this.subscriptions = new SubscriptionHub({
@@ -193,7 +202,13 @@ export class TaskvisorRuntime {
     });
     ToolsSurface.attach(server, { tools: this.tools, caller: this.caller, principal: principal.id, era, requestState: this.requestState });
     // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
-    if (era === 'modern') TasksExtension.attach(server, { supervisor: this.supervisor, principal: principal.id });
+    if (era === 'modern') {
+      TasksExtension.attach(server, {
+        supervisor: this.supervisor,
+        principal: principal.id,
+        ...(this.pollRateLimiter ? { pollRateLimiter: this.pollRateLimiter } : {}),
+      });
+    }
     return server;
   }
 }

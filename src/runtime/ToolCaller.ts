@@ -9,6 +9,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { TaskSupervisor } from './TaskSupervisor.js';
+import type { PollPolicy } from './PollPolicy.js';
 import { ToolExecution, type ExecutionOutcome, type InputMode } from './ToolExecution.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 
@@ -16,7 +17,6 @@ import { ProtocolError } from '@modelcontextprotocol/server';
 export interface TaskDefaults {
   /** Task lifetime from creation; `null` = unlimited. */
   ttlMs: number | null;
-  pollIntervalMs: number;
   /** `auto` tools become tasks after this long. */
   promoteAfterMs: number;
 }
@@ -46,6 +46,7 @@ export class ToolCaller {
     private readonly tools: ToolRegistry,
     private readonly supervisor: TaskSupervisor,
     private readonly defaults: TaskDefaults,
+    private readonly pollPolicy: PollPolicy,
   ) {}
 
   /**
@@ -82,7 +83,7 @@ export class ToolCaller {
       args,
       principal: request.principal,
       ttlMs: tool.options.ttlMs !== undefined ? tool.options.ttlMs : this.defaults.ttlMs,
-      pollIntervalMs: tool.options.pollIntervalMs ?? this.defaults.pollIntervalMs,
+      pollIntervalMs: this.pollPolicy.initial(tool.name, tool.options.pollIntervalMs),
       ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
       ...(execution ? { execution } : {}),
     };
