@@ -1,6 +1,7 @@
 /**
  * The official `@modelcontextprotocol/ext-tasks` client, connected to a
- * taskvisor server over real Streamable HTTP or a real stdio child process.
+ * taskvisor server over real Streamable HTTP, a real stdio child process or a
+ * real WebSocket.
  *
  * The SDK Client cannot decode `resultType: "task"` (P5), so ext-tasks needs
  * a host request coordinator (`rawDispatch`) on the Client's own transport
@@ -14,6 +15,7 @@ import {
   type ApplicationInputHandler,
   type RawClientDispatch,
 } from '@modelcontextprotocol/ext-tasks/client';
+import { WsClientTransport } from './wsClientTransport.js';
 
 export const PROTOCOL_VERSION = '2026-07-28';
 export const CLIENT_INFO = { name: 'taskvisor-tests', version: '1.0.0' };
@@ -24,7 +26,8 @@ export const TASKS_CAPABILITIES = {
 
 export type Endpoint =
   | { kind: 'http'; url: string; /** Extra headers on every POST (e.g. an identity for an `authenticate` hook). */ headers?: Record<string, string> }
-  | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string };
+  | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string }
+  | { kind: 'ws'; url: string; /** Extra headers on the upgrade request (e.g. an identity for an `authenticate` hook). */ headers?: Record<string, string> };
 
 /** One request this client sent, and the response the server sent back for it (once it arrived). */
 export interface Exchange {
@@ -56,6 +59,8 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
   const transport: Transport =
     endpoint.kind === 'http'
       ? new StreamableHTTPClientTransport(new URL(endpoint.url), endpoint.headers ? { requestInit: { headers: endpoint.headers } } : undefined)
+      : endpoint.kind === 'ws'
+      ? new WsClientTransport(endpoint.url, endpoint.headers ? { headers: endpoint.headers } : {})
       : new StdioClientTransport({
           command: endpoint.command,
           args: endpoint.args,
