@@ -1,0 +1,144 @@
+/**
+ * One WebSocket connection as an SDK `Transport`, so the SDK's
+ * `serveStdio(factory, { transport })` can serve it: era chosen by the
+ * opening message, one pinned server instance per connection (sdk-v2-notes
+ * §5; the v2 SDK has no WebSocket transport of its own).
+ *
+ * Framing: one JSON-RPC message per text frame, no batches. A text frame that
+ * is not JSON is answered with a `-32700` parse error (id null); a binary
+ * frame, a batch or JSON that is not a JSON-RPC message with `-32600`. The
+ * connection stays open after any of these.
+ */
+import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+import { WebSocket, type RawData } from 'ws';
+
+/** Normal closure (RFC 6455 §7.4.1). */
+export const WS_CLOSE_NORMAL = 1000;
+/** The endpoint is going away (server shutdown). */
+export const WS_CLOSE_GOING_AWAY = 1001;
+
+export interface WebSocketServerTransportOptions {
+  /** How long `close()` waits for the peer's close frame before dropping the socket. Default 2 s. */
+  closeTimeoutMs?: number;
+}
+
+type OnMessage = NonNullable<Transport['onmessage']>;
+
+export class WebSocketServerTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** Close code and reason the next `close()` sends (the listener sets 1001 on shutdown). */
+  closeCode = WS_CLOSE_NORMAL;
+  closeReason = '';
+
+  private started = false;
+  private closedValue = false;
+  /** Messages that arrived before `start()`: delivered by it, in order. */
+  private readonly early: JSONRPCMessage[] = [];
+  private readonly socketClosed: Promise<void>;
+
+  constructor(
+    readonly socket: WebSocket,
+    private readonly options: WebSocketServerTransportOptions = {},
+  ) {
+    this.socketClosed = new Promise((resolve) => socket.once('close', () => resolve()));
+    socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    socket.on('error', (error) => this.onerror?.(error));
+    socket.once('close', () => this.markClosed());
+  }
+
+  /** True once the socket is closing or closed (or `close()` was called). */
+  get closed(): boolean {
+    return this.closedValue;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('WebSocketServerTransport already started');
+    this.started = true;
+    for (const message of this.early.splice(0)) this.deliver(message);
+  }
+
+  /** Sends one message as one text frame; resolves once ws has written it, rejects when the socket is closed. */
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.closedValue || this.socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new Error('WebSocket is closed'));
+    }
+    return new Promise((resolve, reject) => {
+      this.socket.send(JSON.stringify(message), (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /** Closes the socket with `closeCode`, waits (bounded) for the close handshake, then fires `onclose` once. */
+  async close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CONNECTING || this.socket.readyState === WebSocket.OPEN) {
+      this.socket.close(this.closeCode, this.closeReason);
+    }
+    this.markClosed();
+    if (this.socket.readyState !== WebSocket.CLOSED) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), this.options.closeTimeoutMs ?? 2_000);
+        timer.unref();
+      });
+      if ((await Promise.race([this.socketClosed, timeout])) === 'timeout') this.socket.terminate();
+      clearTimeout(timer);
+    }
+  }
+
+  private markClosed(): void {
+    if (this.closedValue) return;
+    this.closedValue = true;
+    this.onclose?.();
+  }
+
+  private receive(data: RawData, isBinary: boolean): void {
+    if (this.closedValue) return;
+    if (isBinary) {
+      this.reject(-32600, 'Invalid Request: binary frames are not accepted; send one JSON-RPC message per text frame');
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(rawText(data));
+    } catch {
+      this.reject(-32700, 'Parse error: the frame is not valid JSON');
+      return;
+    }
+    if (Array.isArray(value)) {
+      this.reject(-32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per frame');
+      return;
+    }
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(value);
+    } catch {
+      const id = (value as { id?: unknown } | null)?.id;
+      // Only a request gets an answer; anything without an id is answered with id null.
+      this.reject(-32600, 'Invalid Request: not a JSON-RPC 2.0 message', typeof id === 'string' || typeof id === 'number' ? id : null);
+      return;
+    }
+    if (!this.started) this.early.push(message);
+    else this.deliver(message);
+  }
+
+  private deliver(message: JSONRPCMessage): void {
+    try {
+      (this.onmessage as OnMessage | undefined)?.(message);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  private reject(code: number, message: string, id: string | number | null = null): void {
+    this.send({ jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage).catch((error: unknown) =>
+      this.onerror?.(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+}
+
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}

@@ -1,0 +1,244 @@
+/**
+ * MCP over WebSocket (not a spec transport; the v2 SDK has none): each
+ * socket is wrapped as an SDK `Transport` and served by the SDK's
+ * `serveStdio(factory, { transport })`, so a connection behaves like a stdio
+ * connection — era chosen by the opening message, one pinned instance, both
+ * 2026-07-28 and 2025-11-25 clients, server→client requests on legacy
+ * connections, `subscriptions/listen` (with `taskIds`) served by taskvisor's
+ * hub (sdk-v2-notes §5, P8).
+ *
+ * The front door is the HTTP upgrade: path (404), Host check (403, DNS
+ * rebinding), Origin check (403, cross-site WebSocket hijacking: browsers let
+ * any page open a socket to localhost), then `authenticate` (401). The
+ * principal it resolves holds for the connection's lifetime (I-7).
+ */
+import { createServer, STATUS_CODES, type IncomingMessage, type Server as NodeHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
+import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
+import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
+import { WS_CLOSE_GOING_AWAY, WebSocketServerTransport } from './WebSocketServerTransport.js';
+
+export interface WebSocketListenOptions {
+  /** Interface to bind. Default `127.0.0.1`. */
+  host?: string;
+  /** Port; 0 picks a free one. Default 3001. */
+  port?: number;
+  /** Path served; upgrades elsewhere get 404. Default `/mcp`. */
+  path?: string;
+  /**
+   * Resolves the principal of a connection from its upgrade request (URL and
+   * headers; no body); `null` refuses it with 401. Default: one anonymous
+   * principal. The same hook type as HTTP's.
+   */
+  authenticate?: Authenticate;
+  /** Host header names accepted. Default: the loopback names on loopback binds, else no check. `false` turns it off. */
+  allowedHosts?: string[] | false;
+  /**
+   * Origin host names accepted from browsers (an upgrade without `Origin`,
+   * i.e. a non-browser client, always passes). Default: the loopback names
+   * on loopback binds, else no check. `false` turns it off.
+   */
+  allowedOrigins?: string[] | false;
+  /** Largest inbound frame in bytes; a bigger one closes the socket with 1009. Default 4 MiB. */
+  maxPayloadBytes?: number;
+  /** Ping interval; a socket that has not answered the previous ping is terminated. 0 disables. Default 30 s. */
+  keepAliveMs?: number;
+}
+
+export interface WebSocketListener {
+  server: NodeHttpServer;
+  /** The MCP endpoint URL, e.g. `ws://127.0.0.1:3001/mcp`. */
+  url: string;
+  /** Open connections. */
+  readonly connections: number;
+  /** Ends every listen stream gracefully, closes every socket with 1001, stops listening. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+const DEFAULT_MAX_PAYLOAD = 4 * 1024 * 1024;
+
+interface Connection {
+  socket: WebSocket;
+  transport: WebSocketServerTransport;
+  close(): Promise<void>;
+  alive: boolean;
+}
+
+/** Listens on `host:port` and serves the runtime over WebSocket at `path`. */
+export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSocketListenOptions = {}): Promise<WebSocketListener> {
+  const host = options.host ?? '127.0.0.1';
+  const path = options.path ?? '/mcp';
+  const isLoopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  const allowedHosts = options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false);
+  const allowedOrigins = options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false);
+  const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
+  const connections = new Set<Connection>();
+  let closing = false;
+
+  // Offered subprotocols: ws picks the first by default; the v1 SDK client offers `mcp` and fails without it.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD });
+
+  const server = createServer((req, res) => {
+    // Plain HTTP: the endpoint only speaks WebSocket.
+    const onPath = new URL(req.url ?? '/', 'http://x').pathname === path;
+    const status = onPath ? 426 : 404;
+    const message = onPath ? 'Upgrade Required: MCP is served over WebSocket here' : `Not found: MCP is served at ${path}`;
+    res.writeHead(status, { 'content-type': 'application/json', ...(onPath ? { upgrade: 'websocket', connection: 'Upgrade' } : {}) });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: onPath ? -32600 : -32601, message } }));
+  });
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (error) => runtime.logger.error('websocket upgrade', error));
+    void admit(req).then(
+      async (outcome) => {
+        if (outcome instanceof Response) return refuse(socket, outcome);
+        if (closing || socket.destroyed) return void socket.destroy();
+        wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
+      },
+      (error: unknown) => {
+        runtime.logger.error('websocket upgrade', error);
+        socket.destroy();
+      },
+    );
+  });
+
+  /** The principal of an upgrade request, or the HTTP response refusing it. */
+  const admit = async (req: IncomingMessage): Promise<Principal | Response> => {
+    const request = upgradeRequest(req);
+    if (new URL(request.url).pathname !== path) return jsonError(404, -32601, `Not found: MCP is served at ${path}`);
+    if (allowedHosts) {
+      const rejected = hostHeaderValidationResponse(request, allowedHosts);
+      if (rejected) return rejected;
+    }
+    if (allowedOrigins) {
+      const rejected = originValidationResponse(request, allowedOrigins);
+      if (rejected) return rejected;
+    }
+    let principal: Principal | null;
+    try {
+      principal = await authenticate(request);
+    } catch (error) {
+      runtime.logger.error('authenticate failed', error);
+      principal = null;
+    }
+    if (!principal) return jsonError(401, -32600, 'Unauthorized: this endpoint requires authentication', { 'www-authenticate': 'Bearer' });
+    return principal;
+  };
+
+  const accept = (socket: WebSocket, principal: Principal): void => {
+    const transport = new WebSocketServerTransport(socket);
+    // Listens are served by taskvisor's hub: the SDK's listen router strips taskIds (P8).
+    const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);
+    const handle = sdkServeStdio(runtime.serverFactory(() => principal), {
+      transport: wire,
+      onerror: (error) => runtime.logger.error('websocket', error),
+    });
+    const connection: Connection = { socket, transport, close: () => handle.close(), alive: true };
+    connections.add(connection);
+    socket.on('pong', () => (connection.alive = true));
+    // The SDK owns transport.onclose; watch the socket itself for the end of the connection.
+    socket.once('close', () => {
+      connections.delete(connection);
+      // A socket the client closed: let the SDK close its pinned instance too (a no-op when it already did).
+      void handle.close().catch((error: unknown) => runtime.logger.error('websocket close', error));
+    });
+  };
+
+  const keepAliveMs = options.keepAliveMs ?? 30_000;
+  const heartbeat =
+    keepAliveMs > 0
+      ? setInterval(() => {
+          for (const connection of connections) {
+            if (!connection.alive) {
+              connection.socket.terminate();
+              continue;
+            }
+            connection.alive = false;
+            try {
+              connection.socket.ping();
+            } catch {
+              connection.socket.terminate();
+            }
+          }
+        }, keepAliveMs)
+      : undefined;
+  heartbeat?.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 3001, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      closing = true;
+      if (heartbeat) clearInterval(heartbeat);
+      await Promise.all(
+        [...connections].map(async (connection) => {
+          connection.transport.closeCode = WS_CLOSE_GOING_AWAY;
+          connection.transport.closeReason = 'server shutting down';
+          // Ends the connection's listen streams with their result first (ListenInterceptingTransport.close).
+          await connection.close().catch((error: unknown) => runtime.logger.error('websocket close', error));
+        }),
+      );
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    })());
+  runtime.onClose(close);
+  return {
+    server,
+    url: `ws://${shownHost}:${address.port}${path}`,
+    get connections() {
+      return connections.size;
+    },
+    close,
+  };
+}
+
+/** A web `Request` carrying the upgrade request's URL and headers (what `Authenticate` and the SDK's checks read). */
+function upgradeRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+  } catch {
+    url = new URL(req.url ?? '/', 'http://localhost');
+  }
+  return new Request(url, { method: req.method ?? 'GET', headers });
+}
+
+const jsonError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+
+/** Answers the upgrade with `response` as a plain HTTP response and ends the socket. */
+async function refuse(socket: Duplex, response: Response): Promise<void> {
+  const body = Buffer.from(await response.text());
+  const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`, 'Connection: close'];
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length' && name !== 'connection') lines.push(`${name}: ${value}`);
+  });
+  lines.push(`Content-Length: ${body.length}`);
+  if (socket.destroyed) return;
+  socket.once('finish', () => socket.destroy());
+  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
+}
