@@ -38,6 +38,8 @@ export class SubscriptionHub {
   private readonly byTask = new Map<string, Set<ListenSubscription>>();
   private readonly toolWatchers = new Set<ListenSubscription>();
   private readonly open = new Set<ListenSubscription>();
+  /** Streams still reading their tasks' current state, with the ids a newer change was queued for meanwhile. */
+  private readonly opening = new Map<ListenSubscription, Set<string>>();
   private readonly maxBacklog: number;
   private readonly maxTaskIds: number;
 
@@ -72,6 +74,8 @@ export class SubscriptionHub {
       onClosed: (closed) => this.forget(closed),
     });
     this.open.add(subscription);
+    const changedMeanwhile = new Set<string>();
+    this.opening.set(subscription, changedMeanwhile);
     if (request.requested.toolsListChanged) {
       subscription.toolsListChanged = true;
       this.toolWatchers.add(subscription);
@@ -90,13 +94,15 @@ export class SubscriptionHub {
         }
       }),
     );
+    this.opening.delete(subscription);
     if (subscription.closed) return subscription;
     const honoured: ListenFilter = {};
     if (subscription.toolsListChanged) honoured.toolsListChanged = true;
     if (request.requested.taskIds !== undefined) honoured.taskIds = wanted.filter((id) => accepted.includes(id));
     subscription.acknowledge(honoured);
-    // The state right after the acknowledgement, so a client never waits for a change that already happened.
-    for (const record of current) this.deliver(subscription, record);
+    // The state right after the acknowledgement, so a client never waits for a change that already happened;
+    // unless a change was published during the read: that frame is newer and went out first.
+    for (const record of current) if (!changedMeanwhile.has(record.taskId)) this.deliver(subscription, record);
     if (Object.keys(honoured).length === 0 || (honoured.taskIds?.length === 0 && !honoured.toolsListChanged)) {
       // Nothing will ever be sent: close gracefully at once, as the SDK's own router does.
       subscription.close({ graceful: true });
@@ -126,6 +132,7 @@ export class SubscriptionHub {
     if (record.owner !== subscription.principal || !subscription.taskIds.has(record.taskId)) return;
     // The full DetailedTask, as tasks/get would return it, without resultType (T-31, D-03).
     subscription.notify('notifications/tasks', toDetailedTask(record));
+    this.opening.get(subscription)?.add(record.taskId);
     if (TERMINAL_STATUSES.has(record.status)) this.unwatch(subscription, record.taskId);
   }
 
@@ -146,6 +153,7 @@ export class SubscriptionHub {
 
   private forget(subscription: ListenSubscription): void {
     this.open.delete(subscription);
+    this.opening.delete(subscription);
     this.toolWatchers.delete(subscription);
     for (const taskId of [...subscription.taskIds]) this.unwatch(subscription, taskId);
   }
