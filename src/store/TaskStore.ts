@@ -7,7 +7,7 @@
  * store is a file), and once resolved a `get` from any instance sharing the
  * store returns it (T-07, I-1).
  *
- * Writers: the embedded stores (`memory`, `lowdb`) assume one process writes
+ * Writers: the embedded stores (`memory`, `lowdb`, `sqlite`) assume one process writes
  * a store at a time (like lowdb itself); sharing one store between instances
  * is the job of a store built for it (Postgres, with leases).
  *

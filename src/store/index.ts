@@ -1,19 +1,21 @@
 /**
- * Task persistence: the {@link TaskStore} port, its two implementations and a
+ * Task persistence: the {@link TaskStore} port, its implementations and a
  * factory choosing one from configuration.
  */
 import { LowdbTaskStore } from './LowdbTaskStore.js';
 import { MemoryTaskStore } from './MemoryTaskStore.js';
+import { SqliteTaskStore } from './SqliteTaskStore.js';
 import type { TaskStore } from './TaskStore.js';
 
 export { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
 export { MemoryTaskStore } from './MemoryTaskStore.js';
 export { LowdbTaskStore, type LowdbTaskStoreOptions } from './LowdbTaskStore.js';
+export { SqliteTaskStore, DEFAULT_SQLITE_FILE, SQLITE_SCHEMA_VERSION, type SqliteTaskStoreOptions } from './SqliteTaskStore.js';
 export { DurableJsonFile, fsyncDir, type DurableJsonFileHooks, type DurableJsonFileOptions } from './DurableJsonFile.js';
 export { MAX_TASK_ID_LENGTH } from './taskFiles.js';
 
 /** Store selection as it appears in configuration. */
-export type TaskStoreConfig = { kind: 'memory' } | { kind: 'lowdb'; dir: string };
+export type TaskStoreConfig = { kind: 'memory' } | { kind: 'lowdb'; dir: string } | { kind: 'sqlite'; file: string };
 
 /**
  * Builds the configured store. The caller still calls `open()` (and later
@@ -25,6 +27,8 @@ export function createTaskStore(config: TaskStoreConfig): TaskStore {
       return new MemoryTaskStore();
     case 'lowdb':
       return new LowdbTaskStore({ dir: config.dir });
+    case 'sqlite':
+      return new SqliteTaskStore({ file: config.file });
     default: {
       const unknown: never = config;
       throw new Error(`unknown task store kind ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);

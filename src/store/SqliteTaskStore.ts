@@ -1,0 +1,481 @@
+/**
+ * SQLite-backed {@link TaskStore} (better-sqlite3, WAL, `synchronous=FULL`).
+ *
+ * Durability (T-07, I-1): with `synchronous=FULL` in WAL mode every commit
+ * fsyncs the write-ahead log, and a write's promise resolves only after the
+ * transaction holding it committed.
+ *
+ * Group commit: better-sqlite3 is synchronous, so one commit per write would
+ * cost one fsync per caller however many callers wait (≈0.5 ms each,
+ * reference/xstate-notes.md §2). Instead every `create`, `put` and `delete`
+ * issued in the same tick is queued and the whole queue is applied in ONE
+ * transaction on the next `setImmediate`; every caller of that batch is
+ * answered after the commit. Within a batch the writes apply in call order and
+ * each one succeeds or fails on its own (a duplicate `create` rejects only its
+ * caller; a stale `put` is ignored).
+ *
+ * Reads (`get`, listings) go straight to the database and see only committed
+ * data — which includes every write whose promise has resolved.
+ *
+ * One process uses a file at a time (like the other embedded stores): SQLite's
+ * locking keeps a second writer from corrupting the file, but the runtime's
+ * recovery assumes it is the only one running the tasks.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { mkdir, open as openFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+// Type-only: the native addon is loaded by open(), so using another store never loads (or needs) it.
+import type Database from 'better-sqlite3';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { errorCode, errorMessage, fsyncDir } from './DurableJsonFile.js';
+import { compareNewestFirst, normalizeLimit } from './query.js';
+import { invalidTaskIdReason } from './taskFiles.js';
+import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+
+/** Default file of the `sqlite` store, relative to the working directory. */
+export const DEFAULT_SQLITE_FILE = './.taskvisor/tasks.sqlite';
+
+export interface SqliteTaskStoreOptions {
+  /** Database file (created with mode 0600, parent folders too, if missing), or `:memory:` (tests). */
+  file: string;
+  /** How long a statement waits for a lock held by another connection before failing. Default 5000 ms. */
+  busyTimeoutMs?: number;
+  /**
+   * Called for a stored row whose record cannot be parsed while listing (the
+   * row is skipped, never fatal; `get` of that id throws instead). Default:
+   * one line on stderr.
+   */
+  onCorrupt?: (taskId: string, error: Error) => void;
+}
+
+/**
+ * Schema migrations, in order: entry `i` brings the schema from version `i`
+ * to `i + 1`. Never edit a released migration; append a new one.
+ */
+const MIGRATIONS: readonly string[] = [
+  // 1: the tasks table and its indexes.
+  `
+  CREATE TABLE tasks (
+    task_id         TEXT PRIMARY KEY NOT NULL,
+    owner           TEXT NOT NULL,
+    tool            TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    created_at      INTEGER NOT NULL,
+    last_updated_at INTEGER NOT NULL,
+    ttl_ms          INTEGER,
+    -- NULL when ttl_ms is NULL: the task never expires (T-26).
+    expires_at      INTEGER GENERATED ALWAYS AS (created_at + ttl_ms) STORED,
+    version         INTEGER NOT NULL,
+    machine_version INTEGER NOT NULL,
+    -- The whole TaskRecord as JSON: the source of truth; the columns above are for queries.
+    record          TEXT NOT NULL
+  );
+  CREATE INDEX tasks_status ON tasks (status);
+  CREATE INDEX tasks_expires ON tasks (expires_at, task_id) WHERE expires_at IS NOT NULL;
+  CREATE INDEX tasks_owner_created ON tasks (owner, created_at DESC, task_id);
+  `,
+];
+
+/** The schema version this code writes and reads. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+type State = 'new' | 'opening' | 'open' | 'closed';
+
+/** Named parameters of the write statements. */
+interface Row {
+  task_id: string;
+  owner: string;
+  tool: string;
+  status: string;
+  created_at: number;
+  last_updated_at: number;
+  ttl_ms: number | null;
+  version: number;
+  machine_version: number;
+  record: string;
+}
+
+/** A queued write: `apply` runs inside the batch transaction and returns how to answer the caller once it committed. */
+interface QueuedWrite {
+  apply(): () => void;
+  fail(error: Error): void;
+}
+
+interface Statements {
+  insert: Database.Statement<[Row]>;
+  update: Database.Statement<[Row]>;
+  delete: Database.Statement<[string]>;
+  get: Database.Statement<[string], string>;
+  nonTerminal: Database.Statement<[], { task_id: string; record: string }>;
+  expired: Database.Statement<[number, number], string>;
+}
+
+/**
+ * {@link TaskStore} over one SQLite file.
+ *
+ * - `open()` creates the file (mode 0600) and its folders if needed, switches
+ *   to WAL with `synchronous=FULL` and runs the schema migrations; a file that
+ *   is not a SQLite database, or whose schema is newer than this code, is
+ *   refused with an error naming the file.
+ * - Writes are group-committed (see the module comment); {@link commits}
+ *   counts the write transactions.
+ */
+export class SqliteTaskStore implements TaskStore {
+  /** Absolute path of the database file (or `:memory:`). */
+  readonly file: string;
+  readonly #busyTimeoutMs: number;
+  readonly #onCorrupt: (taskId: string, error: Error) => void;
+  #db: Database.Database | undefined;
+  #statements: Statements | undefined;
+  readonly #listStatements = new Map<string, Database.Statement<unknown[], { task_id: string; record: string }>>();
+  #queue: QueuedWrite[] = [];
+  #flushTimer: NodeJS.Immediate | undefined;
+  #commits = 0;
+  #state: State = 'new';
+
+  constructor(options: SqliteTaskStoreOptions) {
+    this.file = options.file === ':memory:' ? ':memory:' : resolve(options.file);
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    this.#onCorrupt = options.onCorrupt ?? ((taskId, error) => console.error(`taskvisor: skipping unreadable task record ${taskId} in ${this.file}: ${error.message}`));
+  }
+
+  /** Write transactions committed so far (one per batch of writes). */
+  get commits(): number {
+    return this.#commits;
+  }
+
+  /** Creates the file if needed, opens it in WAL mode and brings its schema up to date. */
+  async open(): Promise<void> {
+    if (this.#state !== 'new') throw new Error(`sqlite task store at ${this.file}: open() called on a store that is ${this.#state}`);
+    this.#state = 'opening';
+    let db: Database.Database | undefined;
+    try {
+      if (this.file !== ':memory:') await createFileIfMissing(this.file);
+      const Driver = await loadDriver();
+      // close() may have been called meanwhile: open nothing then.
+      if (this.#state !== 'opening') return;
+      db = new Driver(this.file, { fileMustExist: this.file !== ':memory:', timeout: this.#busyTimeoutMs });
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(this.#busyTimeoutMs))}`);
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (this.file !== ':memory:' && mode !== 'wal') throw new Error(`cannot switch to WAL mode (journal_mode is ${String(mode)})`);
+      db.pragma('synchronous = FULL');
+      migrate(db);
+      this.#statements = prepareStatements(db);
+      this.#db = db;
+      this.#state = 'open';
+    } catch (error) {
+      db?.close();
+      this.#state = 'closed';
+      throw new Error(`cannot open sqlite task store ${this.file}: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  /** Commits the queued writes, then closes the database; later calls reject with "store is closed". */
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    if (this.#flushTimer !== undefined) clearImmediate(this.#flushTimer);
+    this.#flush();
+    this.#listStatements.clear();
+    this.#statements = undefined;
+    const db = this.#db;
+    this.#db = undefined;
+    db?.close();
+  }
+
+  /**
+   * Durably inserts a new task (in the next batch). Rejects with
+   * {@link TaskExistsError} when the id is stored or created earlier in the
+   * same batch, and with an Error for ids that cannot be stored (empty,
+   * longer than 200 chars, malformed UTF-16).
+   */
+  async create(record: TaskRecord): Promise<void> {
+    const statements = this.#assertOpen();
+    const reason = invalidTaskIdReason(record.taskId);
+    if (reason !== undefined) throw new Error(`cannot create task in ${this.file}: ${reason}`);
+    // Serialized now: the caller may mutate its object before the batch runs.
+    const row = rowOf(record, this.file);
+    return new Promise<void>((resolve, reject) => {
+      this.#enqueue({
+        apply: () => (statements.insert.run(row).changes === 1 ? () => resolve() : () => reject(new TaskExistsError(row.task_id))),
+        fail: reject,
+      });
+    });
+  }
+
+  /** Durably replaces the record when its version is higher than the stored one; ignores stale versions and unknown ids. */
+  async put(record: TaskRecord): Promise<void> {
+    const statements = this.#assertOpen();
+    if (invalidTaskIdReason(record.taskId) !== undefined) return;
+    const row = rowOf(record, this.file);
+    return new Promise<void>((resolve, reject) => {
+      this.#enqueue({
+        apply: () => {
+          // `WHERE version < ?` in SQL: compared with whatever an earlier write of this batch left.
+          statements.update.run(row);
+          return () => resolve();
+        },
+        fail: reject,
+      });
+    });
+  }
+
+  /** The stored record, or `undefined` (also for ids that cannot be stored). */
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    const statements = this.#assertOpen();
+    if (invalidTaskIdReason(taskId) !== undefined) return undefined;
+    const json = statements.get.get(taskId);
+    if (json === undefined) return undefined;
+    try {
+      return parseRecord(json, taskId);
+    } catch (error) {
+      throw new Error(`${this.file}: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  /** Durably removes a task (in the next batch); `true` when it existed. */
+  async delete(taskId: string): Promise<boolean> {
+    const statements = this.#assertOpen();
+    if (invalidTaskIdReason(taskId) !== undefined) return false;
+    return new Promise<boolean>((resolve, reject) => {
+      this.#enqueue({
+        apply: () => {
+          const removed = statements.delete.run(taskId).changes > 0;
+          return () => resolve(removed);
+        },
+        fail: reject,
+      });
+    });
+  }
+
+  /** Every `working` / `input_required` record (index on `status`). */
+  async listNonTerminal(): Promise<TaskRecord[]> {
+    const statements = this.#assertOpen();
+    return this.#parseRows(statements.nonTerminal.all());
+  }
+
+  /** Ids whose `createdAt + ttlMs <= now`, most overdue first, at most `limit` (index on `expires_at`). */
+  async listExpired(now: number, limit: number): Promise<string[]> {
+    const statements = this.#assertOpen();
+    const max = normalizeLimit(limit);
+    if (max === 0) return [];
+    return statements.expired.all(now, max === Number.POSITIVE_INFINITY ? -1 : max);
+  }
+
+  /** Matching records, newest first (ties by id); index on `(owner, created_at)` when an owner is given. */
+  async list(query: TaskListQuery = {}): Promise<TaskRecord[]> {
+    this.#assertOpen();
+    const limit = normalizeLimit(query.limit);
+    const statuses = query.status === undefined ? undefined : [...new Set(query.status)];
+    if (limit === 0 || statuses?.length === 0) return [];
+    const params: unknown[] = [];
+    if (query.owner !== undefined) params.push(query.owner);
+    if (statuses !== undefined) params.push(...statuses);
+    params.push(limit === Number.POSITIVE_INFINITY ? -1 : limit);
+    const records = this.#parseRows(this.#listStatement(query.owner !== undefined, statuses?.length).all(...params));
+    // SQLite orders ids by UTF-8 bytes, the other stores by UTF-16 units; they differ only for ids with
+    // characters above U+FFFF, and re-sorting makes the returned order identical (stable for the rest).
+    return records.sort(compareNewestFirst);
+  }
+
+  #listStatement(byOwner: boolean, statusCount: number | undefined): Database.Statement<unknown[], { task_id: string; record: string }> {
+    const key = `${byOwner}:${statusCount ?? '-'}`;
+    let statement = this.#listStatements.get(key);
+    if (statement === undefined) {
+      const where: string[] = [];
+      if (byOwner) where.push('owner = ?');
+      if (statusCount !== undefined) where.push(`status IN (${Array.from({ length: statusCount }, () => '?').join(', ')})`);
+      statement = (this.#db as Database.Database).prepare<unknown[], { task_id: string; record: string }>(
+        `SELECT task_id, record FROM tasks ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, task_id LIMIT ?`,
+      );
+      this.#listStatements.set(key, statement);
+    }
+    return statement;
+  }
+
+  #parseRows(rows: readonly { task_id: string; record: string }[]): TaskRecord[] {
+    const out: TaskRecord[] = [];
+    for (const row of rows) {
+      try {
+        out.push(parseRecord(row.record, row.task_id));
+      } catch (error) {
+        this.#onCorrupt(row.task_id, error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+    return out;
+  }
+
+  #assertOpen(): Statements {
+    if (this.#state === 'open' && this.#statements !== undefined) return this.#statements;
+    if (this.#state === 'closed') throw new Error(`store is closed (sqlite task store ${this.file})`);
+    throw new Error(`store is not open: call open() first (sqlite task store ${this.file})`);
+  }
+
+  #enqueue(write: QueuedWrite): void {
+    this.#queue.push(write);
+    this.#flushTimer ??= setImmediate(() => this.#flush());
+  }
+
+  /** Applies every queued write in one transaction, then answers their callers (all rejected if the commit fails). */
+  #flush(): void {
+    this.#flushTimer = undefined;
+    const batch = this.#queue;
+    if (batch.length === 0) return;
+    this.#queue = [];
+    const db = this.#db;
+    let answers: (() => void)[];
+    try {
+      if (db === undefined) throw new Error('the database is not open');
+      // IMMEDIATE takes the write lock up front, so busy_timeout applies instead of a deadlock-prone upgrade.
+      answers = db.transaction(() => batch.map((write) => write.apply())).immediate();
+      this.#commits++;
+    } catch (error) {
+      const failure = new Error(`sqlite task store ${this.file}: cannot commit ${batch.length} write(s): ${errorMessage(error)}`, { cause: error });
+      for (const write of batch) write.fail(failure);
+      return;
+    }
+    for (const answer of answers) answer();
+  }
+}
+
+let driver: Promise<typeof Database> | undefined;
+
+/** Loads better-sqlite3 once; a failure (addon not built for this Node) says what is missing. */
+function loadDriver(): Promise<typeof Database> {
+  driver ??= import('better-sqlite3').then(
+    (module) => module.default,
+    (error: unknown) => {
+      driver = undefined;
+      throw new Error(`the sqlite store needs the better-sqlite3 package, which did not load: ${errorMessage(error)}`, { cause: error });
+    },
+  );
+  return driver;
+}
+
+function prepareStatements(db: Database.Database): Statements {
+  return {
+    insert: db.prepare<[Row]>(
+      `INSERT INTO tasks (task_id, owner, tool, status, created_at, last_updated_at, ttl_ms, version, machine_version, record)
+       VALUES (@task_id, @owner, @tool, @status, @created_at, @last_updated_at, @ttl_ms, @version, @machine_version, @record)
+       ON CONFLICT (task_id) DO NOTHING`,
+    ),
+    update: db.prepare<[Row]>(
+      `UPDATE tasks SET owner = @owner, tool = @tool, status = @status, created_at = @created_at, last_updated_at = @last_updated_at,
+         ttl_ms = @ttl_ms, version = @version, machine_version = @machine_version, record = @record
+       WHERE task_id = @task_id AND version < @version`,
+    ),
+    delete: db.prepare<[string]>('DELETE FROM tasks WHERE task_id = ?'),
+    get: db.prepare<[string], string>('SELECT record FROM tasks WHERE task_id = ?').pluck(),
+    nonTerminal: db.prepare<[], { task_id: string; record: string }>(
+      `SELECT task_id, record FROM tasks WHERE status IN ('working', 'input_required')`,
+    ),
+    expired: db
+      .prepare<[number, number], string>('SELECT task_id FROM tasks WHERE expires_at <= ? ORDER BY expires_at, task_id LIMIT ?')
+      .pluck(),
+  };
+}
+
+/**
+ * Brings the schema to {@link SQLITE_SCHEMA_VERSION} in one IMMEDIATE
+ * transaction (so two processes opening a new file cannot both migrate).
+ * Refuses a file whose schema is newer than this code knows.
+ */
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value)');
+    const stored = db.prepare<[], unknown>(`SELECT value FROM meta WHERE key = 'schema_version'`).pluck().get();
+    const current = stored === undefined ? 0 : Number(stored);
+    if (!Number.isInteger(current) || current < 0) throw new Error(`meta.schema_version is ${JSON.stringify(stored)}, not a version number`);
+    if (current > SQLITE_SCHEMA_VERSION) {
+      throw new Error(
+        `the file has schema version ${current}, but this taskvisor knows only up to schema version ${SQLITE_SCHEMA_VERSION}: it was written by a newer taskvisor (upgrade taskvisor, or use another file)`,
+      );
+    }
+    for (let version = current; version < SQLITE_SCHEMA_VERSION; version++) {
+      try {
+        db.exec(MIGRATIONS[version] as string);
+      } catch (error) {
+        throw new Error(`migrating the schema from version ${version} to ${version + 1} failed (is this a taskvisor store?): ${errorMessage(error)}`, {
+          cause: error,
+        });
+      }
+    }
+    if (current !== SQLITE_SCHEMA_VERSION) {
+      db.prepare(`INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(
+        SQLITE_SCHEMA_VERSION,
+      );
+    }
+  }).immediate();
+}
+
+/**
+ * Creates `file` empty with mode 0600 (SQLite gives its -wal and -shm files
+ * the same mode) and its missing parent folders, and makes the new entries
+ * durable before any record in them is acknowledged (I-1).
+ */
+async function createFileIfMissing(file: string): Promise<void> {
+  const folder = dirname(file);
+  const firstCreated = await mkdir(folder, { recursive: true });
+  let handle;
+  try {
+    handle = await openFile(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
+  } catch (error) {
+    if (errorCode(error) === 'EEXIST') return;
+    throw error;
+  }
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  const existing = firstCreated === undefined ? folder : dirname(firstCreated);
+  for (let dir = folder; ; dir = dirname(dir)) {
+    await fsyncDir(dir);
+    if (dir === existing || dir === dirname(dir)) break;
+  }
+}
+
+/** The row for `record`; throws for fields SQLite could not store faithfully. */
+function rowOf(record: TaskRecord, file: string): Row {
+  const fail = (what: string): never => {
+    throw new Error(`cannot store task ${JSON.stringify(record.taskId)} in ${file}: ${what}`);
+  };
+  const finite = (name: keyof TaskRecord): number => {
+    const value = record[name];
+    return typeof value === 'number' && Number.isFinite(value) ? value : fail(`${name} is not a finite number`);
+  };
+  const text = (name: keyof TaskRecord): string => {
+    const value = record[name];
+    return typeof value === 'string' ? value : fail(`${name} is not a string`);
+  };
+  const ttl = record.ttlMs;
+  if (ttl !== null && (typeof ttl !== 'number' || !Number.isFinite(ttl))) fail('ttlMs is neither a finite number nor null');
+  return {
+    task_id: record.taskId,
+    owner: text('owner'),
+    tool: text('tool'),
+    status: text('status'),
+    created_at: finite('createdAt'),
+    last_updated_at: finite('lastUpdatedAt'),
+    ttl_ms: ttl,
+    version: finite('version'),
+    machine_version: finite('machineVersion'),
+    record: JSON.stringify(record),
+  };
+}
+
+function parseRecord(json: string, taskId: string): TaskRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw new Error(`task ${JSON.stringify(taskId)}: invalid JSON in the record column: ${errorMessage(error)}`, { cause: error });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`task ${JSON.stringify(taskId)}: the record is not a JSON object`);
+  if ((value as { taskId?: unknown }).taskId !== taskId) {
+    throw new Error(`task ${JSON.stringify(taskId)}: the record holds task ${JSON.stringify((value as { taskId?: unknown }).taskId)}`);
+  }
+  return value as TaskRecord;
+}
