@@ -1,7 +1,8 @@
 /**
  * The `taskvisor` command line.
  *
- *   taskvisor serve [--config FILE] [--http HOST:PORT] [--stdio] [--demo] [--quiet]
+ *   taskvisor serve [--config FILE] [--http HOST:PORT] [--stdio] [--ws HOST:PORT] [--demo] [--quiet]
+ *                   [--inspect [--inspect-port N]] [--trace FILE [--trace-raw]]
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/loadConfig.js';
@@ -10,12 +11,20 @@ const USAGE = `Usage: taskvisor <command> [options]
 
 Commands:
   serve                 Serve tools as an MCP 2026-07-28 Tasks server
-    --config FILE       taskvisor.yaml (or .json): tools, store, http, tasks
+    --config FILE       taskvisor.yaml (or .json): tools, store, http, ws, tasks
     --http HOST:PORT    Serve Streamable HTTP here (default 127.0.0.1:3000,
                         or HOST and PORT from the environment)
-    --stdio             Serve stdio (alone, unless --http is given too)
+    --stdio             Serve stdio (alone, unless --http or --ws is given too)
+    --ws HOST:PORT      Serve MCP over WebSocket at ws://HOST:PORT/mcp (alone,
+                        unless --http or --stdio is given too)
     --demo              Serve the demo tools (examples/demo)
     --quiet             Only report errors on stderr
+    --inspect           Relay task actors to the Stately inspector on
+                        127.0.0.1 (prints how to open it; the UI needs internet)
+    --inspect-port N    Port of that relay (default: any free port)
+    --trace FILE        Write every task actor's inspection events to FILE
+                        (JSONL, mode 0600; task data redacted)
+    --trace-raw         Do not redact task data in the trace
   machines list|export  List the state machines, or export them as
                         json|mermaid|dot (taskvisor machines help)
   help                  Show this text
@@ -42,15 +51,25 @@ export async function main(argv: string[]): Promise<number> {
           config: { type: 'string', short: 'c' },
           http: { type: 'string' },
           stdio: { type: 'boolean' },
+          ws: { type: 'string' },
           demo: { type: 'boolean' },
           quiet: { type: 'boolean', short: 'q' },
+          inspect: { type: 'boolean' },
+          'inspect-port': { type: 'string' },
+          trace: { type: 'string' },
+          'trace-raw': { type: 'boolean' },
         },
         strict: true,
         allowPositionals: false,
       });
       // Loaded on demand: `help`, `version` and `machines` need no runtime.
       const { serve } = await import('./serve.js');
-      const running = await serve(values);
+      const { 'inspect-port': inspectPort, 'trace-raw': traceRaw, ...flags } = values;
+      const running = await serve({
+        ...flags,
+        ...(inspectPort !== undefined ? { inspectPort } : {}),
+        ...(traceRaw !== undefined ? { traceRaw } : {}),
+      });
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;

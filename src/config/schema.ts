@@ -34,6 +34,20 @@ export const ConfigSchema = z.strictObject({
       maxBodyBytes: z.number().int().positive().optional(),
     })
     .optional(),
+  /** MCP over WebSocket (served when this section is present and no transport flag is given, or with `--ws`). */
+  ws: z
+    .strictObject({
+      host: z.string().min(1).optional(),
+      port: z.number().int().min(0).max(65535).optional(),
+      path: z.string().startsWith('/').optional(),
+      /** Host header names accepted on the upgrade; `false` disables the check. Default: loopback names on loopback binds. */
+      allowedHosts: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+      /** Browser Origin host names accepted; `false` disables the check. Default: loopback names on loopback binds. */
+      allowedOrigins: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+      /** Largest inbound frame; a bigger one closes the socket (1009). */
+      maxPayloadBytes: z.number().int().positive().optional(),
+    })
+    .optional(),
   store: z
     .discriminatedUnion('kind', [
       z.strictObject({ kind: z.literal('memory') }),
@@ -41,6 +55,11 @@ export const ConfigSchema = z.strictObject({
         kind: z.literal('lowdb'),
         /** Folder of the store, relative to the config file. Default `./.taskvisor` (relative to the working directory). */
         dir: z.string().min(1).optional(),
+      }),
+      z.strictObject({
+        kind: z.literal('sqlite'),
+        /** Database file, relative to the config file. Default `./.taskvisor/tasks.sqlite` (relative to the working directory). */
+        file: z.string().min(1).optional(),
       }),
     ])
     .optional(),

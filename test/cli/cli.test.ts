@@ -102,14 +102,14 @@ describe('refused starts: exit 1, a message naming file, line:col, path and fiel
     // One file with three mistakes: every one is reported (one line each), each with its own line:col.
     const config = await file(
       'schema-errors.yaml',
-      'server:\n  name: demo\ntasks:\n  ttlMs: "abc"\nhttp:\n  port: 0\n  bogus: 1\nstore:\n  kind: sqlite\n',
+      'server:\n  name: demo\ntasks:\n  ttlMs: "abc"\nhttp:\n  port: 0\n  bogus: 1\nstore:\n  kind: nosuch\n',
     );
     const run = await refused(config, new RegExp(`^taskvisor: ${escape(config)}:`));
     const lines = run.stderr.replace(/^taskvisor: /, '').trimEnd().split('\n');
     assert.deepEqual(lines.sort(), [
       `${config}:4:10: tasks.ttlMs: Invalid input: expected number, received string`,
       `${config}:7:3: http.bogus: unknown field (allowed here: host, port, path, allowedHosts, maxBodyBytes)`,
-      `${config}:9:9: store.kind: Invalid discriminator value. Expected 'memory' | 'lowdb'`,
+      `${config}:9:9: store.kind: Invalid discriminator value. Expected 'memory' | 'lowdb' | 'sqlite'`,
     ].sort());
   });
 
