@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { resultFromTaskOutcome, TaskFailedError, type ApplicationInputRequest, type ResolvedInputExchangeContext } from '@modelcontextprotocol/ext-tasks/client';
-import { CallToolResultV2Schema, CreateTaskResultV2Schema, GetTaskResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
+import { CallToolResultV2Schema, CreateTaskResultV2Schema, GetTaskResultV2Schema, TaskStatusNotificationV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { connect, envelope, taskSession, type ConnectedClient, type Endpoint } from '../support/extTasksClient.js';
 import { error_, NO_TASKS_CAPABILITIES, result_, sleepMs, taskOps, textOf, unknownTaskId, type Json } from '../support/taskOps.js';
 import { wireChecker } from '../support/wireChecks.js';
@@ -677,6 +677,62 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
     });
 
     extra?.({ connected, ops, wireCounts: wire.counts });
+
+    describe('push: subscriptions/listen with taskIds (T-29, T-30, T-31, T-32)', () => {
+      it('ack first with only the known ids; input_required pushed, answered with tasks/update; a terminal frame; every frame stamped and schema-valid', async () => {
+        const c = connected();
+        const frames: Json[] = [];
+        const previous = c.client.fallbackNotificationHandler;
+        c.client.fallbackNotificationHandler = async (notification) => {
+          frames.push(notification as unknown as Json);
+          await previous?.(notification);
+        };
+        const seenBefore = c.received.length;
+        const waitForFrame = async (what: string, match: (task: Json) => boolean) => {
+          const deadline = Date.now() + 5000;
+          for (;;) {
+            const frame = frames.find((f) => f.method === 'notifications/tasks' && match(f.params as Json));
+            if (frame) return frame.params as Json;
+            if (Date.now() > deadline) assert.fail(`no ${what} frame; got ${JSON.stringify(frames)}`);
+            await sleepMs(10);
+          }
+        };
+        try {
+          const created = await ops.createTask('hello_world');
+          const unknown = unknownTaskId();
+          const subscription = await c.client.listen({ taskIds: [created.taskId, unknown] } as never);
+          const pushed = await waitForFrame('input_required', (task) => task.taskId === created.taskId && task.status === 'input_required');
+          assert.deepEqual(Object.keys(pushed.inputRequests as Json), ['name']);
+          result_(await ops.update(created.taskId, { name: { action: 'accept', content: { name: 'Luca' } } }), 'tasks/update');
+          const done = await waitForFrame('completed', (task) => task.taskId === created.taskId && task.status === 'completed');
+          assert.equal(textOf(done.result), 'Hello, Luca!');
+          await subscription.close();
+
+          const mine = c.received.slice(seenBefore) as Json[];
+          // The SDK client re-parses the acknowledgement and drops taskIds (P8): read it off the wire.
+          const ackIndex = mine.findIndex((m) => m.method === 'notifications/subscriptions/acknowledged');
+          assert.ok(ackIndex >= 0, 'an acknowledgement');
+          const ack = mine[ackIndex]!.params as Json;
+          const subscriptionId = (ack._meta as Json)['io.modelcontextprotocol/subscriptionId'];
+          assert.ok(subscriptionId !== undefined, 'the ack carries the subscription id');
+          assert.deepEqual((ack.notifications as Json).taskIds, [created.taskId], 'unknown ids are left out (D-11)');
+          const firstFrame = mine.findIndex((m) => m.method === 'notifications/tasks');
+          assert.ok(firstFrame > ackIndex, 'the acknowledgement comes first (T-31)');
+          for (const frame of mine.filter((m) => m.method === 'notifications/tasks')) {
+            const parsed = TaskStatusNotificationV2Schema.safeParse(frame);
+            assert.ok(parsed.success, `schema-valid frame: ${JSON.stringify(frame)}`);
+            const params = frame.params as Json;
+            assert.equal((params._meta as Json)['io.modelcontextprotocol/subscriptionId'], subscriptionId);
+            assert.equal(params.resultType, undefined, 'frames carry no resultType of their own (T-31)');
+            assert.notEqual(params.taskId, unknown);
+          }
+          const chatter = mine.filter((m) => m.method === 'notifications/progress' || m.method === 'notifications/message');
+          assert.deepEqual(chatter, [], 'no progress or log notifications for a task (T-32)');
+        } finally {
+          c.client.fallbackNotificationHandler = previous;
+        }
+      });
+    });
 
     describe('wire shapes (ext-tasks V2 schemas)', () => {
       it('every task-shaped message the server sent passed the V2 schemas, covering every status', () => {
