@@ -6,7 +6,8 @@
  */
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { classifyInboundRequest, createMcpHandler, hostHeaderValidationResponse, type AuthInfo } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import { admit, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
@@ -39,13 +40,6 @@ export interface HttpEntry {
   close(): Promise<void>;
 }
 
-const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
-
-const jsonError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
 
 const optionalHeader = <K extends string>(key: K, value: string | null) =>
   (value === null ? {} : { [key]: value.trim() }) as Partial<Record<K, string>>;
@@ -66,21 +60,9 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
   );
 
   const fetch = async (request: Request): Promise<Response> => {
-    const url = new URL(request.url);
-    if (url.pathname !== path) return jsonError(404, -32601, `Not found: MCP is served at ${path}`);
-    if (options.allowedHosts) {
-      const rejected = hostHeaderValidationResponse(request, options.allowedHosts);
-      if (rejected) return rejected;
-    }
-    let principal: Principal | null;
-    try {
-      principal = await authenticate(request);
-    } catch (error) {
-      runtime.logger.error('authenticate failed', error);
-      principal = null;
-    }
-    // -32600, not -32001: that number was HeaderMismatch in drafts (D-01/D-14) and would mislead clients.
-    if (!principal) return jsonError(401, -32600, 'Unauthorized: this endpoint requires authentication', { 'www-authenticate': 'Bearer' });
+    const admitted = await admit(request, { path, authenticate, allowedHosts: options.allowedHosts, logger: runtime.logger });
+    if (admitted instanceof Response) return admitted;
+    const principal = admitted;
     const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
     if (request.method === 'POST' && request.headers.get('mcp-method')?.trim() === 'subscriptions/listen') {
       const listen = await serveListen(request, principal);
@@ -162,7 +144,7 @@ export interface HttpListener {
 /** Listens on `host:port` (default `127.0.0.1:3000`; port 0 picks a free one) and serves the runtime. */
 export async function listenHttp(runtime: TaskvisorRuntime, options: ListenOptions = {}): Promise<HttpListener> {
   const host = options.host ?? '127.0.0.1';
-  const isLoopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  const isLoopback = isLoopbackHost(host);
   const entry = createHttpEntry(runtime, {
     ...options,
     allowedHosts: options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false),

@@ -15,12 +15,12 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server as NodeHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
+import { admit, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
 import { WS_CLOSE_GOING_AWAY, WebSocketServerTransport } from './WebSocketServerTransport.js';
 
 export interface WebSocketListenOptions {
@@ -60,7 +60,6 @@ export interface WebSocketListener {
   close(): Promise<void>;
 }
 
-const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 const DEFAULT_MAX_PAYLOAD = 4 * 1024 * 1024;
 
 interface Connection {
@@ -74,7 +73,7 @@ interface Connection {
 export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSocketListenOptions = {}): Promise<WebSocketListener> {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
-  const isLoopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
+  const isLoopback = isLoopbackHost(host);
   const allowedHosts = options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false);
   const allowedOrigins = options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false);
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
@@ -95,7 +94,7 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (error) => runtime.logger.error('websocket upgrade', error));
-    void admit(req).then(
+    void admitUpgrade(req).then(
       async (outcome) => {
         if (outcome instanceof Response) return refuse(socket, outcome);
         if (closing || socket.destroyed) return void socket.destroy();
@@ -109,27 +108,8 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
   });
 
   /** The principal of an upgrade request, or the HTTP response refusing it. */
-  const admit = async (req: IncomingMessage): Promise<Principal | Response> => {
-    const request = upgradeRequest(req);
-    if (new URL(request.url).pathname !== path) return jsonError(404, -32601, `Not found: MCP is served at ${path}`);
-    if (allowedHosts) {
-      const rejected = hostHeaderValidationResponse(request, allowedHosts);
-      if (rejected) return rejected;
-    }
-    if (allowedOrigins) {
-      const rejected = originValidationResponse(request, allowedOrigins);
-      if (rejected) return rejected;
-    }
-    let principal: Principal | null;
-    try {
-      principal = await authenticate(request);
-    } catch (error) {
-      runtime.logger.error('authenticate failed', error);
-      principal = null;
-    }
-    if (!principal) return jsonError(401, -32600, 'Unauthorized: this endpoint requires authentication', { 'www-authenticate': 'Bearer' });
-    return principal;
-  };
+  const admitUpgrade = (req: IncomingMessage): Promise<Principal | Response> =>
+    admit(upgradeRequest(req), { path, authenticate, allowedHosts, allowedOrigins, logger: runtime.logger });
 
   const accept = (socket: WebSocket, principal: Principal): void => {
     const transport = new WebSocketServerTransport(socket);
@@ -224,11 +204,6 @@ function upgradeRequest(req: IncomingMessage): Request {
   return new Request(url, { method: req.method ?? 'GET', headers });
 }
 
-const jsonError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
 
 /** Answers the upgrade with `response` as a plain HTTP response and ends the socket. */
 async function refuse(socket: Duplex, response: Response): Promise<void> {

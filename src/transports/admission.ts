@@ -1,0 +1,54 @@
+/**
+ * The front-door checks every network entry (Streamable HTTP, WebSocket
+ * upgrade) makes before any MCP processing: the path, the Host header
+ * (DNS-rebinding protection), the Origin header, then authentication (I-7).
+ */
+import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
+import type { Authenticate, Principal } from '../core/principal.js';
+import type { Logger } from '../runtime/Logger.js';
+
+/** Host and Origin names accepted by default on loopback binds. */
+export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Whether `host` is a loopback bind address. */
+export const isLoopbackHost = (host: string): boolean => host === '127.0.0.1' || host === 'localhost' || host === '::1';
+
+/** A JSON-RPC error as a plain HTTP response (no request id is known at the door). */
+export const jsonError = (status: number, code: number, message: string, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+
+export interface AdmissionOptions {
+  path: string;
+  authenticate: Authenticate;
+  allowedHosts?: string[] | false | undefined;
+  allowedOrigins?: string[] | false | undefined;
+  logger: Logger;
+}
+
+/** The principal of `request`, or the HTTP response refusing it. */
+export async function admit(request: Request, options: AdmissionOptions): Promise<Principal | Response> {
+  if (new URL(request.url).pathname !== options.path) {
+    return jsonError(404, -32601, `Not found: MCP is served at ${options.path}`);
+  }
+  if (options.allowedHosts) {
+    const rejected = hostHeaderValidationResponse(request, options.allowedHosts);
+    if (rejected) return rejected;
+  }
+  if (options.allowedOrigins) {
+    const rejected = originValidationResponse(request, options.allowedOrigins);
+    if (rejected) return rejected;
+  }
+  let principal: Principal | null;
+  try {
+    principal = await options.authenticate(request);
+  } catch (error) {
+    options.logger.error('authenticate failed', error);
+    principal = null;
+  }
+  // -32600, not -32001: that number was HeaderMismatch in drafts (D-01/D-14) and would mislead clients.
+  if (!principal) return jsonError(401, -32600, 'Unauthorized: this endpoint requires authentication', { 'www-authenticate': 'Bearer' });
+  return principal;
+}
