@@ -98,12 +98,7 @@ export class ToolExecution {
     return this.statusMessageValue;
   }
 
-  /** Whether the handler is waiting on an input request. */
-  get waitingForInput(): boolean {
-    return this.waiters.size > 0;
-  }
-
-  /** Calls `listener` the first time... and every time the handler asks for input nobody answered yet. */
+  /** Calls `listener` every time the handler asks for input nobody has answered yet. */
   onInputNeeded(listener: () => void): () => void {
     this.inputNeededListeners.add(listener);
     return () => this.inputNeededListeners.delete(listener);
