@@ -50,7 +50,6 @@ export const ToolsSurface = {
         principal,
         // T-01: only this request's own declaration counts; never on the legacy era (T-37).
         declaresTasks: era === 'modern' && declaresTasks(ctx),
-        canReturnInputRequired: true,
         ...(clientCapabilities ? { clientCapabilities } : {}),
         answers,
         signal: ctx.mcpReq.signal,

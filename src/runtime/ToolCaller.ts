@@ -27,8 +27,6 @@ export interface ToolCallRequest {
   principal: string;
   /** Whether *this* request declared the tasks extension (T-01). */
   declaresTasks: boolean;
-  /** Whether the request can be answered `input_required` (a 2026-07-28 request, or the SDK's legacy shim). */
-  canReturnInputRequired: boolean;
   clientCapabilities?: JsonObject;
   /** Answers carried by an MRTR retry (earlier rounds and this one). */
   answers?: Record<string, unknown>;
@@ -149,13 +147,7 @@ export class ToolCaller {
       case 'aborted':
         throw new ProtocolError(ErrorCode.InternalError, 'The call was cancelled');
       case 'input-required':
-        if (!request.canReturnInputRequired) {
-          throw new ProtocolError(
-            ErrorCode.MissingRequiredClientCapability,
-            `The tool asked for input (${outcome.request.method}), which this request cannot carry: declare the ${'io.modelcontextprotocol/tasks'} extension or use a 2026-07-28 client`,
-            { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
-          );
-        }
+        // Every request can carry it: 2026-07-28 natively (MRTR), 2025-11-25 through the SDK's legacy shim.
         return { kind: 'input-required', key: outcome.key, request: outcome.request, answers: request.answers ?? {} };
     }
   }
