@@ -30,6 +30,9 @@ import { ToolExecution } from './ToolExecution.js';
 import type { Logger } from './Logger.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 
+/** Unfinished tasks recovered concurrently per batch on start. */
+const RECOVERY_BATCH = 500;
+
 /** The provided task machine: real worker and deadline timer. */
 type TaskActor = Actor<typeof taskMachine>;
 
@@ -372,7 +375,7 @@ export class TaskSupervisor {
   private async recover(): Promise<{ resumed: number; failed: number }> {
     let resumed = 0;
     let failed = 0;
-    for (const record of await this.options.store.listNonTerminal()) {
+    const recoverOne = async (record: TaskRecord): Promise<void> => {
       const tool = this.options.tools.get(record.tool);
       const reason =
         record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
@@ -395,6 +398,12 @@ export class TaskSupervisor {
         await this.failOnRestart(record, `The server restarted and could not restore this task: ${(error as Error).message}`);
         failed++;
       }
+    };
+    // Bounded batches written concurrently: a store with group commit turns each batch into few fsyncs
+    // (one at a time cost ~0.9 ms per task on sqlite: 100k tasks took minutes).
+    const records = await this.options.store.listNonTerminal();
+    for (let start = 0; start < records.length; start += RECOVERY_BATCH) {
+      await Promise.all(records.slice(start, start + RECOVERY_BATCH).map(recoverOne));
     }
     return { resumed, failed };
   }

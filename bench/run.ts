@@ -1,0 +1,887 @@
+/**
+ * taskvisor benchmarks: `npm run bench` (full, ~10 min on 2 cores),
+ * `npm run bench -- --quick` (tiny sizes, one concurrency: a smoke run),
+ * `npm run bench -- --only create` (one benchmark; baselines still run).
+ *
+ * Prints one markdown table on stdout — every figure next to a baseline
+ * measured in the same run, and the ratio — and writes everything measured
+ * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
+ * Progress goes to stderr.
+ *
+ * Benchmarks (names for `--only`): create, get, heap, recovery, fanout.
+ * Baselines: the bare v2 SDK `echo` server on the same transport and load
+ * generator — every create/get cell runs in slices interleaved with it, so
+ * each ratio compares figures taken side by side — and a 512 B
+ * write+fdatasync loop (the disk floor; rounds at start, middle, end).
+ *
+ * The machine is shared and noisy: compare ratios, not absolute figures.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, fdatasyncSync, openSync, writeSync, readdirSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { BENCH_DIR, runScript, startServer, type ServerChild } from './child.js';
+import { runFanout, type FanoutResult } from './fanout.js';
+import { rpc, runInterleaved, runLoad, type LoadResult, type Partner } from './loadgen.js';
+import type { Json, RpcCall } from './protocol.js';
+import { captureTemplates, seedLowdb, seedSqlite, sqliteAvailable, sqliteConfig, type Templates } from './seed.js';
+import { fmt, median, ratio, summarize, type Summary } from './stats.js';
+import type { ServerConfig } from './server.js';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout'] as const;
+type BenchName = (typeof BENCHMARKS)[number];
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'results-dir': { type: 'string' },
+  },
+});
+const quick = flags.quick ?? false;
+const only = flags.only ? (flags.only.split(',').map((name) => name.trim()) as BenchName[]) : undefined;
+for (const name of only ?? []) {
+  if (!BENCHMARKS.includes(name)) {
+    process.stderr.write(`unknown benchmark ${JSON.stringify(name)}; one of ${BENCHMARKS.join(', ')}\n`);
+    process.exit(2);
+  }
+}
+const enabled = (name: BenchName) => !only || only.includes(name);
+const resultsDir = resolve(flags['results-dir'] ?? join(BENCH_DIR, 'results'));
+
+const SIZES = quick
+  ? {
+      fsyncOps: 200,
+      createConcurrency: [4],
+      getConcurrency: [4],
+      seeds: [{ label: '20', n: 20 }, { label: '200', n: 200 }],
+      sliceMs: 250,
+      sliceWarmupMs: 80,
+      interleaveRounds: 1,
+      prewarmMs: 200,
+      heapN: 300,
+      bigHeapN: 1_000,
+      bytesN: 200,
+      recoveryN: [{ label: '50', n: 50 }, { label: '200', n: 200 }],
+      recoveryBudgetMs: 3_000,
+      replayN: 0,
+      listeners: 20,
+      pokes: 3,
+      pollTasks: 16,
+    }
+  : {
+      fsyncOps: 2_000,
+      createConcurrency: [1, 16, 64],
+      getConcurrency: [16, 64],
+      seeds: [{ label: '1k', n: 1_000 }, { label: '100k', n: 100_000 }],
+      sliceMs: 1_000,
+      sliceWarmupMs: 250,
+      interleaveRounds: 2,
+      prewarmMs: 2_000,
+      heapN: 20_000,
+      bigHeapN: 100_000,
+      bytesN: 10_000,
+      recoveryN: [{ label: '10k', n: 10_000 }, { label: '100k', n: 100_000 }],
+      recoveryBudgetMs: 10_000,
+      replayN: 10_000,
+      listeners: 1_000,
+      pokes: 20,
+      pollTasks: 256,
+    };
+
+/** fsync-floor rounds: spread over the run (start, middle, end); medians are reported. */
+const ROUNDS = quick ? 1 : only ? 2 : 3;
+
+// ---------------------------------------------------------------------------------------------
+// Logging and raw results
+
+const t0 = performance.now();
+const log = (message: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${message}\n`);
+
+type StoreKind = 'lowdb' | 'sqlite';
+
+interface CreateCell {
+  store: StoreKind;
+  seed: string;
+  storedAtStart: number;
+  concurrency: number;
+  load: LoadResult;
+  /** The bare SDK echo, measured in slices interleaved with this cell's. */
+  bare: LoadResult;
+}
+
+const raw = {
+  fsync: [] as Summary[],
+  bare: {} as Record<number, LoadResult[]>,
+  create: [] as CreateCell[],
+  serverStartMs: {} as Record<string, Record<string, number[]>>,
+  seedMs: {} as Record<string, number>,
+  get: [] as Array<{ store: StoreKind; variant: 'stored' | 'live'; concurrency: number; load: LoadResult; bare: LoadResult }>,
+  echo: [] as Array<{ store: StoreKind; concurrency: number; load: LoadResult; bare: LoadResult }>,
+  heap: {} as Record<string, HeapResult>,
+  bytes: {} as Record<string, { tasks: number; bytesPerTask: number; allocatedPerTask?: number; recordJsonBytes: number; pageSize?: number; pageCount?: number }>,
+  recovery: [] as Array<{ store: StoreKind; label: string; resume: 'fail' | 'replay'; result?: RecoveryResult; timedOut?: boolean; error?: string }>,
+  fanout: {} as { one?: FanoutResult[]; many?: FanoutResult },
+  skipped: [] as string[],
+  errors: [] as string[],
+};
+
+interface HeapResult {
+  mode: string;
+  n: number;
+  live: number;
+  bytesPerTask: number;
+  heapUsedAfter: number;
+  rssDelta: number;
+  createUsPerTask: number;
+}
+
+interface RecoveryResult {
+  n: number;
+  listed: number;
+  openMs: number;
+  listMs: number;
+  puts: number;
+  recoverMs: number;
+  partial: boolean;
+  startMs: number;
+  projectedStartMs?: number;
+  flushedMs?: number;
+  report?: { resumed: number; failed: number };
+}
+
+async function section(name: string, body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (error) {
+    const message = `${name}: ${(error as Error).stack ?? String(error)}`;
+    raw.errors.push(message);
+    log(`FAILED ${message}`);
+    process.exitCode = 1;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baselines
+
+function fsyncFloor(dir: string, ops: number): Summary {
+  const file = join(dir, 'fsync-floor.bin');
+  const fd = openSync(file, 'a', 0o600);
+  const block = Buffer.alloc(512, 0x61);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < ops; i++) {
+      const start = performance.now();
+      writeSync(fd, block);
+      fdatasyncSync(fd);
+      times.push(performance.now() - start);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return summarize(times);
+}
+
+const echoCall = (): RpcCall => ({ method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello' } } });
+const checkEcho = (result: Json) => (Array.isArray(result.content) ? undefined : `echo: unexpected result ${JSON.stringify(result).slice(0, 200)}`);
+
+function fsyncRound(dataDir: string, round: number): void {
+  const floor = fsyncFloor(dataDir, SIZES.fsyncOps);
+  raw.fsync.push(floor);
+  log(`fsync floor round ${round}: p50 ${fmt(floor.p50)} ms, p99 ${fmt(floor.p99)} ms`);
+}
+
+/** The bare SDK server, started once and warmed like the others; every create/get cell interleaves slices on it. */
+async function startBare(): Promise<ServerChild> {
+  const server = await startServer({ mode: 'bare' });
+  await runLoad({ url: server.url, concurrency: 16, warmupMs: 0, durationMs: SIZES.prewarmMs, next: echoCall, check: checkEcho });
+  return server;
+}
+
+const barePartner = (bare: ServerChild): Partner => ({ key: 'bare', url: bare.url, next: echoCall, check: checkEcho });
+
+function interleave(partners: Partner[], concurrency: number): Promise<Record<string, LoadResult>> {
+  return runInterleaved(partners, { concurrency, sliceMs: SIZES.sliceMs, warmupMs: SIZES.sliceWarmupMs, rounds: SIZES.interleaveRounds });
+}
+
+const describe = (load: LoadResult) =>
+  `${fmt(load.throughput)} req/s, p50 ${fmt(load.latency.p50)} ms, p99 ${fmt(load.latency.p99)} ms${load.errors ? `, ${load.errors} errors (${load.firstError})` : ''}`;
+
+/** The bare SDK figures at `concurrency`: medians over every cell it was interleaved with. */
+const bareMedian = (concurrency: number, pick: (load: LoadResult) => number) => median((raw.bare[concurrency] ?? []).map(pick));
+const fsyncMedian = (pick: (summary: Summary) => number) => median(raw.fsync.map(pick));
+
+// ---------------------------------------------------------------------------------------------
+// Durable create, tasks/get, taskvisor echo
+
+function storeConfig(kind: StoreKind, dir: string): ServerConfig['store'] {
+  return kind === 'lowdb' ? { kind: 'lowdb', dir } : (sqliteConfig(join(dir, 'tasks.sqlite')) as unknown as ServerConfig['store']);
+}
+
+async function seedStore(kind: StoreKind, dir: string, template: Templates['completed'], n: number): Promise<number> {
+  await mkdir(dir, { recursive: true });
+  return kind === 'lowdb' ? seedLowdb(dir, template, n) : seedSqlite(join(dir, 'tasks.sqlite'), template, n);
+}
+
+const createCall = (): RpcCall => ({ method: 'tools/call', params: { name: 'bench_work', arguments: { ms: 50 } } });
+const checkTask = (result: Json) => (result.resultType === 'task' && typeof result.taskId === 'string' ? undefined : `not a CreateTaskResult: ${JSON.stringify(result).slice(0, 200)}`);
+
+/**
+ * One concurrency of the durable-create benchmark: the small store, the
+ * large store and the bare SDK, in interleaved slices.
+ */
+async function createCells(
+  kind: StoreKind,
+  small: { server: ServerChild; stored: number; label: string },
+  big: { server: ServerChild; stored: number; label: string },
+  bare: ServerChild,
+  concurrency: number,
+): Promise<number> {
+  let createdBig = 0;
+  const loads = await interleave(
+    [
+      { key: 'small', url: small.server.url, next: createCall, check: checkTask },
+      { key: 'big', url: big.server.url, next: createCall, check: checkTask, onResult: () => createdBig++ },
+      barePartner(bare),
+    ],
+    concurrency,
+  );
+  (raw.bare[concurrency] ??= []).push(loads.bare!);
+  raw.create.push({ store: kind, seed: small.label, storedAtStart: small.stored, concurrency, load: loads.small!, bare: loads.bare! });
+  raw.create.push({ store: kind, seed: big.label, storedAtStart: big.stored, concurrency, load: loads.big!, bare: loads.bare! });
+  log(`create ${kind} ${small.label} c=${concurrency}: ${describe(loads.small!)}`);
+  log(`create ${kind} ${big.label} c=${concurrency}: ${describe(loads.big!)}`);
+  log(`bare SDK echo c=${concurrency}: ${describe(loads.bare!)}`);
+  // Let the last tasks finish (50 ms) and their completion records land before what comes next.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  await Promise.all([small.server.command('flush'), big.server.command('flush')]);
+  return createdBig;
+}
+
+/** Creates `count` tasks of `tool` with a few requests in flight; returns their ids. */
+async function createTasks(url: string, name: string, args: Json, count: number): Promise<string[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  const ids: string[] = [];
+  try {
+    for (let i = 0; i < count; i += 8) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(8, count - i) }, () => rpc(agent, url, { method: 'tools/call', params: { name, arguments: args } })),
+      );
+      for (const result of batch) ids.push(String(result.taskId));
+    }
+  } finally {
+    agent.destroy();
+  }
+  return ids;
+}
+
+/**
+ * tasks/get on completed tasks (read from the store) and — on the primary
+ * store — on working tasks (live actors) and taskvisor's own synchronous
+ * `echo`, each concurrency interleaved with the bare SDK.
+ */
+async function getCells(server: ServerChild, kind: StoreKind, primary: boolean, bare: ServerChild): Promise<void> {
+  // Completed tasks are evicted from memory once their final record is stored: tasks/get reads the store.
+  const stored = await createTasks(server.url, 'bench_work', { ms: 0 }, SIZES.pollTasks);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await server.command('flush');
+  const live = primary ? await createTasks(server.url, 'bench_wait', {}, SIZES.pollTasks) : [];
+  const poll = (key: string, ids: string[], status: string, concurrency: number): Partner => ({
+    key,
+    url: server.url,
+    next: (seq, worker) => ({ method: 'tasks/get', params: { taskId: ids[(seq * concurrency + worker) % ids.length]! } }),
+    check: (result) => (result.status === status ? undefined : `tasks/get: expected ${status}, got ${JSON.stringify(result).slice(0, 200)}`),
+  });
+  for (const concurrency of SIZES.getConcurrency) {
+    const partners = [poll('stored', stored, 'completed', concurrency)];
+    if (primary) partners.push(poll('live', live, 'working', concurrency), { key: 'echo', url: server.url, next: echoCall, check: checkEcho });
+    partners.push(barePartner(bare));
+    const loads = await interleave(partners, concurrency);
+    (raw.bare[concurrency] ??= []).push(loads.bare!);
+    for (const variant of ['stored', 'live'] as const) {
+      const load = loads[variant];
+      if (!load) continue;
+      raw.get.push({ store: kind, variant, concurrency, load, bare: loads.bare! });
+      log(`tasks/get ${kind} ${variant} c=${concurrency}: ${describe(load)}`);
+    }
+    if (loads.echo) {
+      raw.echo.push({ store: kind, concurrency, load: loads.echo, bare: loads.bare! });
+      log(`taskvisor echo (never) ${kind} c=${concurrency}: ${describe(loads.echo)}`);
+    }
+    log(`bare SDK echo c=${concurrency}: ${describe(loads.bare!)}`);
+  }
+}
+
+/** Seeds a store and flushes the page cache's dirty pages (so the seeding's write-back does not land on a measurement). */
+async function seed(kind: StoreKind, dir: string, templates: Templates, size: { label: string; n: number }): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  const seedMs = await seedStore(kind, dir, templates.completed, size.n);
+  raw.seedMs[`${kind}-${size.label}`] = seedMs;
+  log(`seeded ${kind} with ${size.n} completed tasks in ${fmt(seedMs / 1000)} s`);
+  flushDisk(size.n);
+}
+
+/**
+ * Starts a server on an existing store and gives it the same warm-up as
+ * every other (JIT, heap sizing): `stored` is what the store holds after it.
+ */
+async function startOn(kind: StoreKind, dir: string, label: string, storedBefore: number): Promise<{ server: ServerChild; stored: number }> {
+  const server = await startServer({ mode: 'taskvisor', store: storeConfig(kind, dir), ttlMs: 3_600_000 }, { timeoutMs: 300_000 });
+  ((raw.serverStartMs[kind] ??= {})[label] ??= []).push(server.startMs);
+  log(`server (${kind}, ${label} stored) listening after ${fmt(server.startMs)} ms`);
+  return { server, stored: storedBefore + (enabled('create') ? await prewarm(server) : 0) };
+}
+
+/**
+ * 2 s of creates at c=16 right after a server starts: a fresh process is
+ * measurably slower than one that already served a few thousand requests.
+ * Returns the number of tasks it created.
+ */
+async function prewarm(server: ServerChild): Promise<number> {
+  let created = 0;
+  await runLoad({ url: server.url, concurrency: 16, warmupMs: 0, durationMs: SIZES.prewarmMs, next: createCall, check: checkTask, onResult: () => created++ });
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  await server.command('flush');
+  return created;
+}
+
+async function stopAndRemove(server: ServerChild, dir: string, n: number): Promise<void> {
+  await server.stop();
+  await rm(dir, { recursive: true, force: true });
+  flushDisk(n);
+}
+
+/**
+ * Durable create at every concurrency on a small store (re-seeded for each
+ * concurrency, so it really holds ~1k) and a large one (seeded once),
+ * interleaved with the bare SDK. Both servers are started afresh and warmed
+ * alike for every concurrency, so they differ only in what their store
+ * holds. Then tasks/get on the large store.
+ */
+async function storeBenchmarks(kind: StoreKind, dataDir: string, templates: Templates, primary: boolean, bare: ServerChild): Promise<void> {
+  const [small, big] = SIZES.seeds as [(typeof SIZES.seeds)[number], (typeof SIZES.seeds)[number]];
+  const bigDir = join(dataDir, `${kind}-${big.label}`);
+  const smallDir = join(dataDir, `${kind}-${small.label}`);
+  if (!enabled('create')) {
+    // tasks/get alone: on the small store.
+    await seed(kind, smallDir, templates, small);
+    const { server } = await startOn(kind, smallDir, small.label, small.n);
+    try {
+      await getCells(server, kind, primary, bare);
+    } finally {
+      await stopAndRemove(server, smallDir, small.n);
+    }
+    return;
+  }
+  await seed(kind, bigDir, templates, big);
+  let bigStored = big.n;
+  try {
+    for (const [index, concurrency] of SIZES.createConcurrency.entries()) {
+      const large = await startOn(kind, bigDir, big.label, bigStored);
+      try {
+        await seed(kind, smallDir, templates, small);
+        const fresh = await startOn(kind, smallDir, small.label, small.n);
+        try {
+          bigStored = large.stored + (await createCells(kind, { ...fresh, label: small.label }, { ...large, label: big.label }, bare, concurrency));
+        } finally {
+          await stopAndRemove(fresh.server, smallDir, small.n);
+        }
+        if (index === SIZES.createConcurrency.length - 1 && enabled('get')) await getCells(large.server, kind, primary, bare);
+      } finally {
+        await large.server.stop();
+        flushDisk(0);
+      }
+    }
+  } finally {
+    await rm(bigDir, { recursive: true, force: true });
+    flushDisk(big.n);
+  }
+}
+
+/**
+ * `sync(1)` after seeding or deleting a store, so its write-back (and the
+ * journal commits it drags into the next fsync) is not measured by what runs
+ * next.
+ */
+function flushDisk(files: number): void {
+  const started = performance.now();
+  try {
+    execFileSync('sync', { stdio: 'ignore', timeout: 120_000 });
+  } catch (error) {
+    log(`sync failed: ${(error as Error).message}`);
+  }
+  if (files >= 5_000) log(`sync after ${files} files: ${fmt((performance.now() - started) / 1000)} s`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Heap and bytes per stored task
+
+async function heapBenchmarks(dataDir: string, templates: Templates, stores: StoreKind[]): Promise<void> {
+  for (const [key, mode, n, extra] of [
+    ['xstate', 'xstate', SIZES.heapN, []],
+    ['null', 'null', SIZES.heapN, []],
+    ['memory', 'memory', SIZES.heapN, []],
+    ['memory-big', 'memory', SIZES.bigHeapN, ['--max-old-space-size=4096']],
+  ] as const) {
+    await section(`heap ${key}`, async () => {
+      const outcome = await runScript<HeapResult>('heap.ts', { mode, n }, { nodeArgs: ['--expose-gc', ...extra], timeoutMs: 240_000 });
+      if (!outcome.result) throw new Error(`heap.ts ${key} gave no result (code ${outcome.code}, timed out ${outcome.timedOut}): ${outcome.stderr.slice(-2000)}`);
+      raw.heap[key] = outcome.result;
+      log(`heap ${key} n=${n}: ${fmt(outcome.result.bytesPerTask)} B/task, live ${outcome.result.live}, ${fmt(outcome.result.createUsPerTask)} µs/create`);
+    });
+  }
+  const recordJsonBytes = Buffer.byteLength(JSON.stringify(templates.completed));
+  for (const kind of stores) {
+    await section(`bytes ${kind}`, async () => {
+      const dir = join(dataDir, `bytes-${kind}`);
+      await rm(dir, { recursive: true, force: true });
+      await seedStore(kind, dir, templates.completed, SIZES.bytesN);
+      if (kind === 'lowdb') {
+        let size = 0;
+        let allocated = 0;
+        let files = 0;
+        const tasksDir = join(dir, 'tasks');
+        for (const shard of readdirSync(tasksDir)) {
+          for (const name of readdirSync(join(tasksDir, shard))) {
+            const stat = statSync(join(tasksDir, shard, name));
+            size += stat.size;
+            allocated += stat.blocks * 512;
+            files++;
+          }
+        }
+        raw.bytes.lowdb = { tasks: files, bytesPerTask: size / files, allocatedPerTask: allocated / files, recordJsonBytes };
+      } else {
+        const { default: Database } = await import('better-sqlite3');
+        const db = new Database(join(dir, 'tasks.sqlite'), { readonly: true });
+        try {
+          const pageSize = db.pragma('page_size', { simple: true }) as number;
+          const pageCount = db.pragma('page_count', { simple: true }) as number;
+          const rows = db.prepare('SELECT count(*) FROM tasks').pluck().get() as number;
+          raw.bytes.sqlite = { tasks: rows, bytesPerTask: (pageSize * pageCount) / rows, recordJsonBytes, pageSize, pageCount };
+        } finally {
+          db.close();
+        }
+      }
+      log(`bytes per stored task ${kind}: ${fmt(raw.bytes[kind]!.bytesPerTask)} B (record JSON ${recordJsonBytes} B)`);
+      await rm(dir, { recursive: true, force: true });
+      flushDisk(SIZES.bytesN);
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recovery
+
+async function recoveryBenchmarks(dataDir: string, templates: Templates, stores: StoreKind[]): Promise<void> {
+  const cases: Array<{ label: string; n: number; resume: 'fail' | 'replay' }> = SIZES.recoveryN.map((size) => ({ ...size, resume: 'fail' }));
+  if (SIZES.replayN > 0) cases.push({ label: `${SIZES.replayN / 1000}k`, n: SIZES.replayN, resume: 'replay' });
+  for (const kind of stores) {
+    for (const { label, n, resume } of cases) {
+      await section(`recovery ${kind} ${label} ${resume}`, async () => {
+        const dir = join(dataDir, `recovery-${kind}`);
+        await rm(dir, { recursive: true, force: true });
+        const seedMs = await seedStore(kind, dir, templates.working, n);
+        log(`seeded ${kind} with ${n} working tasks in ${fmt(seedMs / 1000)} s`);
+        flushDisk(n);
+        const entry: (typeof raw.recovery)[number] = { store: kind, label, resume };
+        raw.recovery.push(entry);
+        try {
+          const outcome = await runScript<RecoveryResult>(
+            'recovery.ts',
+            { store: storeConfig(kind, dir), resume, n, budgetMs: SIZES.recoveryBudgetMs },
+            { timeoutMs: SIZES.recoveryBudgetMs + 240_000, nodeArgs: ['--max-old-space-size=4096'] },
+          );
+          entry.timedOut = outcome.timedOut;
+          if (!outcome.result) throw new Error(`recovery.ts gave no result (code ${outcome.code}): ${outcome.stderr.slice(-2000)}`);
+          entry.result = outcome.result;
+          const r = outcome.result;
+          log(
+            `recovery ${kind} ${label} ${resume}: ${r.partial ? `partial after ${fmt(r.startMs / 1000)} s, ${r.puts}/${r.listed} written, projected ${fmt((r.projectedStartMs ?? NaN) / 1000)} s` : `${fmt(r.startMs / 1000)} s`} (open ${fmt(r.openMs)} ms, list ${fmt(r.listMs)} ms)`,
+          );
+        } catch (error) {
+          entry.error = (error as Error).message.slice(0, 300);
+          throw error;
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+          flushDisk(n);
+        }
+      });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fan-out
+
+async function fanoutBenchmark(dataDir: string): Promise<void> {
+  const dir = join(dataDir, 'fanout');
+  const server = await startServer({ mode: 'taskvisor', store: { kind: 'lowdb', dir } });
+  try {
+    const one: FanoutResult[] = [];
+    one.push(await runFanout(server.url, { listeners: 1, pokes: SIZES.pokes }));
+    const many = await runFanout(server.url, { listeners: SIZES.listeners, pokes: SIZES.pokes });
+    one.push(await runFanout(server.url, { listeners: 1, pokes: SIZES.pokes }));
+    raw.fanout = { one, many };
+    log(`fan-out ${many.listeners} listeners: p50 ${fmt(many.latency.p50)} ms, p99 ${fmt(many.latency.p99)} ms (1 listener p50 ${fmt(median(one.map((r) => r.latency.p50)))} ms), missed ${many.missed}, opened in ${fmt(many.openMs)} ms`);
+  } finally {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+interface Row {
+  bench: string;
+  case: string;
+  figure: string;
+  value: number;
+  unit: string;
+  baseline?: string;
+  baselineValue?: number;
+  baselineUnit?: string;
+  ratio?: number;
+  target?: string;
+  verdict?: 'met' | 'missed' | '';
+  note?: string;
+}
+
+function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
+  const rows: Row[] = [];
+  const add = (row: Row) => rows.push(row);
+  // A quick run's sizes are far below the targets' sizes: its verdicts would mean nothing.
+  const verdict = (ok: boolean | undefined): Row['verdict'] => (ok === undefined || quick ? '' : ok ? 'met' : 'missed');
+  const fsP50 = fsyncMedian((s) => s.p50);
+  const fsP99 = fsyncMedian((s) => s.p99);
+
+  // Baselines themselves.
+  add({ bench: 'baseline: disk floor', case: `512 B write + fdatasync ×${SIZES.fsyncOps}, ${raw.fsync.length} round(s)`, figure: 'p50', value: fsP50, unit: 'ms', baseline: '—' });
+  add({ bench: 'baseline: disk floor', case: '', figure: 'p99', value: fsP99, unit: 'ms', baseline: '—' });
+  for (const c of Object.keys(raw.bare).map(Number)) {
+    const cells = raw.bare[c]!.length;
+    add({ bench: 'baseline: bare SDK echo', case: `c=${c}, median over the ${cells} cell(s) it was interleaved with`, figure: 'throughput', value: bareMedian(c, (l) => l.throughput), unit: 'req/s', baseline: '—' });
+    add({ bench: 'baseline: bare SDK echo', case: `c=${c}`, figure: 'p50 / p99', value: bareMedian(c, (l) => l.latency.p50), unit: `ms / ${fmt(bareMedian(c, (l) => l.latency.p99))} ms`, baseline: '—' });
+  }
+
+  // 1. Durable create.
+  if (enabled('create')) {
+    if (sqliteSkip) add({ bench: '1. durable create', case: 'sqlite', figure: 'skipped: sqlite store not available', value: NaN, unit: '', note: sqliteSkip });
+    const seedOrder = (label: string) => SIZES.seeds.findIndex((seed) => seed.label === label);
+    const cells = [...raw.create].sort((a, b) => stores.indexOf(a.store) - stores.indexOf(b.store) || seedOrder(a.seed) - seedOrder(b.seed) || a.concurrency - b.concurrency);
+    for (const cell of cells) {
+      const c = cell.concurrency;
+      const name = `${cell.store}, ${cell.seed} seeded (${cell.storedAtStart.toLocaleString('en-US')} stored at start), c=${c}`;
+      const bareTput = cell.bare.throughput;
+      const tr = ratio(cell.load.throughput, bareTput);
+      add({
+        bench: '1. durable create',
+        case: name,
+        figure: 'throughput',
+        value: cell.load.throughput,
+        unit: 'req/s',
+        baseline: `bare SDK echo c=${c}`,
+        baselineValue: bareTput,
+        baselineUnit: 'req/s',
+        ratio: tr,
+        ...(c === 64 ? { target: '≥ 0.5×', verdict: verdict(tr >= 0.5) } : {}),
+        ...(cell.load.errors ? { note: `${cell.load.errors} errors: ${cell.load.firstError}` } : {}),
+      });
+      const pr = ratio(cell.load.latency.p50, fsP50);
+      add({
+        bench: '1. durable create',
+        case: name,
+        figure: 'p50',
+        value: cell.load.latency.p50,
+        unit: 'ms',
+        baseline: 'fdatasync p50',
+        baselineValue: fsP50,
+        baselineUnit: 'ms',
+        ratio: pr,
+        // At c>1 the p50 is mostly queueing (Little's law: ≈ c / throughput): the floor target is judged at c=1.
+        ...(cell.store === 'sqlite' && c === 1 ? { target: '≤ 3×', verdict: verdict(pr <= 3) } : {}),
+      });
+      if (c === 1) {
+        const bareP50 = cell.bare.latency.p50;
+        add({ bench: '1. durable create', case: name, figure: 'p50 vs the SDK alone', value: cell.load.latency.p50, unit: 'ms', baseline: 'bare SDK echo p50 c=1', baselineValue: bareP50, baselineUnit: 'ms', ratio: ratio(cell.load.latency.p50, bareP50) });
+      }
+      const bareP99 = cell.bare.latency.p99;
+      add({ bench: '1. durable create', case: name, figure: 'p99', value: cell.load.latency.p99, unit: 'ms', baseline: `bare SDK echo p99 c=${c}`, baselineValue: bareP99, baselineUnit: 'ms', ratio: ratio(cell.load.latency.p99, bareP99) });
+      const small = raw.create.find((other) => other.store === cell.store && other.concurrency === c && other.seed === SIZES.seeds[0]!.label);
+      if (small && small !== cell) {
+        const sr = ratio(cell.load.latency.p50, small.load.latency.p50);
+        add({
+          bench: '1. durable create',
+          case: name,
+          figure: `p50 vs ${small.seed} seeded`,
+          value: cell.load.latency.p50,
+          unit: 'ms',
+          baseline: `p50 at ${small.seed} seeded, c=${c}`,
+          baselineValue: small.load.latency.p50,
+          baselineUnit: 'ms',
+          ratio: sr,
+          target: '≤ 1.5×',
+          verdict: verdict(sr <= 1.5),
+        });
+      }
+    }
+    for (const kind of stores) {
+      const starts = raw.serverStartMs[kind] ?? {};
+      const [smallLabel, bigLabel] = [SIZES.seeds[0]!.label, SIZES.seeds[1]!.label];
+      const small = median(starts[smallLabel] ?? []);
+      const big = median(starts[bigLabel] ?? []);
+      if (Number.isFinite(big)) {
+        add({ bench: '1. durable create', case: `${kind}, ${bigLabel} stored`, figure: 'server start (store open)', value: big, unit: 'ms', baseline: `start with ${smallLabel} stored`, baselineValue: small, baselineUnit: 'ms', ratio: ratio(big, small) });
+      }
+    }
+  }
+
+  // 2. tasks/get (and taskvisor's own synchronous echo for context).
+  if (enabled('get')) {
+    for (const cell of raw.get) {
+      const c = cell.concurrency;
+      const name = `${cell.store}, ${cell.variant === 'stored' ? 'completed task (read from the store)' : 'working task (live actor)'}, c=${c}`;
+      const bareTput = cell.bare.throughput;
+      const tr = ratio(cell.load.throughput, bareTput);
+      add({
+        bench: '2. tasks/get',
+        case: name,
+        figure: 'throughput',
+        value: cell.load.throughput,
+        unit: 'req/s',
+        baseline: `bare SDK echo c=${c}`,
+        baselineValue: bareTput,
+        baselineUnit: 'req/s',
+        ratio: tr,
+        ...(c === 64 ? { target: '≥ 0.8×', verdict: verdict(tr >= 0.8) } : {}),
+        ...(cell.load.errors ? { note: `${cell.load.errors} errors: ${cell.load.firstError}` } : {}),
+      });
+      const bareP50 = cell.bare.latency.p50;
+      const bareP99 = cell.bare.latency.p99;
+      add({ bench: '2. tasks/get', case: name, figure: 'p50', value: cell.load.latency.p50, unit: 'ms', baseline: `bare SDK echo p50 c=${c}`, baselineValue: bareP50, baselineUnit: 'ms', ratio: ratio(cell.load.latency.p50, bareP50) });
+      add({ bench: '2. tasks/get', case: name, figure: 'p99', value: cell.load.latency.p99, unit: 'ms', baseline: `bare SDK echo p99 c=${c}`, baselineValue: bareP99, baselineUnit: 'ms', ratio: ratio(cell.load.latency.p99, bareP99) });
+    }
+    for (const cell of raw.echo) {
+      const c = cell.concurrency;
+      const bareTput = cell.bare.throughput;
+      add({ bench: '2. (context) taskvisor echo', case: `taskBehavior 'never', ${cell.store}, c=${c}`, figure: 'throughput', value: cell.load.throughput, unit: 'req/s', baseline: `bare SDK echo c=${c}`, baselineValue: bareTput, baselineUnit: 'req/s', ratio: ratio(cell.load.throughput, bareTput) });
+    }
+  }
+
+  // 3. Heap and bytes.
+  if (enabled('heap')) {
+    const xs = raw.heap.xstate;
+    for (const [key, label] of [
+      ['memory', 'runtime + memory store (record copy kept)'],
+      ['null', 'runtime only (store keeps nothing)'],
+    ] as const) {
+      const h = raw.heap[key];
+      if (!h) continue;
+      add({
+        bench: '3. heap per live idle task',
+        case: `${label}, N=${h.n}`,
+        figure: 'heapUsed Δ / N',
+        value: h.bytesPerTask,
+        unit: 'B',
+        baseline: 'bare xstate actor of the task machine',
+        baselineValue: xs?.bytesPerTask ?? NaN,
+        baselineUnit: 'B',
+        ratio: ratio(h.bytesPerTask, xs?.bytesPerTask ?? NaN),
+        ...(key === 'memory' ? { target: '≤ 8,192 B', verdict: verdict(h.bytesPerTask <= 8192) } : {}),
+        note: `RSS Δ ${fmt(h.rssDelta / h.n)} B/task, ${fmt(h.createUsPerTask)} µs/create`,
+      });
+    }
+    if (xs) add({ bench: '3. heap per live idle task', case: `bare xstate actor, N=${xs.n}`, figure: 'heapUsed Δ / N', value: xs.bytesPerTask, unit: 'B', baseline: '—' });
+    const big = raw.heap['memory-big'];
+    const mem = raw.heap.memory;
+    if (big) {
+      add({
+        bench: '3. live tasks in one process',
+        case: `memory store, --max-old-space-size=4096`,
+        figure: 'live idle tasks',
+        value: big.live,
+        unit: 'tasks',
+        baseline: `heap/task at N=${mem?.n ?? '?'}`,
+        baselineValue: mem?.bytesPerTask ?? NaN,
+        baselineUnit: 'B',
+        ratio: ratio(big.bytesPerTask, mem?.bytesPerTask ?? NaN),
+        target: `≥ ${SIZES.bigHeapN.toLocaleString('en-US')}`,
+        verdict: verdict(big.live >= SIZES.bigHeapN),
+        note: `heap/task ${fmt(big.bytesPerTask)} B, heapUsed ${fmt(big.heapUsedAfter / 2 ** 20)} MiB, RSS Δ ${fmt(big.rssDelta / 2 ** 20)} MiB, ${fmt(big.createUsPerTask)} µs/create`,
+      });
+    }
+    for (const kind of stores) {
+      const b = raw.bytes[kind];
+      if (!b) continue;
+      add({
+        bench: '3. bytes per stored task',
+        case: `${kind}, ${b.tasks} completed tasks${kind === 'sqlite' ? ' (page_count × page_size / rows)' : ' (file size)'}`,
+        figure: 'bytes / task',
+        value: b.bytesPerTask,
+        unit: 'B',
+        baseline: 'record as compact JSON',
+        baselineValue: b.recordJsonBytes,
+        baselineUnit: 'B',
+        ratio: ratio(b.bytesPerTask, b.recordJsonBytes),
+      });
+      if (b.allocatedPerTask !== undefined) {
+        add({ bench: '3. bytes per stored task', case: `${kind} (allocated disk blocks)`, figure: 'bytes / task', value: b.allocatedPerTask, unit: 'B', baseline: 'record as compact JSON', baselineValue: b.recordJsonBytes, baselineUnit: 'B', ratio: ratio(b.allocatedPerTask, b.recordJsonBytes) });
+      }
+    }
+    if (sqliteSkip) add({ bench: '3. bytes per stored task', case: 'sqlite', figure: 'skipped: sqlite store not available', value: NaN, unit: '', note: sqliteSkip });
+  }
+
+  // 4. Recovery.
+  if (enabled('recovery')) {
+    if (sqliteSkip) add({ bench: '4. restart recovery', case: 'sqlite', figure: 'skipped: sqlite store not available', value: NaN, unit: '' });
+    const bigLabel = SIZES.recoveryN[SIZES.recoveryN.length - 1]!.label;
+    for (const entry of raw.recovery) {
+      const r = entry.result;
+      const name = `${entry.store}, ${entry.label} working, resume '${entry.resume}'`;
+      if (!r) {
+        add({ bench: '4. restart recovery', case: name, figure: 'runtime.start()', value: NaN, unit: 's', note: entry.error ?? 'no result' });
+        continue;
+      }
+      const value = (r.partial ? (r.projectedStartMs ?? NaN) : r.startMs) / 1000;
+      const read = (r.openMs + r.listMs) / 1000;
+      const isTarget = entry.resume === 'fail' && entry.label === bigLabel;
+      add({
+        bench: '4. restart recovery',
+        case: name,
+        figure: r.partial ? 'runtime.start() (projected)' : 'runtime.start()',
+        value,
+        unit: 's',
+        baseline: 'store open + listNonTerminal (same start)',
+        baselineValue: read,
+        baselineUnit: 's',
+        ratio: ratio(value, read),
+        ...(isTarget ? { target: '≤ 5 s', verdict: verdict(value <= 5) } : {}),
+        note: r.partial
+          ? `stopped after ${fmt(r.startMs / 1000)} s with ${r.puts}/${r.listed} failed records written; projected from that rate`
+          : entry.resume === 'replay'
+            ? `${r.report?.resumed ?? '?'} resumed; until flushed ${fmt((r.flushedMs ?? NaN) / 1000)} s`
+            : `${r.report?.failed ?? '?'} failed records written`,
+      });
+    }
+  }
+
+  // 5. Fan-out.
+  if (enabled('fanout') && raw.fanout.many) {
+    const many = raw.fanout.many;
+    const one = raw.fanout.one ?? [];
+    const oneP50 = median(one.map((r) => r.latency.p50));
+    const oneP99 = median(one.map((r) => r.latency.p99));
+    const name = `${many.listeners} SSE listen streams on one task, ${many.pokes} changes`;
+    add({ bench: '5. status → notifications/tasks', case: name, figure: 'p50 (poke sent → frame read)', value: many.latency.p50, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneP50, baselineUnit: 'ms', ratio: ratio(many.latency.p50, oneP50), target: '≤ 5 ms', verdict: verdict(many.latency.p50 <= 5), ...(many.missed ? { note: `${many.missed} frames missing` } : {}) });
+    add({ bench: '5. status → notifications/tasks', case: name, figure: 'p99', value: many.latency.p99, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneP99, baselineUnit: 'ms', ratio: ratio(many.latency.p99, oneP99) });
+    const oneSince = median(one.map((r) => r.sinceChange.p50));
+    add({ bench: '5. status → notifications/tasks', case: name, figure: 'p50 (server lastUpdatedAt → frame read, 1 ms res.)', value: many.sinceChange.p50, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneSince, baselineUnit: 'ms', ratio: ratio(many.sinceChange.p50, oneSince) });
+    const lastMedian = median(many.lastListenerMs);
+    const oneLast = median(one.flatMap((r) => r.lastListenerMs));
+    add({ bench: '5. status → notifications/tasks', case: name, figure: 'slowest listener (median over changes)', value: lastMedian, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneLast, baselineUnit: 'ms', ratio: ratio(lastMedian, oneLast), note: `poke round trip p50 ${fmt(many.pokeRtt.p50)} ms; ${many.listeners} streams opened in ${fmt(many.openMs)} ms` });
+  }
+  return rows;
+}
+
+function renderTable(rows: Row[]): string {
+  const lines = [
+    '| Benchmark | Case | Figure | Value | Baseline (same run) | Baseline value | Ratio | Target | Verdict | Note |',
+    '|---|---|---|---:|---|---:|---:|---|---|---|',
+  ];
+  const cell = (text: string) => text.replaceAll('|', '\\|');
+  for (const row of rows) {
+    const value = Number.isFinite(row.value) ? `${fmt(row.value)} ${row.unit}`.trim() : '—';
+    const baselineValue = row.baselineValue !== undefined ? `${fmt(row.baselineValue)} ${row.baselineUnit ?? ''}`.trim() : '';
+    const r = row.ratio !== undefined && Number.isFinite(row.ratio) ? `${fmt(row.ratio)}×` : '';
+    lines.push(
+      `| ${cell(row.bench)} | ${cell(row.case)} | ${cell(row.figure)} | ${cell(value)} | ${cell(row.baseline ?? '')} | ${cell(baselineValue)} | ${r} | ${cell(row.target ?? '')} | ${row.verdict ? `**${row.verdict}**` : ''} | ${cell(row.note ?? '')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+const startedAt = new Date();
+const loadStart = loadavg();
+const dataDir = await mkdtemp(join(tmpdir(), 'taskvisor-bench-'));
+log(`taskvisor bench (${quick ? 'quick' : 'full'}${only ? `, only ${only.join(',')}` : ''}); data in ${dataDir}; load average ${loadStart.map((l) => l.toFixed(2)).join(' ')}`);
+
+const stores: StoreKind[] = ['lowdb'];
+let sqliteSkip: string | undefined;
+try {
+  const sqlite = await sqliteAvailable();
+  if (sqlite.ok) stores.push('sqlite');
+  else {
+    sqliteSkip = sqlite.why;
+    raw.skipped.push(`sqlite: ${sqlite.why}`);
+    log(`skipped: sqlite store not available (${sqlite.why})`);
+  }
+
+  const templates = await captureTemplates();
+  fsyncRound(dataDir, 1);
+
+  if (enabled('create') || enabled('get')) {
+    const bare = await startBare();
+    try {
+      for (const [index, kind] of stores.entries()) {
+        await section(`create/get ${kind}`, () => storeBenchmarks(kind, dataDir, templates, index === stores.length - 1, bare));
+      }
+    } finally {
+      await bare.stop();
+    }
+  }
+  if (ROUNDS === 3) fsyncRound(dataDir, 2);
+  if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
+  if (enabled('recovery')) await recoveryBenchmarks(dataDir, templates, stores);
+  if (enabled('fanout')) await section('fanout', () => fanoutBenchmark(dataDir));
+  if (ROUNDS >= 2) fsyncRound(dataDir, ROUNDS);
+} finally {
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+const loadEnd = loadavg();
+const rows = buildRows(stores, sqliteSkip);
+const table = renderTable(rows);
+const finishedAt = new Date();
+const header = [
+  ...(quick ? ['(quick run: tiny sizes and one concurrency — a smoke test; no verdicts)'] : []),
+  `taskvisor bench — ${startedAt.toISOString()} — ${quick ? 'quick' : 'full'} run${only ? ` (only ${only.join(', ')})` : ''} — ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}; load average at start ${loadStart.map((l) => l.toFixed(2)).join(' / ')}, at end ${loadEnd.map((l) => l.toFixed(2)).join(' / ')}`,
+];
+await mkdir(resultsDir, { recursive: true });
+const resultFile = join(resultsDir, `${startedAt.toISOString().replaceAll(':', '-')}.json`);
+await writeFile(
+  resultFile,
+  `${JSON.stringify(
+    {
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      mode: quick ? 'quick' : 'full',
+      only: only ?? null,
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      loadavgStart: loadStart,
+      loadavgEnd: loadEnd,
+      sizes: SIZES,
+      baselineRounds: ROUNDS,
+      rows,
+      raw,
+    },
+    null,
+    2,
+  )}\n`,
+);
+process.stdout.write(`${header.join('\n')}\n\n${table}\n\nresults: ${resultFile}\n`);
+if (raw.errors.length > 0) process.stderr.write(`\n${raw.errors.length} benchmark section(s) failed:\n${raw.errors.join('\n')}\n`);
+process.exit(process.exitCode ?? 0);

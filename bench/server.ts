@@ -1,0 +1,118 @@
+/**
+ * A benchmark server in its own process, so the load generator and the
+ * server never share an event loop.
+ *
+ *   node --import tsx bench/server.ts '{"mode":"taskvisor","store":{"kind":"lowdb","dir":"/tmp/x"}}'
+ *   node --import tsx bench/server.ts '{"mode":"bare"}'
+ *
+ * `bare`: the protocol-stack ceiling — the v2 SDK alone (`createMcpHandler`
+ * + `toNodeHandler`), a fresh `McpServer` per request with one `echo` tool
+ * whose zod schema is built once at module scope.
+ * `taskvisor`: a runtime with the bench tools (`bench/tools.ts`) behind
+ * `listenHttp`.
+ *
+ * Prints `READY {"url",…}` on stdout once listening. Reads JSON commands on
+ * stdin, one per line (`{"id":1,"cmd":"stats"|"flush"|"close"}`), and
+ * answers `RESULT <id> <json>`.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { performance } from 'node:perf_hooks';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { z } from 'zod';
+import { createRuntime, listenHttp, type ResumePolicy, type TaskStoreConfig, type TaskvisorRuntime } from '../src/index.js';
+import { registerBenchTools } from './tools.js';
+
+export interface ServerConfig {
+  mode: 'bare' | 'taskvisor';
+  /** taskvisor only: the store config (`memory`, `lowdb`, `sqlite`…) passed to `createRuntime`. */
+  store?: { kind: string; [key: string]: unknown };
+  resume?: ResumePolicy;
+  /** Default task ttl; null = unlimited. Default 1 hour. */
+  ttlMs?: number | null;
+}
+
+const EchoArgs = z.object({ text: z.string() });
+
+const config = JSON.parse(process.argv[2] ?? '{"mode":"bare"}') as ServerConfig;
+
+const quietLogger = {
+  info: () => {},
+  error: (message: string, error?: unknown) =>
+    process.stderr.write(`bench-server: error: ${message}${error instanceof Error ? `: ${error.message}` : ''}\n`),
+};
+
+let runtime: TaskvisorRuntime | undefined;
+let closeServer: () => Promise<void>;
+let url: string;
+const started = performance.now();
+let startReport: unknown;
+
+if (config.mode === 'bare') {
+  const handler = createMcpHandler(
+    () => {
+      const server = new McpServer({ name: 'bare-sdk', version: '1.0.0' });
+      server.registerTool('echo', { inputSchema: EchoArgs }, async ({ text }) => ({ content: [{ type: 'text' as const, text }] }));
+      return server;
+    },
+    { legacy: 'stateless', onerror: (error) => quietLogger.error('http', error) },
+  );
+  const node = toNodeHandler(handler);
+  const server = createServer((req, res) => void node(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  closeServer = async () => {
+    await handler.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+} else {
+  runtime = createRuntime({
+    name: 'taskvisor-bench',
+    store: (config.store ?? { kind: 'memory' }) as TaskStoreConfig,
+    ...(config.ttlMs !== undefined ? { ttlMs: config.ttlMs } : {}),
+    reapIntervalMs: 0,
+    logger: quietLogger,
+  });
+  registerBenchTools(runtime, config.resume ? { resume: config.resume } : {});
+  startReport = await runtime.start();
+  const listener = await listenHttp(runtime, { port: 0 });
+  url = listener.url;
+  closeServer = () => runtime!.close();
+}
+
+process.stdout.write(`READY ${JSON.stringify({ url, pid: process.pid, startMs: performance.now() - started, report: startReport })}\n`);
+
+const commands = createInterface({ input: process.stdin });
+commands.on('line', (line) => {
+  void (async () => {
+    const { id, cmd } = JSON.parse(line) as { id: number; cmd: string };
+    let result: unknown;
+    try {
+      switch (cmd) {
+        case 'stats': {
+          const memory = process.memoryUsage();
+          result = { liveTasks: runtime?.liveTasks ?? 0, heapUsed: memory.heapUsed, rss: memory.rss };
+          break;
+        }
+        case 'flush':
+          await runtime?.flushed();
+          result = { ok: true };
+          break;
+        case 'close':
+          await closeServer();
+          result = { ok: true };
+          break;
+        default:
+          result = { error: `unknown command ${cmd}` };
+      }
+    } catch (error) {
+      result = { error: (error as Error).message };
+    }
+    process.stdout.write(`RESULT ${id} ${JSON.stringify(result)}\n`);
+    if (cmd === 'close') process.exit(0);
+  })();
+});
+commands.on('close', () => void closeServer().finally(() => process.exit(0)));

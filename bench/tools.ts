@@ -1,0 +1,58 @@
+/**
+ * The tools every benchmark server registers.
+ *
+ * - `bench_work` (`taskBehavior: 'always'`): the durable-create benchmark's
+ *   tool. It finishes after `ms` (default 50) so every create is followed by
+ *   a completion write, as in real use; a cancel ends it early.
+ * - `bench_wait` (`always`): idle until cancelled. Live tasks for `tasks/get`,
+ *   the heap benchmark and recovery (its `resume` policy is configurable).
+ * - `bench_step` (`always`) + `bench_poke` (`never`): the fan-out benchmark.
+ *   A poke sets the stepper task's `statusMessage` synchronously, so the
+ *   status change happens inside the poke request.
+ * - `echo` (`never`): the same tool the bare-SDK baseline serves.
+ */
+import { z } from 'zod';
+import { ToolError, type ResumePolicy, type TaskvisorRuntime, type ToolContext } from '../src/index.js';
+
+const WorkArgs = z.object({ ms: z.number().int().min(0).max(600_000).optional() });
+const NoArgs = z.object({});
+const PokeArgs = z.object({ taskId: z.string(), message: z.string() });
+const EchoArgs = z.object({ text: z.string() });
+
+/** Resolves when the call is cancelled. */
+function cancelled(ctx: ToolContext): Promise<void> {
+  return new Promise((resolve) => {
+    if (ctx.signal.aborted) resolve();
+    else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+export function registerBenchTools(runtime: TaskvisorRuntime, options: { resume?: ResumePolicy } = {}): void {
+  const steppers = new Map<string, (message: string) => void>();
+  runtime.tool('bench_work', { inputSchema: WorkArgs, taskBehavior: 'always' }, async ({ ms }, ctx) => {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms ?? 50);
+      ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    return 'done';
+  });
+  runtime.tool('bench_wait', { inputSchema: NoArgs, taskBehavior: 'always', resume: options.resume ?? 'fail' }, async (_args, ctx) => {
+    await cancelled(ctx);
+    return 'cancelled';
+  });
+  runtime.tool('bench_step', { inputSchema: NoArgs, taskBehavior: 'always' }, async (_args, ctx) => {
+    const taskId = ctx.taskId;
+    if (taskId === undefined) throw new ToolError(-32603, 'bench_step runs only as a task');
+    steppers.set(taskId, (message) => ctx.setStatus(message));
+    await cancelled(ctx);
+    steppers.delete(taskId);
+    return 'stopped';
+  });
+  runtime.tool('bench_poke', { inputSchema: PokeArgs, taskBehavior: 'never' }, ({ taskId, message }) => {
+    const step = steppers.get(taskId);
+    if (!step) throw new ToolError(-32602, `no stepper task ${taskId} (yet)`);
+    step(message);
+    return 'ok';
+  });
+  runtime.tool('echo', { inputSchema: EchoArgs, taskBehavior: 'never' }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+}
