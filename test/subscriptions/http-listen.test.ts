@@ -16,7 +16,7 @@ import { TaskStatusNotificationV2Schema } from '@modelcontextprotocol/ext-tasks/
 import demoTools from '../../examples/demo/tools.js';
 import { createRuntime, listenHttp, MemoryTaskStore, silentLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
 import { connect, envelope, taskSession, type ConnectedClient, type Endpoint } from '../support/extTasksClient.js';
-import { postJsonRpc, standardHeaders } from '../support/httpRaw.js';
+import { postJsonRpc, sseMessages, standardHeaders } from '../support/httpRaw.js';
 import { TSX_IMPORT, waitFor } from '../support/processes.js';
 
 type Message = Record<string, any>;
@@ -64,25 +64,9 @@ async function openListen(url: string, notifications: Record<string, unknown>): 
   const frames: Message[] = [];
   const watchers = new Set<() => void>();
   const ended = (async () => {
-    const reader = response.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let cut: number;
-        while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, '');
-          const data = block
-            .split(/\r?\n/)
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trimStart())
-            .join('\n');
-          if (data) frames.push(JSON.parse(data) as Message);
-        }
+      for await (const batch of sseMessages(response.body!)) {
+        frames.push(...(batch as Message[]));
         for (const watch of watchers) watch();
       }
     } catch (error) {

@@ -112,25 +112,9 @@ export async function collectListen(
       messages.push(JSON.parse(text) as Record<string, unknown>);
       return { status: response.status, messages, id };
     }
-    const decoder = new TextDecoder();
-    let buffer = '';
-    const reader = response.body!.getReader();
     try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let cut: number;
-        while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, '');
-          const data = block
-            .split(/\r?\n/)
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trimStart())
-            .join('\n');
-          if (data) messages.push(JSON.parse(data) as Record<string, unknown>);
-        }
+      for await (const batch of sseMessages(response.body!)) {
+        messages.push(...batch);
         if (messages.some((message) => message.id === id)) break;
       }
     } catch (error) {
@@ -141,5 +125,33 @@ export async function collectListen(
   } finally {
     clearTimeout(timer);
     abort.abort();
+  }
+}
+
+/**
+ * The JSON-RPC messages of an SSE response body, one batch per chunk read
+ * (the `data:` lines of each event joined, as the SSE format defines).
+ */
+export async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<Record<string, unknown>[]> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    const batch: Record<string, unknown>[] = [];
+    let cut: number;
+    while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, '');
+      const data = block
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
+      if (data) batch.push(JSON.parse(data) as Record<string, unknown>);
+    }
+    yield batch;
   }
 }
