@@ -50,6 +50,8 @@ export interface TaskStore {
   listExpired(now: number, limit: number): Promise<string[]>;
   /** Out-of-band admin listing, newest first. Never exposed on the wire. */
   list(query?: TaskListQuery): Promise<TaskRecord[]>;
+  /** Present on stores shared by several instances (see {@link TaskOwnership}); absent otherwise. */
+  readonly ownership?: TaskOwnership;
 }
 
 /** Raised by {@link TaskStore.create} for an id that already exists. */
@@ -57,5 +59,70 @@ export class TaskExistsError extends Error {
   constructor(readonly taskId: string) {
     super(`Task ${taskId} already exists`);
     this.name = 'TaskExistsError';
+  }
+}
+
+/**
+ * Optional capability of a store shared by several instances (Postgres):
+ * each instance holds a lease on the tasks it runs, and every write of a task
+ * carries the fencing token the instance got when it created or claimed it.
+ * Embedded stores (`memory`, `lowdb`, `sqlite`) do not implement it.
+ */
+export interface TaskOwnership {
+  /** This instance's id (changes when the instance lost its lease and joined again). */
+  readonly instanceId: string;
+  /** How long a lease lasts without renewal. */
+  readonly leaseMs: number;
+  /** Registers this instance with a fresh lease (on start, and again under a new id after a lost lease). */
+  join(): Promise<void>;
+  /** Extends this instance's lease; resolves `false` when it had already expired (the instance must stop its tasks and `join` again). */
+  renewLease(): Promise<boolean>;
+  /** Marks this instance gone so survivors adopt its unfinished tasks at once (graceful stop). */
+  leave(): Promise<void>;
+  /**
+   * Atomically takes over every unfinished task whose owner's lease expired
+   * (or that has no owner), each with a new fencing token: two instances
+   * claiming at once never get the same task.
+   */
+  claimExpired(): Promise<TaskRecord[]>;
+  /** Forgets the token of a task this instance no longer runs (later writes of it are refused). */
+  release(taskId: string): void;
+  /** Queues a command for the instance running `taskId` and wakes it; resolves `false` when the task is not running anywhere. */
+  sendCommand(taskId: string, command: TaskCommand): Promise<boolean>;
+  /** Takes (and removes) the commands queued for this instance, oldest first; re-addresses commands whose task moved. */
+  takeCommands(): Promise<QueuedTaskCommand[]>;
+  /** Calls `onChange` for every task write by any instance and `onCommand` when commands wait for this one; `onResync` after a lost connection came back (changes may have been missed). */
+  subscribe(handlers: TaskFeedHandlers): () => void;
+}
+
+/** An operation routed to the instance running a task. */
+export type TaskCommand =
+  | { type: 'update'; principal: string; responses: Record<string, unknown> }
+  | { type: 'cancel'; principal: string };
+
+export interface QueuedTaskCommand {
+  taskId: string;
+  command: TaskCommand;
+}
+
+/** One task write seen on the change feed: the receiver reads the row. */
+export interface TaskChange {
+  taskId: string;
+  version: number;
+  /** Instance that wrote it (`undefined` when unowned). */
+  instanceId: string | undefined;
+}
+
+export interface TaskFeedHandlers {
+  onChange(change: TaskChange): void;
+  onCommand(): void;
+  onResync(): void;
+}
+
+/** A write of a task refused because another instance claimed it since (stale fencing token). */
+export class TaskFencedError extends Error {
+  constructor(readonly taskId: string) {
+    super(`Task ${taskId} was taken over by another instance: this write is refused (stale fencing token)`);
+    this.name = 'TaskFencedError';
   }
 }

@@ -5,9 +5,29 @@
 import { LowdbTaskStore } from './LowdbTaskStore.js';
 import { MemoryTaskStore } from './MemoryTaskStore.js';
 import { SqliteTaskStore } from './SqliteTaskStore.js';
+import { PostgresTaskStore } from './PostgresTaskStore.js';
 import type { TaskStore } from './TaskStore.js';
 
-export { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+export {
+  TaskExistsError,
+  TaskFencedError,
+  type TaskListQuery,
+  type TaskStore,
+  type TaskOwnership,
+  type TaskCommand,
+  type QueuedTaskCommand,
+  type TaskChange,
+  type TaskFeedHandlers,
+} from './TaskStore.js';
+export {
+  PostgresTaskStore,
+  DEFAULT_POSTGRES_SCHEMA,
+  DEFAULT_POSTGRES_POOL_SIZE,
+  DEFAULT_LEASE_MS,
+  POSTGRES_SCHEMA_PATTERN,
+  POSTGRES_SCHEMA_VERSION,
+  type PostgresTaskStoreOptions,
+} from './PostgresTaskStore.js';
 export { MemoryTaskStore } from './MemoryTaskStore.js';
 export { LowdbTaskStore, type LowdbTaskStoreOptions } from './LowdbTaskStore.js';
 export { SqliteTaskStore, DEFAULT_SQLITE_FILE, SQLITE_SCHEMA_VERSION, type SqliteTaskStoreOptions } from './SqliteTaskStore.js';
@@ -15,7 +35,8 @@ export { DurableJsonFile, fsyncDir, type DurableJsonFileHooks, type DurableJsonF
 export { MAX_TASK_ID_LENGTH } from './taskFiles.js';
 
 /** Store selection as it appears in configuration. */
-export type TaskStoreConfig = { kind: 'memory' } | { kind: 'lowdb'; dir: string } | { kind: 'sqlite'; file: string };
+export type TaskStoreConfig = { kind: 'memory' } | { kind: 'lowdb'; dir: string } | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres'; url: string; schema?: string; poolSize?: number; leaseMs?: number; instanceId?: string };
 
 /**
  * Builds the configured store. The caller still calls `open()` (and later
@@ -29,6 +50,14 @@ export function createTaskStore(config: TaskStoreConfig): TaskStore {
       return new LowdbTaskStore({ dir: config.dir });
     case 'sqlite':
       return new SqliteTaskStore({ file: config.file });
+    case 'postgres':
+      return new PostgresTaskStore({
+        url: config.url,
+        ...(config.schema !== undefined ? { schema: config.schema } : {}),
+        ...(config.poolSize !== undefined ? { poolSize: config.poolSize } : {}),
+        ...(config.leaseMs !== undefined ? { leaseMs: config.leaseMs } : {}),
+        ...(config.instanceId !== undefined ? { instanceId: config.instanceId } : {}),
+      });
     default: {
       const unknown: never = config;
       throw new Error(`unknown task store kind ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);

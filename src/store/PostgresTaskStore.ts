@@ -1,0 +1,671 @@
+/**
+ * PostgreSQL-backed {@link TaskStore} (node-postgres) for several taskvisor
+ * instances sharing one database. Also implements {@link TaskOwnership}:
+ * instance leases, per-task fencing tokens, command routing and a change feed
+ * over LISTEN/NOTIFY.
+ *
+ * Durability (T-07, I-1): a write's promise resolves after its transaction
+ * committed (`synchronous_commit` as the server sets it: `on` by default), so
+ * a `get` on any instance sees it.
+ *
+ * Group commit: creates issued in the same tick are inserted with ONE
+ * multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING task_id` (one commit,
+ * one WAL flush, one round trip); each caller is answered on its own (ids not
+ * returned were taken: {@link TaskExistsError}).
+ *
+ * Fencing: `create` makes this instance the task's owner with token 1;
+ * `claimExpired` moves a dead instance's tasks to this one with token + 1.
+ * Every `put` of a task this store created or claimed is conditional on
+ * (owner = this instance, token = the one it holds); a refused write rejects
+ * with {@link TaskFencedError} and the caller stops running the task.
+ *
+ * Change feed: a trigger NOTIFYs `"<schema>.tasks"` with `taskId version
+ * instance` on every update (small payload: the receiver reads the row);
+ * commands for an instance are rows in `task_commands` plus a NOTIFY on
+ * `"<schema>.commands"` carrying the target instance id.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { compareNewestFirst, normalizeLimit } from './query.js';
+import { invalidTaskIdReason } from './taskFiles.js';
+import {
+  TaskExistsError,
+  TaskFencedError,
+  type QueuedTaskCommand,
+  type TaskCommand,
+  type TaskFeedHandlers,
+  type TaskListQuery,
+  type TaskOwnership,
+  type TaskStore,
+} from './TaskStore.js';
+
+export const DEFAULT_POSTGRES_SCHEMA = 'taskvisor';
+export const DEFAULT_POSTGRES_POOL_SIZE = 10;
+export const DEFAULT_LEASE_MS = 5_000;
+/** Schema names this store accepts: plain lower-case identifiers short enough for a NOTIFY channel (63 bytes). */
+export const POSTGRES_SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/;
+
+export interface PostgresTaskStoreOptions {
+  /** `postgres://user@host:port/database` (anything node-postgres accepts). */
+  url: string;
+  /** Schema holding the tables (created if missing). Default `taskvisor`. */
+  schema?: string;
+  /** Connections in the pool (plus one for LISTEN). Default 10. */
+  poolSize?: number;
+  /** How long an instance's lease lasts without renewal. Default 5000 ms. */
+  leaseMs?: number;
+  /** This instance's id. Default: random. */
+  instanceId?: string;
+  /** Shown in `pg_stat_activity.application_name`. Default `taskvisor <instanceId>`. */
+  applicationName?: string;
+  /** Called for a stored row that cannot be parsed while listing (skipped). Default: a line on stderr. */
+  onCorrupt?: (taskId: string, error: Error) => void;
+  /** Called when the LISTEN connection fails (it reconnects). Default: a line on stderr. */
+  onFeedError?: (error: Error) => void;
+}
+
+/**
+ * Versioned migrations: entry `i` brings the schema from version `i` to
+ * `i + 1`. Run under a transaction-level advisory lock, so instances starting
+ * at the same time migrate once. Never edit a released one; append.
+ * `$S` stands for the quoted schema name.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE $S.tasks (
+    task_id         text COLLATE "C" PRIMARY KEY,
+    owner           text NOT NULL,
+    tool            text NOT NULL,
+    status          text NOT NULL,
+    created_at      bigint NOT NULL,
+    last_updated_at bigint NOT NULL,
+    ttl_ms          bigint,
+    expires_at      bigint GENERATED ALWAYS AS (created_at + ttl_ms) STORED,
+    version         integer NOT NULL,
+    machine_version integer NOT NULL,
+    -- The whole TaskRecord as JSON text: the source of truth; the columns above are for queries.
+    record          text NOT NULL,
+    -- Instance running the task and the fencing token of its claim.
+    owner_instance  text,
+    fencing_token   bigint NOT NULL DEFAULT 1
+  );
+  CREATE INDEX tasks_unfinished_by_instance ON $S.tasks (owner_instance) WHERE status IN ('working', 'input_required');
+  CREATE INDEX tasks_status ON $S.tasks (status);
+  CREATE INDEX tasks_expires ON $S.tasks (expires_at, task_id) WHERE expires_at IS NOT NULL;
+  CREATE INDEX tasks_owner_created ON $S.tasks (owner, created_at DESC, task_id);
+  CREATE TABLE $S.instances (
+    instance_id      text PRIMARY KEY,
+    started_at       timestamptz NOT NULL DEFAULT now(),
+    lease_expires_at timestamptz NOT NULL
+  );
+  CREATE INDEX instances_lease ON $S.instances (lease_expires_at);
+  CREATE TABLE $S.task_commands (
+    id              bigserial PRIMARY KEY,
+    task_id         text COLLATE "C" NOT NULL,
+    target_instance text NOT NULL,
+    command         text NOT NULL
+  );
+  CREATE INDEX task_commands_target ON $S.task_commands (target_instance, id);
+  CREATE INDEX task_commands_task ON $S.task_commands (task_id);
+  CREATE FUNCTION $S.notify_task_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
+  BEGIN
+    PERFORM pg_notify(TG_TABLE_SCHEMA || '.tasks', NEW.task_id || ' ' || NEW.version || ' ' || coalesce(NEW.owner_instance, ''));
+    RETURN NULL;
+  END $fn$;
+  CREATE TRIGGER tasks_changed AFTER UPDATE ON $S.tasks FOR EACH ROW EXECUTE FUNCTION $S.notify_task_change();
+  `,
+];
+
+/** The schema version this code writes and reads. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+
+const NON_TERMINAL = `('working', 'input_required')`;
+
+type State = 'new' | 'opening' | 'open' | 'closed';
+
+interface QueuedCreate {
+  record: TaskRecord;
+  json: string;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export class PostgresTaskStore implements TaskStore, TaskOwnership {
+  readonly schema: string;
+  readonly leaseMs: number;
+  readonly poolSize: number;
+  #instanceId: string;
+  readonly #url: string;
+  readonly #applicationName: string | undefined;
+  readonly #q: string;
+  readonly #onCorrupt: (taskId: string, error: Error) => void;
+  readonly #onFeedError: (error: Error) => void;
+  #pool: pg.Pool | undefined;
+  #state: State = 'new';
+  /** Fencing tokens of the tasks this instance created or claimed (`null`: taken over, writes refused). */
+  readonly #tokens = new Map<string, string | null>();
+  #createQueue: QueuedCreate[] = [];
+  #createTimer: NodeJS.Immediate | undefined;
+  readonly #inflight = new Set<Promise<unknown>>();
+  #commits = 0;
+  #feed: FeedConnection | undefined;
+
+  constructor(options: PostgresTaskStoreOptions) {
+    this.#url = options.url;
+    this.schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
+    if (!POSTGRES_SCHEMA_PATTERN.test(this.schema)) {
+      throw new Error(`postgres task store: schema ${JSON.stringify(this.schema)} must match ${POSTGRES_SCHEMA_PATTERN}`);
+    }
+    this.poolSize = options.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#instanceId = options.instanceId ?? randomUUID();
+    this.#applicationName = options.applicationName;
+    this.#q = pg.escapeIdentifier(this.schema);
+    this.#onCorrupt = options.onCorrupt ?? ((taskId, error) => console.error(`taskvisor: skipping unreadable task record ${taskId} in postgres schema ${this.schema}: ${error.message}`));
+    this.#onFeedError = options.onFeedError ?? ((error) => console.error(`taskvisor: postgres change feed: ${error.message}; reconnecting`));
+  }
+
+  get instanceId(): string {
+    return this.#instanceId;
+  }
+
+  /** The store as an ownership capability (it is one). */
+  get ownership(): TaskOwnership {
+    return this;
+  }
+
+  /** Write transactions committed so far (a batch of creates is one). */
+  get commits(): number {
+    return this.#commits;
+  }
+
+  /** Where the store lives, for messages (no password). */
+  get description(): string {
+    return `postgres ${redactUrl(this.#url)} schema ${this.schema}`;
+  }
+
+  /** Connects, creates the schema if missing and runs pending migrations (under an advisory lock). */
+  async open(): Promise<void> {
+    if (this.#state !== 'new') throw new Error(`${this.description}: open() called on a store that is ${this.#state}`);
+    this.#state = 'opening';
+    const pool = new pg.Pool({
+      connectionString: this.#url,
+      max: this.poolSize,
+      application_name: this.#applicationName ?? `taskvisor ${this.#instanceId}`,
+      connectionTimeoutMillis: 10_000,
+    });
+    // An idle client that loses its connection (server restart, pg_terminate_backend) is dropped and replaced.
+    pool.on('error', () => undefined);
+    try {
+      await migrate(pool, this.schema);
+      this.#pool = pool;
+      this.#state = 'open';
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      this.#state = 'closed';
+      throw new Error(`cannot open ${this.description}: ${describePgError(error)}`, { cause: error });
+    }
+  }
+
+  /** Commits the queued creates, stops the feed, closes the pool. */
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    if (this.#createTimer !== undefined) clearImmediate(this.#createTimer);
+    if (this.#createQueue.length > 0) this.#track(this.#flushCreates());
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
+    await this.#feed?.close();
+    this.#feed = undefined;
+    await this.#pool?.end().catch(() => undefined);
+    this.#pool = undefined;
+  }
+
+  async create(record: TaskRecord): Promise<void> {
+    this.#assertOpen();
+    const reason = invalidIdReason(record.taskId);
+    if (reason !== undefined) throw new Error(`cannot create task in ${this.description}: ${reason}`);
+    const json = JSON.stringify(record);
+    return new Promise<void>((resolve, reject) => {
+      this.#createQueue.push({ record, json, resolve, reject });
+      this.#createTimer ??= setImmediate(() => {
+        this.#createTimer = undefined;
+        this.#track(this.#flushCreates());
+      });
+    });
+  }
+
+  async put(record: TaskRecord): Promise<void> {
+    const pool = this.#assertOpen();
+    if (invalidIdReason(record.taskId) !== undefined) return;
+    const token = this.#tokens.get(record.taskId);
+    if (token === null) throw new TaskFencedError(record.taskId);
+    const params = [record.taskId, record.status, record.lastUpdatedAt, record.version, record.machineVersion, JSON.stringify(record)];
+    // Fenced when this instance holds a token for the task (I-9 across instances); an admin write of a task it never ran is not.
+    const fence = token === undefined ? '' : ` AND owner_instance = $7 AND fencing_token = $8`;
+    if (token !== undefined) params.push(this.#instanceId, token);
+    const updated = await this.#track(
+      pool.query(
+        `UPDATE ${this.#q}.tasks SET status = $2, last_updated_at = $3, version = $4, machine_version = $5, record = $6
+         WHERE task_id = $1 AND version < $4${fence}`,
+        params,
+      ),
+    );
+    if (updated.rowCount === 1 || token === undefined) return;
+    // Refused: purged, stale (latest wins: ignored), or claimed by another instance (fenced).
+    const current = await pool.query<{ owner_instance: string | null; fencing_token: string; version: number }>(
+      `SELECT owner_instance, fencing_token, version FROM ${this.#q}.tasks WHERE task_id = $1`,
+      [record.taskId],
+    );
+    const row = current.rows[0];
+    if (!row) return;
+    if (row.owner_instance !== this.#instanceId || row.fencing_token !== token) {
+      this.#tokens.set(record.taskId, null);
+      throw new TaskFencedError(record.taskId);
+    }
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    const pool = this.#assertOpen();
+    if (invalidIdReason(taskId) !== undefined) return undefined;
+    const result = await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1`, [taskId]);
+    const row = result.rows[0];
+    return row ? (JSON.parse(row.record) as TaskRecord) : undefined;
+  }
+
+  async delete(taskId: string): Promise<boolean> {
+    const pool = this.#assertOpen();
+    if (invalidIdReason(taskId) !== undefined) return false;
+    this.#tokens.delete(taskId);
+    const result = await this.#track(pool.query(`DELETE FROM ${this.#q}.tasks WHERE task_id = $1`, [taskId]));
+    return result.rowCount === 1;
+  }
+
+  async listNonTerminal(): Promise<TaskRecord[]> {
+    const pool = this.#assertOpen();
+    const result = await pool.query<{ task_id: string; record: string }>(`SELECT task_id, record FROM ${this.#q}.tasks WHERE status IN ${NON_TERMINAL}`);
+    return this.#parseRows(result.rows);
+  }
+
+  async listExpired(now: number, limit: number): Promise<string[]> {
+    const pool = this.#assertOpen();
+    const max = normalizeLimit(limit);
+    if (max === 0) return [];
+    const result = await pool.query<{ task_id: string }>(
+      `SELECT task_id FROM ${this.#q}.tasks WHERE expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at, task_id LIMIT $2`,
+      [now, max === Number.POSITIVE_INFINITY ? null : max],
+    );
+    return result.rows.map((row) => row.task_id);
+  }
+
+  async list(query: TaskListQuery = {}): Promise<TaskRecord[]> {
+    const pool = this.#assertOpen();
+    const limit = normalizeLimit(query.limit);
+    const statuses = query.status === undefined ? undefined : [...new Set(query.status)];
+    if (limit === 0 || statuses?.length === 0) return [];
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (query.owner !== undefined) where.push(`owner = $${params.push(query.owner)}`);
+    if (statuses !== undefined) where.push(`status = ANY($${params.push(statuses)})`);
+    params.push(limit === Number.POSITIVE_INFINITY ? null : limit);
+    const result = await pool.query<{ task_id: string; record: string }>(
+      `SELECT task_id, record FROM ${this.#q}.tasks ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, task_id LIMIT $${params.length}`,
+      params,
+    );
+    // Ids ordered by UTF-8 bytes here, by UTF-16 units elsewhere: re-sort so every store answers alike.
+    return this.#parseRows(result.rows).sort(compareNewestFirst);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // TaskOwnership
+
+  async join(): Promise<void> {
+    const pool = this.#assertOpen();
+    if (this.#tokens.size > 0 || (await this.#hasInstanceRow(pool))) {
+      // Joining again after a lost lease: a new identity, so the old one's tasks are adopted (by anyone).
+      this.#instanceId = randomUUID();
+      this.#tokens.clear();
+    }
+    await pool.query(`INSERT INTO ${this.#q}.instances (instance_id, lease_expires_at) VALUES ($1, now() + $2 * interval '1 millisecond')`, [
+      this.#instanceId,
+      this.leaseMs,
+    ]);
+  }
+
+  async renewLease(): Promise<boolean> {
+    const pool = this.#assertOpen();
+    // Only a lease that has not expired is extended: once expired, survivors may have claimed its tasks.
+    const result = await pool.query(
+      `UPDATE ${this.#q}.instances SET lease_expires_at = now() + $2 * interval '1 millisecond' WHERE instance_id = $1 AND lease_expires_at >= now()`,
+      [this.#instanceId, this.leaseMs],
+    );
+    return result.rowCount === 1;
+  }
+
+  async leave(): Promise<void> {
+    const pool = this.#assertOpen();
+    await pool.query(`UPDATE ${this.#q}.instances SET lease_expires_at = '-infinity' WHERE instance_id = $1`, [this.#instanceId]);
+    await pool.query(`SELECT pg_notify($1, '*')`, [`${this.schema}.commands`]);
+  }
+
+  async claimExpired(): Promise<TaskRecord[]> {
+    const pool = this.#assertOpen();
+    const dead = await pool.query<{ owner_instance: string | null }>(
+      `SELECT DISTINCT t.owner_instance FROM ${this.#q}.tasks t
+       LEFT JOIN ${this.#q}.instances i ON i.instance_id = t.owner_instance
+       WHERE t.status IN ${NON_TERMINAL} AND t.owner_instance IS DISTINCT FROM $1
+         AND (i.instance_id IS NULL OR i.lease_expires_at < now())`,
+      [this.#instanceId],
+    );
+    const claimed: TaskRecord[] = [];
+    for (const { owner_instance: deadId } of dead.rows) {
+      // One UPDATE per dead owner: a row another survivor claimed first fails the re-checked
+      // `owner_instance = dead` condition after the row lock, so each task goes to exactly one claimer.
+      const result = await this.#track(
+        pool.query<{ task_id: string; record: string; fencing_token: string }>(
+          `UPDATE ${this.#q}.tasks SET owner_instance = $1, fencing_token = fencing_token + 1
+           WHERE status IN ${NON_TERMINAL} AND ${deadId === null ? 'owner_instance IS NULL' : 'owner_instance = $2'}
+           RETURNING task_id, record, fencing_token`,
+          deadId === null ? [this.#instanceId] : [this.#instanceId, deadId],
+        ),
+      );
+      for (const row of result.rows) {
+        this.#tokens.set(row.task_id, row.fencing_token);
+        claimed.push(JSON.parse(row.record) as TaskRecord);
+      }
+    }
+    // A dead instance with nothing left to adopt is forgotten.
+    await pool.query(
+      `DELETE FROM ${this.#q}.instances i WHERE i.lease_expires_at < now()
+       AND NOT EXISTS (SELECT 1 FROM ${this.#q}.tasks t WHERE t.owner_instance = i.instance_id AND t.status IN ${NON_TERMINAL})`,
+    );
+    return claimed;
+  }
+
+  release(taskId: string): void {
+    if (this.#tokens.has(taskId)) this.#tokens.set(taskId, null);
+  }
+
+  /** Whether this instance holds a valid token for `taskId`. */
+  holds(taskId: string): boolean {
+    return typeof this.#tokens.get(taskId) === 'string';
+  }
+
+  async sendCommand(taskId: string, command: TaskCommand): Promise<boolean> {
+    const pool = this.#assertOpen();
+    if (invalidIdReason(taskId) !== undefined) return false;
+    const result = await this.#track(
+      pool.query(
+        `WITH queued AS (
+           INSERT INTO ${this.#q}.task_commands (task_id, target_instance, command)
+           SELECT task_id, owner_instance, $2 FROM ${this.#q}.tasks WHERE task_id = $1 AND status IN ${NON_TERMINAL} AND owner_instance IS NOT NULL
+           RETURNING target_instance)
+         SELECT pg_notify($3, target_instance) FROM queued`,
+        [taskId, JSON.stringify(command), `${this.schema}.commands`],
+      ),
+    );
+    return result.rowCount === 1;
+  }
+
+  async takeCommands(): Promise<QueuedTaskCommand[]> {
+    const pool = this.#assertOpen();
+    // Commands whose task moved (adopted) follow it; commands of finished or purged tasks are dropped.
+    await pool.query(
+      `DELETE FROM ${this.#q}.task_commands c WHERE NOT EXISTS (
+         SELECT 1 FROM ${this.#q}.tasks t WHERE t.task_id = c.task_id AND t.status IN ${NON_TERMINAL})`,
+    );
+    const moved = await pool.query<{ target_instance: string }>(
+      `UPDATE ${this.#q}.task_commands c SET target_instance = t.owner_instance FROM ${this.#q}.tasks t
+       WHERE t.task_id = c.task_id AND t.owner_instance IS NOT NULL AND c.target_instance <> t.owner_instance
+       RETURNING c.target_instance`,
+    );
+    for (const target of new Set(moved.rows.map((row) => row.target_instance))) {
+      if (target !== this.#instanceId) await pool.query(`SELECT pg_notify($1, $2)`, [`${this.schema}.commands`, target]);
+    }
+    const taken = await pool.query<{ id: string; task_id: string; command: string }>(
+      `DELETE FROM ${this.#q}.task_commands WHERE target_instance = $1 RETURNING id, task_id, command`,
+      [this.#instanceId],
+    );
+    return taken.rows
+      .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+      .map((row) => ({ taskId: row.task_id, command: JSON.parse(row.command) as TaskCommand }));
+  }
+
+  subscribe(handlers: TaskFeedHandlers): () => void {
+    this.#assertOpen();
+    if (this.#feed) throw new Error(`${this.description}: the change feed has a subscriber already`);
+    const feed = new FeedConnection({
+      url: this.#url,
+      applicationName: `${this.#applicationName ?? `taskvisor ${this.#instanceId}`} (listen)`,
+      channels: [`${this.schema}.tasks`, `${this.schema}.commands`],
+      onNotification: (channel, payload) => {
+        if (channel === `${this.schema}.commands`) {
+          if (payload === this.#instanceId || payload === '*') handlers.onCommand();
+          return;
+        }
+        const [taskId, version, instanceId] = payload.split(' ');
+        if (!taskId || !version) return;
+        handlers.onChange({ taskId, version: Number(version), instanceId: instanceId || undefined });
+      },
+      onResync: () => handlers.onResync(),
+      onError: this.#onFeedError,
+    });
+    this.#feed = feed;
+    feed.start();
+    return () => {
+      if (this.#feed === feed) this.#feed = undefined;
+      void feed.close();
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  async #flushCreates(): Promise<void> {
+    const batch = this.#createQueue;
+    this.#createQueue = [];
+    const pool = this.#pool;
+    if (batch.length === 0) return;
+    if (!pool) {
+      for (const item of batch) item.reject(new Error(`${this.description}: store is closed`));
+      return;
+    }
+    // The first create of an id in the batch goes to the database; later ones of the same id are duplicates.
+    const first = new Map<string, QueuedCreate>();
+    const duplicates: QueuedCreate[] = [];
+    for (const item of batch) {
+      if (first.has(item.record.taskId)) duplicates.push(item);
+      else first.set(item.record.taskId, item);
+    }
+    const items = [...first.values()];
+    try {
+      const cols = {
+        id: [] as string[], owner: [] as string[], tool: [] as string[], status: [] as string[], created: [] as number[],
+        updated: [] as number[], ttl: [] as (number | null)[], version: [] as number[], machine: [] as number[], record: [] as string[],
+      };
+      for (const { record, json } of items) {
+        cols.id.push(record.taskId);
+        cols.owner.push(record.owner);
+        cols.tool.push(record.tool);
+        cols.status.push(record.status);
+        cols.created.push(record.createdAt);
+        cols.updated.push(record.lastUpdatedAt);
+        cols.ttl.push(record.ttlMs);
+        cols.version.push(record.version);
+        cols.machine.push(record.machineVersion);
+        cols.record.push(json);
+      }
+      const result = await pool.query<{ task_id: string }>(
+        `INSERT INTO ${this.#q}.tasks (task_id, owner, tool, status, created_at, last_updated_at, ttl_ms, version, machine_version, record, owner_instance, fencing_token)
+         SELECT u.*, $11, 1 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::int[], $9::int[], $10::text[]) AS u
+         ON CONFLICT (task_id) DO NOTHING RETURNING task_id`,
+        [cols.id, cols.owner, cols.tool, cols.status, cols.created, cols.updated, cols.ttl, cols.version, cols.machine, cols.record, this.#instanceId],
+      );
+      this.#commits++;
+      const inserted = new Set(result.rows.map((row) => row.task_id));
+      for (const item of items) {
+        if (inserted.has(item.record.taskId)) {
+          this.#tokens.set(item.record.taskId, '1');
+          item.resolve();
+        } else item.reject(new TaskExistsError(item.record.taskId));
+      }
+      for (const item of duplicates) item.reject(new TaskExistsError(item.record.taskId));
+    } catch (error) {
+      const failure = new Error(`cannot store tasks in ${this.description}: ${describePgError(error)}`, { cause: error });
+      for (const item of batch) item.reject(failure);
+    }
+  }
+
+  #track<T>(promise: Promise<T>): Promise<T> {
+    this.#inflight.add(promise);
+    const done = () => this.#inflight.delete(promise);
+    promise.then(done, done);
+    return promise;
+  }
+
+  async #hasInstanceRow(pool: pg.Pool): Promise<boolean> {
+    const result = await pool.query(`SELECT 1 FROM ${this.#q}.instances WHERE instance_id = $1`, [this.#instanceId]);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  #assertOpen(): pg.Pool {
+    if (this.#state !== 'open' || !this.#pool) throw new Error(`${this.description}: store is ${this.#state === 'closed' ? 'closed' : 'not open'}`);
+    return this.#pool;
+  }
+
+  #parseRows(rows: readonly { task_id: string; record: string }[]): TaskRecord[] {
+    const out: TaskRecord[] = [];
+    for (const row of rows) {
+      try {
+        out.push(JSON.parse(row.record) as TaskRecord);
+      } catch (error) {
+        this.#onCorrupt(row.task_id, error as Error);
+      }
+    }
+    return out;
+  }
+}
+
+/** Creates the schema if missing and applies pending migrations, once, however many instances start at once. */
+async function migrate(pool: pg.Pool, schema: string): Promise<void> {
+  const q = pg.escapeIdentifier(schema);
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // Serializes migrations of this schema across instances (released at COMMIT/ROLLBACK).
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('taskvisor migrate ' || $1))`, [schema]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${q}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${q}.schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const applied = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${q}.schema_migrations`);
+    const current = applied.rows[0]?.version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(`schema ${schema} is at version ${current}, newer than this taskvisor understands (${MIGRATIONS.length}): upgrade taskvisor`);
+    }
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      await client.query(MIGRATIONS[version]!.replaceAll('$S', q));
+      await client.query(`INSERT INTO ${q}.schema_migrations (version) VALUES ($1)`, [version + 1]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** The LISTEN connection: reconnects with backoff and asks for a resync after every reconnect. */
+class FeedConnection {
+  #client: pg.Client | undefined;
+  #closed = false;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #backoffMs = 100;
+  #connectedOnce = false;
+
+  constructor(
+    private readonly options: {
+      url: string;
+      applicationName: string;
+      channels: string[];
+      onNotification: (channel: string, payload: string) => void;
+      onResync: () => void;
+      onError: (error: Error) => void;
+    },
+  ) {}
+
+  start(): void {
+    void this.#connect();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retryTimer);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#closed) return;
+    const client = new pg.Client({ connectionString: this.options.url, application_name: this.options.applicationName });
+    let failed = false;
+    const fail = (error: Error) => {
+      if (failed || this.#closed) return;
+      failed = true;
+      if (this.#client === client) this.#client = undefined;
+      client.end().catch(() => undefined);
+      this.options.onError(error);
+      this.#retryTimer = setTimeout(() => void this.#connect(), this.#backoffMs);
+      this.#backoffMs = Math.min(this.#backoffMs * 2, 2_000);
+    };
+    client.on('error', fail);
+    client.on('end', () => fail(new Error('connection ended')));
+    client.on('notification', (message) => this.options.onNotification(message.channel, message.payload ?? ''));
+    try {
+      await client.connect();
+      for (const channel of this.options.channels) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (error) {
+      fail(error as Error);
+      return;
+    }
+    if (this.#closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.#client = client;
+    this.#backoffMs = 100;
+    // Whatever was NOTIFYed while no LISTEN was active is lost: the subscriber re-reads (also on the first connect).
+    this.#connectedOnce = true;
+    this.options.onResync();
+  }
+
+  get connected(): boolean {
+    return this.#connectedOnce && this.#client !== undefined;
+  }
+}
+
+function invalidIdReason(taskId: unknown): string | undefined {
+  const reason = invalidTaskIdReason(taskId);
+  if (reason !== undefined) return reason;
+  // PostgreSQL text cannot hold NUL.
+  return (taskId as string).includes('\u0000') ? 'task ids containing NUL cannot be stored in PostgreSQL' : undefined;
+}
+
+/** `postgres://user:secret@host/db` → `postgres://user@host/db`. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}
+
+/** A connection or SQL error as one line: code, message, and what to check. */
+export function describePgError(error: unknown): string {
+  const e = error as { code?: string; message?: string; errors?: unknown[] };
+  if (e.code === 'ECONNREFUSED' || (Array.isArray(e.errors) && e.errors.some((inner) => (inner as { code?: string }).code === 'ECONNREFUSED'))) {
+    return 'connection refused: is PostgreSQL running and listening there?';
+  }
+  return `${e.code ? `${e.code} ` : ''}${e.message ?? String(error)}`;
+}

@@ -1,0 +1,153 @@
+/**
+ * The store contract against the real PostgreSQL (own schema per case), plus
+ * what only a shared store has: concurrent migrations, fencing, atomic claims,
+ * command routing and the change feed.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PostgresTaskStore, TaskExistsError, TaskFencedError, POSTGRES_SCHEMA_VERSION, type PostgresTaskStoreOptions } from '../../src/store/index.js';
+import type { TaskChange } from '../../src/store/TaskStore.js';
+import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
+import { waitFor } from '../support/processes.js';
+import { runTaskStoreContract } from './contract.js';
+import { makeRecord } from './fixtures.js';
+
+async function openStore(options: Partial<PostgresTaskStoreOptions> & { schema: string }): Promise<PostgresTaskStore> {
+  const store = new PostgresTaskStore({ url: TEST_PG_URL, poolSize: 4, ...options });
+  await store.open();
+  return store;
+}
+
+runTaskStoreContract('PostgresTaskStore', async () => {
+  const { schema, drop } = await freshSchema();
+  // Reopened under the same instance id: the contract reopens "the same process".
+  const instanceId = `contract-${schema}`;
+  return {
+    store: await openStore({ schema, instanceId }),
+    reopen: () => openStore({ schema, instanceId }),
+    cleanup: drop,
+  };
+});
+
+/** Runs `fn` with a fresh schema, dropped afterwards whatever happens. */
+async function withSchema(fn: (schema: string) => Promise<void>): Promise<void> {
+  const { schema, drop } = await freshSchema();
+  try {
+    await fn(schema);
+  } finally {
+    await drop();
+  }
+}
+
+describe('PostgresTaskStore: shared-store capabilities', () => {
+  it('five instances opening one new schema at once migrate it exactly once', () =>
+    withSchema(async (schema) => {
+      const stores = await Promise.all(Array.from({ length: 5 }, () => openStore({ schema })));
+      try {
+        const rows = await pgQuery<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+        assert.deepEqual(rows.rows.map((row) => row.version), Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1));
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+      }
+    }));
+
+  it('refuses a schema newer than the code, naming it', () =>
+    withSchema(async (schema) => {
+      await (await openStore({ schema })).close();
+      await pgQuery(`INSERT INTO ${schema}.schema_migrations (version) VALUES (999)`);
+      await assert.rejects(openStore({ schema }), new RegExp(`schema ${schema} is at version 999, newer than this taskvisor understands`));
+    }));
+
+  it('an unreachable server is a clear error', async () => {
+    const store = new PostgresTaskStore({ url: 'postgres://postgres@127.0.0.1:1/test', schema: 'nowhere' });
+    await assert.rejects(store.open(), /cannot open postgres postgres:\/\/postgres@127\.0\.0\.1:1\/test schema nowhere: connection refused/);
+  });
+
+  it('a bad schema name is refused before connecting', () => {
+    assert.throws(() => new PostgresTaskStore({ url: TEST_PG_URL, schema: 'Bad-Name' }), /schema "Bad-Name" must match/);
+  });
+
+  it('a batch of creates is one commit; a duplicate in the batch or in the table rejects only its caller', () =>
+    withSchema(async (schema) => {
+      const store = await openStore({ schema });
+      try {
+        await store.create(makeRecord({ taskId: 'taken' }));
+        const before = store.commits;
+        const outcomes = await Promise.allSettled([
+          ...Array.from({ length: 30 }, (_, i) => store.create(makeRecord({ taskId: `t${i}` }))),
+          store.create(makeRecord({ taskId: 't0' })),
+          store.create(makeRecord({ taskId: 'taken' })),
+        ]);
+        assert.equal(store.commits - before, 1);
+        assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 30);
+        for (const outcome of outcomes.slice(30)) {
+          assert.equal(outcome.status, 'rejected');
+          assert.ok((outcome as PromiseRejectedResult).reason instanceof TaskExistsError);
+        }
+      } finally {
+        await store.close();
+      }
+    }));
+
+  it('after a claim, the old owner\'s writes are fenced; each expired task is claimed by exactly one of two racing survivors', () =>
+    withSchema(async (schema) => {
+      const a = await openStore({ schema, leaseMs: 200 });
+      const b = await openStore({ schema, leaseMs: 60_000 });
+      const c = await openStore({ schema, leaseMs: 60_000 });
+      try {
+        await a.join();
+        await b.join();
+        await c.join();
+        const ids = Array.from({ length: 40 }, (_, i) => `task-${i}`);
+        await Promise.all(ids.map((taskId) => a.create(makeRecord({ taskId }))));
+        // A stops renewing; once its lease is over, B and C race.
+        await waitFor(async () => (await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at < now()`, [a.instanceId])).rowCount === 1, {
+          what: 'the lease of A to lapse',
+        });
+        assert.equal(await a.renewLease(), false, 'an expired lease is not renewed');
+        const [byB, byC] = await Promise.all([b.claimExpired(), c.claimExpired()]);
+        const claimed = [...byB, ...byC].map((record) => record.taskId).sort();
+        assert.deepEqual(claimed, [...ids].sort(), 'every task claimed exactly once');
+        const winner = byB.length > 0 ? b : c;
+        const taskId = (byB[0] ?? byC[0])!.taskId;
+        const stale = makeRecord({ taskId, version: 5, status: 'completed', snapshot: undefined });
+        await assert.rejects(a.put(stale), TaskFencedError);
+        await winner.put(makeRecord({ taskId, version: 6, status: 'completed', snapshot: undefined }));
+        assert.equal((await b.get(taskId))?.version, 6);
+        assert.deepEqual(await b.claimExpired(), [], 'nothing left to claim');
+      } finally {
+        await Promise.all([a.close(), b.close(), c.close()]);
+      }
+    }));
+
+  it('commands reach the owner through NOTIFY; the feed reports writes and resyncs after its connection is killed', () =>
+    withSchema(async (schema) => {
+      const owner = await openStore({ schema });
+      const other = await openStore({ schema });
+      try {
+        await owner.join();
+        await other.join();
+        let commandsSignalled = 0;
+        let resyncs = 0;
+        const changes: TaskChange[] = [];
+        const stop = other.subscribe({ onChange: (change) => changes.push(change), onCommand: () => undefined, onResync: () => resyncs++ });
+        const stopOwner = owner.subscribe({ onChange: () => undefined, onCommand: () => commandsSignalled++, onResync: () => undefined });
+        await waitFor(() => resyncs === 1, { what: 'the feed to connect' });
+        await owner.create(makeRecord({ taskId: 'x' }));
+        assert.equal(await other.sendCommand('x', { type: 'cancel', principal: 'alice' }), true);
+        assert.equal(await other.sendCommand('unknown', { type: 'cancel', principal: 'alice' }), false);
+        await waitFor(() => commandsSignalled > 0, { what: 'the command NOTIFY' });
+        assert.deepEqual(await owner.takeCommands(), [{ taskId: 'x', command: { type: 'cancel', principal: 'alice' } }]);
+        assert.deepEqual(await owner.takeCommands(), []);
+        await owner.put(makeRecord({ taskId: 'x', version: 2 }));
+        await waitFor(() => changes.some((change) => change.taskId === 'x' && change.version === 2), { what: 'the change NOTIFY' });
+        assert.equal(changes.find((change) => change.version === 2)?.instanceId, owner.instanceId);
+        await pgQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`taskvisor ${other.instanceId} (listen)`]);
+        await waitFor(() => resyncs === 2, { what: 'the feed to reconnect and resync', timeoutMs: 10_000 });
+        stop();
+        stopOwner();
+      } finally {
+        await Promise.all([owner.close(), other.close()]);
+      }
+    }));
+});
