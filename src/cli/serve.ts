@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import { stderrLogger } from '../runtime/Logger.js';
 import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
-import { DEFAULT_SQLITE_FILE, type TaskStoreConfig } from '../store/index.js';
+import { DEFAULT_SQLITE_FILE, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
@@ -67,6 +67,8 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
   const store: TaskStoreConfig =
     config.store?.kind === 'memory'
       ? { kind: 'memory' }
+      : config.store?.kind === 'postgres'
+        ? { ...config.store }
       : config.store?.kind === 'sqlite'
         ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
         : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
@@ -144,7 +146,9 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
       ? `lowdb ${path.relative(process.cwd(), store.dir) || '.'}`
       : store.kind === 'sqlite'
         ? `sqlite ${path.relative(process.cwd(), store.file)}`
-        : 'memory';
+        : store.kind === 'postgres'
+          ? `${(runtime.store as PostgresTaskStore).description}, instance ${runtime.cluster?.instanceId}`
+          : 'memory';
   logger.info(`${runtime.tools.names().length} tools (${runtime.tools.names().join(', ')}); store: ${storeText}`);
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);

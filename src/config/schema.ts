@@ -61,6 +61,18 @@ export const ConfigSchema = z.strictObject({
         /** Database file, relative to the config file. Default `./.taskvisor/tasks.sqlite` (relative to the working directory). */
         file: z.string().min(1).optional(),
       }),
+      // Several instances on one PostgreSQL database (docs/scaling.md).
+      z.strictObject({
+        kind: z.literal('postgres'),
+        /** Connection URL; a password may come from PGPASSWORD instead of the file. */
+        url: z.string().regex(/^postgres(ql)?:\/\/\S+$/, { error: 'expected a postgres://user@host:port/database URL' }),
+        /** Schema holding the tables (created and migrated on start). Default `taskvisor`. */
+        schema: z.string().regex(/^[a-z_][a-z0-9_]{0,47}$/, { error: 'expected a lower-case identifier: a-z, 0-9, _ (at most 48 chars, not starting with a digit)' }).optional(),
+        /** Pooled connections per instance (plus one for LISTEN). Default 10. */
+        poolSize: z.number().int().min(1).max(1000).optional(),
+        /** An instance's lease; its unfinished tasks are adopted this long after it died. Default 5000. */
+        leaseMs: z.number().int().min(500).max(3_600_000).optional(),
+      }),
     ])
     .optional(),
   tasks: z

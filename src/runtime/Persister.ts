@@ -9,7 +9,7 @@
  * its worker.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import type { TaskStore } from '../store/TaskStore.js';
+import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
 import { recordOf, type TaskSnapshotLike } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
@@ -21,6 +21,8 @@ export interface PersisterOptions {
   onError: (error: unknown, taskId: string) => void;
   /** Called after each record is stored (the supervisor evicts a task once its terminal record is). */
   onWritten?: (record: TaskRecord) => void;
+  /** The store refused a write because another instance claimed the task (fencing): persisting has stopped. */
+  onFenced?: (taskId: string) => void;
   /** Wait before retrying a failed write. */
   retryMs?: number;
 }
@@ -89,6 +91,12 @@ export class Persister {
         this.version = record.version;
         this.lastWritten = json;
       } catch (error) {
+        if (error instanceof TaskFencedError) {
+          // Another instance runs this task now: never retry, stop running it here.
+          this.stop();
+          this.options.onFenced?.(record.taskId);
+          return;
+        }
         this.options.onError(error, record.taskId);
         this.retryLater();
         return;

@@ -19,7 +19,7 @@ import {
 } from '../../machines/task/index.js';
 import { taskNotFound } from '../core/errors.js';
 import { newTaskId, TASK_ID_PATTERN } from '../core/ids.js';
-import type { TaskStore } from '../store/TaskStore.js';
+import type { TaskCommand, TaskStore } from '../store/TaskStore.js';
 import { recordOf, isTerminal, visibleKey, type TaskSnapshotLike } from '../tasks/project.js';
 import { isExpired, type TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -58,6 +58,16 @@ export interface TaskSupervisorOptions {
   /** Sets the `pollIntervalMs` a task is shown with (T-27); without it the stored hint is shown. */
   pollPolicy?: PollPolicy;
   now?: () => number;
+  /**
+   * Recover the store's unfinished tasks in `start()` (default true). A
+   * cluster turns it off: its instances adopt tasks through leases instead.
+   */
+  recoverOnStart?: boolean;
+  /**
+   * Routes `update`/`cancel` of an unfinished task that runs on another
+   * instance (shared store); without it such a call is acknowledged only.
+   */
+  forward?: (record: TaskRecord, command: TaskCommand) => Promise<void>;
 }
 
 export interface CreateTaskOptions {
@@ -127,7 +137,7 @@ export class TaskSupervisor {
 
   /** Recovers unfinished tasks from the store and starts the reaper. */
   async start(): Promise<{ resumed: number; failed: number }> {
-    const outcome = await this.recover();
+    const outcome = this.options.recoverOnStart === false ? { resumed: 0, failed: 0 } : await this.recover();
     const interval = this.options.reapIntervalMs ?? 60_000;
     if (interval > 0) {
       this.reaper = setInterval(() => void this.reap().catch((error) => this.options.logger.error('reaper failed', error)), interval);
@@ -214,7 +224,9 @@ export class TaskSupervisor {
       live.actor.send({ type: 'INPUT_RESPONSES', at: this.now(), responses });
       return;
     }
-    await this.stored(taskId, principal);
+    const record = await this.stored(taskId, principal);
+    // Running on another instance: its worker gets the responses there (T-20 acknowledges at once).
+    if (!isTerminal(record) && this.options.forward) await this.options.forward(record, { type: 'update', principal, responses });
   }
 
   /** Requests cooperative cancellation (T-24). A finished task is left as it is (T-28). */
@@ -224,7 +236,9 @@ export class TaskSupervisor {
       live.actor.send({ type: 'CANCEL', at: this.now() });
       return;
     }
-    await this.stored(taskId, principal);
+    const record = await this.stored(taskId, principal);
+    // Running on another instance: cancellation is eventually consistent (T-24), the owner applies it.
+    if (!isTerminal(record) && this.options.forward) await this.options.forward(record, { type: 'cancel', principal });
   }
 
   /**
@@ -249,6 +263,29 @@ export class TaskSupervisor {
   /** Resolves when every live task's changes so far are stored. */
   async flushed(): Promise<void> {
     await Promise.all([...this.live.values()].map((live) => live.persister.flushed()));
+  }
+
+  /** Whether a task runs in this process. */
+  isLive(taskId: string): boolean {
+    return this.live.has(taskId);
+  }
+
+  /**
+   * Stops running a task here without writing anything (I-9): another
+   * instance claimed it (stale fencing token) or this instance's lease lapsed.
+   */
+  relinquish(taskId: string): void {
+    const live = this.live.get(taskId);
+    if (!live) return;
+    live.persister.stop();
+    this.live.delete(taskId);
+    live.actor.stop();
+    this.options.logger.info(`task ${taskId} is no longer run by this instance (claimed by another)`);
+  }
+
+  /** Stops running every task here without writing (see {@link relinquish}). */
+  relinquishAll(): void {
+    for (const taskId of [...this.live.keys()]) this.relinquish(taskId);
   }
 
   private lookupLive(taskId: string, principal: string): LiveTask | undefined {
@@ -298,6 +335,7 @@ export class TaskSupervisor {
       machineVersion: TASK_MACHINE_VERSION,
       version,
       onError: (error, taskId) => this.options.logger.error(`could not store task ${taskId}; retrying`, error),
+      onFenced: (taskId) => this.relinquish(taskId),
       onWritten: (record) => {
         if (isTerminal(record)) this.evict(record.taskId);
       },
@@ -376,28 +414,8 @@ export class TaskSupervisor {
     let resumed = 0;
     let failed = 0;
     const recoverOne = async (record: TaskRecord): Promise<void> => {
-      const tool = this.options.tools.get(record.tool);
-      const reason =
-        record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
-          ? `The server restarted with a task machine version it cannot restore (stored ${record.machineVersion}, running ${TASK_MACHINE_VERSION})`
-          : !tool
-            ? `The server restarted and no longer has the tool ${record.tool}`
-            : tool.options.resume !== 'replay'
-              ? undefined // the machine's own restart error
-              : null; // replay
-      try {
-        if (reason === null) {
-          this.restore(record);
-          resumed++;
-        } else {
-          await this.failOnRestart(record, reason);
-          failed++;
-        }
-      } catch (error) {
-        this.options.logger.error(`could not recover task ${record.taskId}`, error);
-        await this.failOnRestart(record, `The server restarted and could not restore this task: ${(error as Error).message}`);
-        failed++;
-      }
+      if ((await this.resumeRecord(record)) === 'resumed') resumed++;
+      else failed++;
     };
     // Bounded batches written concurrently: a store with group commit turns each batch into few fsyncs
     // (one at a time cost ~0.9 ms per task on sqlite: 100k tasks took minutes).
@@ -406,6 +424,35 @@ export class TaskSupervisor {
       await Promise.all(records.slice(start, start + RECOVERY_BATCH).map(recoverOne));
     }
     return { resumed, failed };
+  }
+
+  /**
+   * Handles one unfinished stored task per the restart table: resumed
+   * (`resume: 'replay'`) or failed with a `statusMessage` saying why. Called
+   * by start-up recovery and by cluster adoption of a dead instance's tasks.
+   */
+  async resumeRecord(record: TaskRecord): Promise<'resumed' | 'failed'> {
+    const tool = this.options.tools.get(record.tool);
+    const reason =
+      record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
+        ? `The server restarted with a task machine version it cannot restore (stored ${record.machineVersion}, running ${TASK_MACHINE_VERSION})`
+        : !tool
+          ? `The server restarted and no longer has the tool ${record.tool}`
+          : tool.options.resume !== 'replay'
+            ? undefined // the machine's own restart error
+            : null; // replay
+    try {
+      if (reason === null) {
+        this.restore(record);
+        return 'resumed';
+      }
+      await this.failOnRestart(record, reason);
+      return 'failed';
+    } catch (error) {
+      this.options.logger.error(`could not recover task ${record.taskId}`, error);
+      await this.failOnRestart(record, `The server restarted and could not restore this task: ${(error as Error).message}`);
+      return 'failed';
+    }
   }
 
   private restore(record: TaskRecord): void {

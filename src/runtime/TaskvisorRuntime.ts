@@ -23,6 +23,7 @@ import { PollPolicy, type PollPolicyOptions } from './PollPolicy.js';
 import { PollRateLimiter, type PollRateLimitOptions } from './PollRateLimiter.js';
 import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
 import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+import { ClusterNode } from '../cluster/ClusterNode.js';
 import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
 
@@ -82,12 +83,23 @@ export class TaskvisorRuntime {
   private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
   private readonly closers = new Set<() => Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
+  /** Present when the store is shared by several instances (it implements `ownership`). */
+  readonly cluster: ClusterNode | undefined;
 
   constructor(private readonly options: RuntimeOptions = {}) {
     this.logger = options.logger ?? stderrLogger();
     this.store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
     const pollPolicy = new PollPolicy({ defaultMs: options.pollIntervalMs ?? 1000, ...(options.poll ?? {}) });
+    const ownership = this.store.ownership;
     this.supervisor = new TaskSupervisor({
+      // Shared store: tasks are adopted through leases (ClusterNode), never all recovered on start,
+      // and update/cancel of a task running elsewhere go to its instance.
+      ...(ownership
+        ? {
+            recoverOnStart: false,
+            forward: async (record: TaskRecord, command: Parameters<typeof ownership.sendCommand>[1]) => void (await ownership.sendCommand(record.taskId, command)),
+          }
+        : {}),
       store: this.store,
       tools: this.tools,
       logger: this.logger,
@@ -110,6 +122,9 @@ export class TaskvisorRuntime {
       ...(options.maxListenBacklog !== undefined ? { maxBacklog: options.maxListenBacklog } : {}),
     });
     this.supervisor.onChange((record) => this.subscriptions.publishTask(record));
+    this.cluster = ownership
+      ? new ClusterNode({ store: this.store, ownership, supervisor: this.supervisor, hub: this.subscriptions, logger: this.logger })
+      : undefined;
     this.tools.onChange(() => this.subscriptions.publishToolsChanged());
   }
 
@@ -134,6 +149,7 @@ export class TaskvisorRuntime {
     this.state = 'starting';
     await this.store.open();
     const report = await this.supervisor.start();
+    await this.cluster?.start();
     this.state = 'started';
     if (report.resumed + report.failed > 0) {
       this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
@@ -148,7 +164,10 @@ export class TaskvisorRuntime {
     // Listen streams end gracefully with their result (§1.9) before the transports go.
     this.subscriptions.closeAll();
     await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
+    await this.cluster?.stop();
     await this.supervisor.stop();
+    // After the last write: survivors adopt this instance's unfinished tasks at once.
+    await this.cluster?.leave();
     await this.store.close();
   }
 

@@ -122,6 +122,16 @@ export class SubscriptionHub {
     for (const subscription of [...this.toolWatchers]) subscription.notify('notifications/tools/list_changed', {});
   }
 
+  /** Whether an open stream watches `taskId` (a cluster reads other instances' changes only for these). */
+  watches(taskId: string): boolean {
+    return this.byTask.has(taskId);
+  }
+
+  /** Every task id some open stream watches. */
+  watchedTaskIds(): string[] {
+    return [...this.byTask.keys()];
+  }
+
   /** Graceful server close: every stream gets its listen result (§1.9). */
   closeAll(): void {
     for (const subscription of [...this.open]) subscription.close({ graceful: true });

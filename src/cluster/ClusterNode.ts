@@ -1,0 +1,206 @@
+/**
+ * One taskvisor instance's part in a cluster sharing a store that implements
+ * {@link TaskOwnership} (Postgres):
+ *
+ * - lease: renewed every `leaseMs / 3`; when it cannot be renewed in time the
+ *   instance stops its tasks without writing (someone else may own them now)
+ *   and joins again under a new id;
+ * - adoption: on every beat, the unfinished tasks of instances whose lease
+ *   expired are claimed atomically (new fencing token) and each goes through
+ *   the supervisor's restart path (`resumeRecord`);
+ * - command routing: `tasks/update` and `tasks/cancel` received by another
+ *   instance arrive as command rows; this one applies those of its live tasks;
+ * - cross-instance listen: a write of a task by another instance arrives on
+ *   the change feed (task id + version); if a local listen watches that task
+ *   the row is read and published; after the feed reconnects every watched
+ *   task is re-read (a NOTIFY sent while disconnected is lost).
+ */
+import type { TaskSupervisor } from '../runtime/TaskSupervisor.js';
+import type { Logger } from '../runtime/Logger.js';
+import type { TaskChange, TaskOwnership, TaskStore } from '../store/TaskStore.js';
+import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+import { visibleKey } from '../tasks/project.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+
+/** Adopted tasks resumed concurrently per batch. */
+const ADOPTION_BATCH = 200;
+
+export interface ClusterNodeOptions {
+  store: TaskStore;
+  ownership: TaskOwnership;
+  supervisor: TaskSupervisor;
+  hub: SubscriptionHub;
+  logger: Logger;
+  /** How often the lease is renewed and expired instances are looked for. Default `leaseMs / 3`. */
+  beatMs?: number;
+}
+
+export class ClusterNode {
+  readonly #options: ClusterNodeOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #unsubscribe: (() => void) | undefined;
+  /** Serializes sweeps and command intake: a claimed task is resumed before its commands are applied. */
+  #chain: Promise<void> = Promise.resolve();
+  #commandsPending = false;
+  /** When the last successful renewal was sent: the lease holds until this + leaseMs at the latest. */
+  #renewedAt = 0;
+  #mustRejoin = false;
+  #stopped = false;
+  /** Last visible state published per watched remote task (the feed also reports invisible writes). */
+  readonly #published = new Map<string, string>();
+  #adopted = 0;
+
+  constructor(options: ClusterNodeOptions) {
+    this.#options = options;
+  }
+
+  /** This instance's id in the cluster. */
+  get instanceId(): string {
+    return this.#options.ownership.instanceId;
+  }
+
+  /** Tasks this instance adopted from others so far. */
+  get adopted(): number {
+    return this.#adopted;
+  }
+
+  /** Joins (a fresh lease), starts listening, adopts what is already orphaned, then beats. */
+  async start(): Promise<void> {
+    const { ownership } = this.#options;
+    const sentAt = Date.now();
+    await ownership.join();
+    this.#renewedAt = sentAt;
+    this.#unsubscribe = ownership.subscribe({
+      onChange: (change) => void this.#remoteChange(change).catch((error) => this.#options.logger.error('could not read a changed task', error)),
+      onCommand: () => this.#scheduleCommands(),
+      onResync: () => {
+        this.#scheduleCommands();
+        void this.#resync().catch((error) => this.#options.logger.error('could not re-read watched tasks', error));
+      },
+    });
+    await this.#enqueue(() => this.#sweep());
+    const beatMs = this.#options.beatMs ?? Math.max(50, Math.floor(ownership.leaseMs / 3));
+    this.#timer = setInterval(() => void this.#enqueue(() => this.#beat()), beatMs);
+    this.#timer.unref();
+  }
+
+  /** Stops beating and listening (the supervisor then stops; {@link leave} afterwards). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#unsubscribe?.();
+    await this.#chain;
+  }
+
+  /** Gives up the lease at once so survivors adopt this instance's unfinished tasks without waiting. */
+  async leave(): Promise<void> {
+    try {
+      if (!this.#mustRejoin) await this.#options.ownership.leave();
+    } catch (error) {
+      this.#options.logger.error('could not give up the lease (survivors adopt after it expires)', error);
+    }
+  }
+
+  #enqueue(job: () => Promise<void>): Promise<void> {
+    this.#chain = this.#chain.then(job).catch((error) => this.#options.logger.error('cluster maintenance failed', error));
+    return this.#chain;
+  }
+
+  async #beat(): Promise<void> {
+    if (this.#stopped) return;
+    const { ownership, supervisor, logger } = this.#options;
+    if (this.#mustRejoin) {
+      await ownership.join();
+      this.#mustRejoin = false;
+      this.#renewedAt = Date.now();
+      logger.info(`joined the cluster again as instance ${ownership.instanceId}`);
+    } else {
+      const sentAt = Date.now();
+      let renewed: boolean | undefined;
+      try {
+        renewed = await ownership.renewLease();
+      } catch (error) {
+        logger.error('could not renew the instance lease', error);
+      }
+      if (renewed) this.#renewedAt = sentAt;
+      // Expired in the database, or unrenewable for a whole lease: others may claim our tasks now,
+      // so stop running them here before they run twice (fencing refuses our writes anyway).
+      if (renewed === false || Date.now() - this.#renewedAt >= ownership.leaseMs) {
+        logger.error(`instance ${ownership.instanceId} lost its lease: stopping its tasks here; survivors adopt them`);
+        supervisor.relinquishAll();
+        this.#mustRejoin = true;
+        return;
+      }
+    }
+    await this.#sweep();
+  }
+
+  /** Adopts orphaned tasks, then applies waiting commands. */
+  async #sweep(): Promise<void> {
+    if (this.#stopped) return;
+    const { ownership, supervisor, logger } = this.#options;
+    const claimed = await ownership.claimExpired();
+    if (claimed.length > 0) {
+      let resumed = 0;
+      for (let start = 0; start < claimed.length; start += ADOPTION_BATCH) {
+        const outcomes = await Promise.all(claimed.slice(start, start + ADOPTION_BATCH).map((record) => supervisor.resumeRecord(record)));
+        resumed += outcomes.filter((outcome) => outcome === 'resumed').length;
+      }
+      this.#adopted += claimed.length;
+      logger.info(`adopted ${claimed.length} unfinished tasks of expired instances: ${resumed} resumed, ${claimed.length - resumed} failed`);
+    }
+    await this.#applyCommands();
+  }
+
+  #scheduleCommands(): void {
+    if (this.#commandsPending || this.#stopped) return;
+    this.#commandsPending = true;
+    void this.#enqueue(async () => {
+      this.#commandsPending = false;
+      await this.#applyCommands();
+    });
+  }
+
+  async #applyCommands(): Promise<void> {
+    const { ownership, supervisor, logger } = this.#options;
+    for (const { taskId, command } of await ownership.takeCommands()) {
+      // Only tasks running here: anything else finished or moved (moved commands are re-addressed by the store).
+      if (!supervisor.isLive(taskId)) continue;
+      try {
+        if (command.type === 'cancel') await supervisor.cancel(taskId, command.principal);
+        else await supervisor.update(taskId, command.principal, command.responses);
+      } catch (error) {
+        logger.error(`could not apply a routed ${command.type} to task ${taskId}`, error);
+      }
+    }
+  }
+
+  async #remoteChange(change: TaskChange): Promise<void> {
+    // Our own writes reach local listens through the supervisor already.
+    if (change.instanceId === this.#options.ownership.instanceId || this.#options.supervisor.isLive(change.taskId)) return;
+    if (!this.#options.hub.watches(change.taskId)) {
+      this.#published.delete(change.taskId);
+      return;
+    }
+    const record = await this.#options.store.get(change.taskId);
+    if (record) this.#publish(record);
+  }
+
+  async #resync(): Promise<void> {
+    for (const taskId of [...this.#published.keys()]) if (!this.#options.hub.watches(taskId)) this.#published.delete(taskId);
+    await Promise.all(
+      this.#options.hub.watchedTaskIds().map(async (taskId) => {
+        if (this.#options.supervisor.isLive(taskId)) return;
+        const record = await this.#options.store.get(taskId);
+        if (record) this.#publish(record);
+      }),
+    );
+  }
+
+  #publish(record: TaskRecord): void {
+    const key = visibleKey(record);
+    if (this.#published.get(record.taskId) === key) return;
+    this.#published.set(record.taskId, key);
+    this.#options.hub.publishTask(record);
+  }
+}
