@@ -140,6 +140,28 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
       assert.ok(winners.size >= 1);
     }));
 
+  it('a paused owner (SIGSTOP past its lease) loses its tasks: the survivor runs them, the old owner\'s late writes are fenced', () =>
+    withCluster(['A', 'B'], async ([a, b], runLog) => {
+      const id = await createTask(a!.client, 'tracked_wait', { ms: 4_000 });
+      await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start' });
+      a!.child.process.kill('SIGSTOP');
+      try {
+        await waitFor(async () => (await runStarts(runLog)).get(id)?.includes('B'), { what: 'B to adopt and run the task', timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
+      } finally {
+        a!.child.process.kill('SIGCONT');
+      }
+      const { task } = await pollTask(b!.client, id, isTerminalTask, { timeoutMs: 15_000, intervalMs: 100 });
+      assert.equal(task.status, 'completed');
+      assert.equal(textOf(task), 'finished on B', 'only the adopter\'s writes land (fencing token)');
+      // A noticed: it stopped running the task (lease lost, or its write was fenced) and keeps serving.
+      await a!.child.waitForOutput(/lost its lease|no longer run by this instance/, { timeoutMs: 15_000 });
+      const after = await waitFor(async () => createTask(a!.client, 'tracked_wait', { ms: 0 }), { what: 'A to serve again', timeoutMs: 15_000, intervalMs: 200 });
+      const { task: fresh } = await pollTask(b!.client, after, isTerminalTask, { timeoutMs: 10_000 });
+      assert.equal(fresh.status, 'completed');
+      assert.equal(textOf(fresh), 'finished on A');
+      assert.equal((await runStarts(runLog)).get(id)?.filter((label) => label === 'B').length, 1);
+    }));
+
   it('a network blip (pg_terminate_backend of every connection of both instances) is survived: listen, update and create still work', () =>
     withCluster(['A', 'B'], async ([a, b]) => {
       const frames = collectFrames(b!);
