@@ -34,6 +34,7 @@ export { serveStdio, type StdioOptions } from './transports/stdio.js';
 export { listenWebSocket, type WebSocketListenOptions, type WebSocketListener } from './transports/websocket.js';
 export { WebSocketServerTransport, type WebSocketServerTransportOptions } from './transports/WebSocketServerTransport.js';
 export * from './store/index.js';
+export { ClusterNode, type ClusterNodeOptions } from './cluster/ClusterNode.js';
 export type { TaskRecord } from './tasks/TaskRecord.js';
 export { toCreateTaskResult, toDetailedTask } from './protocol/wire.js';
 export { taskMachine, statusOf, TASK_MACHINE_VERSION, type TaskStatus } from '../machines/task/index.js';

@@ -97,6 +97,8 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     await runtime.start();
   } catch (error) {
     await inspection?.close();
+    // An unreachable or refused database is a setup problem: one line naming the config, no stack.
+    if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
     throw error;
   }
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
