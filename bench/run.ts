@@ -8,7 +8,10 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, heap, recovery, fanout.
+ * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres.
+ * `postgres` (durable create through the Postgres store, interleaved with the
+ * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
+ * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it.
  * Baselines: the bare v2 SDK `echo` server on the same transport and load
  * generator — every create/get cell runs in slices interleaved with it, so
  * each ratio compares figures taken side by side — and a 512 B
@@ -35,7 +38,7 @@ import type { ServerConfig } from './server.js';
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout'] as const;
+const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres'] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
 const { values: flags } = parseArgs({
@@ -60,6 +63,7 @@ const SIZES = quick
   ? {
       fsyncOps: 200,
       createConcurrency: [4],
+      postgresConcurrency: [4],
       getConcurrency: [4],
       seeds: [{ label: '20', n: 20 }, { label: '200', n: 200 }],
       sliceMs: 250,
@@ -79,6 +83,7 @@ const SIZES = quick
   : {
       fsyncOps: 2_000,
       createConcurrency: [1, 16, 64],
+      postgresConcurrency: [16, 64],
       getConcurrency: [16, 64],
       seeds: [{ label: '1k', n: 1_000 }, { label: '100k', n: 100_000 }],
       sliceMs: 1_000,
@@ -127,6 +132,7 @@ const raw = {
   echo: [] as Array<{ store: StoreKind; concurrency: number; load: LoadResult; bare: LoadResult }>,
   heap: {} as Record<string, HeapResult>,
   bytes: {} as Record<string, { tasks: number; bytesPerTask: number; allocatedPerTask?: number; recordJsonBytes: number; pageSize?: number; pageCount?: number }>,
+  postgres: [] as Array<{ concurrency: number; postgres: LoadResult; sqlite: LoadResult }>,
   recovery: [] as Array<{ store: StoreKind; label: string; resume: 'fail' | 'replay'; result?: RecoveryResult; timedOut?: boolean; error?: string }>,
   fanout: {} as { one?: FanoutResult[]; many?: FanoutResult },
   skipped: [] as string[],
@@ -537,6 +543,75 @@ async function fanoutBenchmark(dataDir: string): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Durable create through PostgreSQL (issue 8), with the sqlite store as the same-run baseline
+
+const PG_URL = process.env.TASKVISOR_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** Why the Postgres benchmark cannot run here, or undefined when it can. */
+async function postgresUnavailable(): Promise<string | undefined> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (error) {
+    return `PostgreSQL at ${PG_URL} unreachable: ${(error as Error).message}`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function dropPgSchema(schema: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Both servers start on empty stores and get the same warm-up; then, at each
+ * concurrency, creates against the Postgres-backed server run in slices
+ * interleaved with creates against the sqlite-backed one.
+ */
+async function postgresBenchmark(dataDir: string): Promise<void> {
+  const schema = `tv_bench_${Date.now().toString(36)}`;
+  const sqliteDir = join(dataDir, 'pg-baseline-sqlite');
+  await mkdir(sqliteDir, { recursive: true });
+  const pgServer = await startServer({ mode: 'taskvisor', store: { kind: 'postgres', url: PG_URL, schema, poolSize: 10 }, ttlMs: 3_600_000 }, { timeoutMs: 60_000 });
+  try {
+    const sqliteServer = await startServer({ mode: 'taskvisor', store: storeConfig('sqlite', sqliteDir), ttlMs: 3_600_000 }, { timeoutMs: 60_000 });
+    try {
+      await prewarm(pgServer);
+      await prewarm(sqliteServer);
+      for (const concurrency of SIZES.postgresConcurrency) {
+        const loads = await interleave(
+          [
+            { key: 'postgres', url: pgServer.url, next: createCall, check: checkTask },
+            { key: 'sqlite', url: sqliteServer.url, next: createCall, check: checkTask },
+          ],
+          concurrency,
+        );
+        raw.postgres.push({ concurrency, postgres: loads.postgres!, sqlite: loads.sqlite! });
+        log(`create postgres c=${concurrency}: ${describe(loads.postgres!)}; sqlite: ${describe(loads.sqlite!)}`);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        await Promise.all([pgServer.command('flush'), sqliteServer.command('flush')]);
+      }
+    } finally {
+      await sqliteServer.stop();
+    }
+  } finally {
+    await pgServer.stop();
+    await dropPgSchema(schema).catch((error) => log(`could not drop bench schema ${schema}: ${(error as Error).message}`));
+    await rm(sqliteDir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The table
 
 interface Row {
@@ -787,6 +862,37 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     const oneLast = median(one.flatMap((r) => r.lastListenerMs));
     add({ bench: '5. status → notifications/tasks', case: name, figure: 'slowest listener (median over changes)', value: lastMedian, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneLast, baselineUnit: 'ms', ratio: ratio(lastMedian, oneLast), note: `poke round trip p50 ${fmt(many.pokeRtt.p50)} ms; ${many.listeners} streams opened in ${fmt(many.openMs)} ms` });
   }
+  // 6. Durable create through PostgreSQL against the sqlite store (issue 8: at c=64 at least the sqlite throughput).
+  if (enabled('postgres')) {
+    if (postgresSkip) add({ bench: '6. postgres durable create', case: '', figure: 'skipped', value: NaN, unit: '', note: postgresSkip });
+    for (const cell of raw.postgres) {
+      const r = ratio(cell.postgres.throughput, cell.sqlite.throughput);
+      add({
+        bench: '6. postgres durable create',
+        case: `empty schema, pool 10, c=${cell.concurrency}`,
+        figure: 'throughput',
+        value: cell.postgres.throughput,
+        unit: 'req/s',
+        baseline: `sqlite store c=${cell.concurrency}`,
+        baselineValue: cell.sqlite.throughput,
+        baselineUnit: 'req/s',
+        ratio: r,
+        ...(cell.concurrency === 64 ? { target: '≥ 1×', verdict: verdict(r >= 1) } : {}),
+        ...(cell.postgres.errors ? { note: `${cell.postgres.errors} errors: ${cell.postgres.firstError}` } : {}),
+      });
+      add({
+        bench: '6. postgres durable create',
+        case: `c=${cell.concurrency}`,
+        figure: 'p50 / p99',
+        value: cell.postgres.latency.p50,
+        unit: `ms / ${fmt(cell.postgres.latency.p99)} ms`,
+        baseline: `sqlite store c=${cell.concurrency}`,
+        baselineValue: cell.sqlite.latency.p50,
+        baselineUnit: `ms / ${fmt(cell.sqlite.latency.p99)} ms`,
+        ratio: ratio(cell.postgres.latency.p50, cell.sqlite.latency.p50),
+      });
+    }
+  }
   return rows;
 }
 
@@ -817,6 +923,7 @@ log(`taskvisor bench (${quick ? 'quick' : 'full'}${only ? `, only ${only.join(',
 
 const stores: StoreKind[] = ['lowdb'];
 let sqliteSkip: string | undefined;
+let postgresSkip: string | undefined;
 try {
   const sqlite = await sqliteAvailable();
   if (sqlite.ok) stores.push('sqlite');
@@ -843,6 +950,13 @@ try {
   if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
   if (enabled('recovery')) await recoveryBenchmarks(dataDir, templates, stores);
   if (enabled('fanout')) await section('fanout', () => fanoutBenchmark(dataDir));
+  if (enabled('postgres')) {
+    postgresSkip = !stores.includes('sqlite') ? `no baseline: ${sqliteSkip}` : await postgresUnavailable();
+    if (postgresSkip) {
+      raw.skipped.push(`postgres: ${postgresSkip}`);
+      log(`skipped: postgres (${postgresSkip})`);
+    } else await section('postgres', () => postgresBenchmark(dataDir));
+  }
   if (ROUNDS >= 2) fsyncRound(dataDir, ROUNDS);
 } finally {
   await rm(dataDir, { recursive: true, force: true });

@@ -147,6 +147,8 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
   readonly #tokens = new Map<string, string | null>();
   #createQueue: QueuedCreate[] = [];
   #createTimer: NodeJS.Immediate | undefined;
+  #putQueue: QueuedCreate[] = [];
+  #putTimer: NodeJS.Immediate | undefined;
   readonly #inflight = new Set<Promise<unknown>>();
   #commits = 0;
   #feed: FeedConnection | undefined;
@@ -213,7 +215,9 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     if (this.#state === 'closed') return;
     this.#state = 'closed';
     if (this.#createTimer !== undefined) clearImmediate(this.#createTimer);
+    if (this.#putTimer !== undefined) clearImmediate(this.#putTimer);
     if (this.#createQueue.length > 0) this.#track(this.#flushCreates());
+    if (this.#putQueue.length > 0) this.#track(this.#flushPuts());
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
     await this.#feed?.close();
     this.#feed = undefined;
@@ -235,34 +239,24 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     });
   }
 
+  /**
+   * Durably replaces a task's record (group-committed with the other puts of
+   * the same tick: one UPDATE for the batch). Rejects with
+   * {@link TaskFencedError} when another instance claimed the task since this
+   * one created or claimed it.
+   */
   async put(record: TaskRecord): Promise<void> {
-    const pool = this.#assertOpen();
+    this.#assertOpen();
     if (invalidIdReason(record.taskId) !== undefined) return;
-    const token = this.#tokens.get(record.taskId);
-    if (token === null) throw new TaskFencedError(record.taskId);
-    const params = [record.taskId, record.status, record.lastUpdatedAt, record.version, record.machineVersion, JSON.stringify(record)];
-    // Fenced when this instance holds a token for the task (I-9 across instances); an admin write of a task it never ran is not.
-    const fence = token === undefined ? '' : ` AND owner_instance = $7 AND fencing_token = $8`;
-    if (token !== undefined) params.push(this.#instanceId, token);
-    const updated = await this.#track(
-      pool.query(
-        `UPDATE ${this.#q}.tasks SET status = $2, last_updated_at = $3, version = $4, machine_version = $5, record = $6
-         WHERE task_id = $1 AND version < $4${fence}`,
-        params,
-      ),
-    );
-    if (updated.rowCount === 1 || token === undefined) return;
-    // Refused: purged, stale (latest wins: ignored), or claimed by another instance (fenced).
-    const current = await pool.query<{ owner_instance: string | null; fencing_token: string; version: number }>(
-      `SELECT owner_instance, fencing_token, version FROM ${this.#q}.tasks WHERE task_id = $1`,
-      [record.taskId],
-    );
-    const row = current.rows[0];
-    if (!row) return;
-    if (row.owner_instance !== this.#instanceId || row.fencing_token !== token) {
-      this.#tokens.set(record.taskId, null);
-      throw new TaskFencedError(record.taskId);
-    }
+    if (this.#tokens.get(record.taskId) === null) throw new TaskFencedError(record.taskId);
+    const json = JSON.stringify(record);
+    return new Promise<void>((resolve, reject) => {
+      this.#putQueue.push({ record, json, resolve, reject });
+      this.#putTimer ??= setImmediate(() => {
+        this.#putTimer = undefined;
+        this.#track(this.#flushPuts());
+      });
+    });
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
@@ -509,6 +503,72 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
         } else item.reject(new TaskExistsError(item.record.taskId));
       }
       for (const item of duplicates) item.reject(new TaskExistsError(item.record.taskId));
+    } catch (error) {
+      const failure = new Error(`cannot store tasks in ${this.description}: ${describePgError(error)}`, { cause: error });
+      for (const item of batch) item.reject(failure);
+    }
+  }
+
+  async #flushPuts(): Promise<void> {
+    const batch = this.#putQueue;
+    this.#putQueue = [];
+    const pool = this.#pool;
+    if (batch.length === 0) return;
+    if (!pool) {
+      for (const item of batch) item.reject(new Error(`${this.description}: store is closed`));
+      return;
+    }
+    // One row per task: the highest version (a lower one would be ignored anyway: latest wins);
+    // every caller of that task gets the outcome of that write.
+    const latest = new Map<string, QueuedCreate>();
+    for (const item of batch) {
+      const held = latest.get(item.record.taskId);
+      if (!held || item.record.version > held.record.version) latest.set(item.record.taskId, item);
+    }
+    const items = [...latest.values()];
+    // Fenced when this instance holds a token for the task (I-9 across instances); an admin write of a task it never ran is not.
+    const tokens = items.map((item) => this.#tokens.get(item.record.taskId) ?? null);
+    const settle = (taskId: string, outcome: Error | undefined) => {
+      for (const item of batch) if (item.record.taskId === taskId) (outcome ? item.reject(outcome) : item.resolve());
+    };
+    try {
+      const result = await pool.query<{ task_id: string }>(
+        `UPDATE ${this.#q}.tasks AS t
+         SET status = u.status, last_updated_at = u.updated, version = u.version, machine_version = u.machine, record = u.record
+         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::int[], $6::text[], $7::bigint[]) AS u(id, status, updated, version, machine, record, token)
+         WHERE t.task_id = u.id AND t.version < u.version
+           AND (u.token IS NULL OR (t.owner_instance = $8 AND t.fencing_token = u.token))
+         RETURNING t.task_id`,
+        [
+          items.map((item) => item.record.taskId),
+          items.map((item) => item.record.status),
+          items.map((item) => item.record.lastUpdatedAt),
+          items.map((item) => item.record.version),
+          items.map((item) => item.record.machineVersion),
+          items.map((item) => item.json),
+          tokens,
+          this.#instanceId,
+        ],
+      );
+      this.#commits++;
+      const written = new Set(result.rows.map((row) => row.task_id));
+      const refused = items.filter((item, i) => !written.has(item.record.taskId) && tokens[i] !== null);
+      for (const item of items) if (written.has(item.record.taskId) || !refused.includes(item)) settle(item.record.taskId, undefined);
+      if (refused.length === 0) return;
+      // Refused: purged or stale (ignored, latest wins), or claimed by another instance (fenced).
+      const current = await pool.query<{ task_id: string; owner_instance: string | null; fencing_token: string }>(
+        `SELECT task_id, owner_instance, fencing_token FROM ${this.#q}.tasks WHERE task_id = ANY($1)`,
+        [refused.map((item) => item.record.taskId)],
+      );
+      const rows = new Map(current.rows.map((row) => [row.task_id, row]));
+      for (const item of refused) {
+        const taskId = item.record.taskId;
+        const row = rows.get(taskId);
+        if (row && (row.owner_instance !== this.#instanceId || row.fencing_token !== this.#tokens.get(taskId))) {
+          this.#tokens.set(taskId, null);
+          settle(taskId, new TaskFencedError(taskId));
+        } else settle(taskId, undefined);
+      }
     } catch (error) {
       const failure = new Error(`cannot store tasks in ${this.description}: ${describePgError(error)}`, { cause: error });
       for (const item of batch) item.reject(failure);
