@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CLI, runNode, tempDir } from '../support/processes.js';
+import { loadConfig } from '../../src/config/loadConfig.js';
+import { CLI, REPO_ROOT, runNode, tempDir } from '../support/processes.js';
 import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { CLUSTER_TOOLS, startInstance, stopAll } from './cluster.js';
 
@@ -27,6 +28,11 @@ describe('postgres store configuration', { timeout: 60_000 }, () => {
     } finally {
       await dir.remove();
     }
+  });
+
+  it('the example cluster config (examples/cluster/taskvisor.yaml) is valid', async () => {
+    const loaded = await loadConfig(join(REPO_ROOT, 'examples', 'cluster', 'taskvisor.yaml'));
+    assert.equal(loaded.config.store?.kind, 'postgres');
   });
 
   it('an unreachable database fails the start with one line naming the config and the server', async () => {
