@@ -83,7 +83,7 @@ export async function loadKeyFile(file: string): Promise<KeyObject | JWTVerifyGe
 /** What a rejected token is told (never the token, never a claim's value). */
 function describeRejection(error: unknown): string | undefined {
   if (error instanceof errors.JWTExpired) return 'The access token has expired';
-  if (error instanceof errors.JWTClaimValidationFailed) return `The access token failed the "${error.claim}" claim check (${error.reason})`;
+  if (error instanceof errors.JWTClaimValidationFailed) return `The access token failed the ${error.claim} claim check (${error.reason})`;
   if (error instanceof errors.JOSEAlgNotAllowed) return 'The access token is signed with an algorithm this server does not accept';
   if (error instanceof errors.JWKSNoMatchingKey) return 'No key of the issuer matches the access token';
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'The access token signature is not valid';
@@ -118,7 +118,7 @@ export async function jwtVerifier(options: JwtVerifierOptions): Promise<TokenVer
         throw error; // JWKS unreachable or broken: a server fault (503), not the client's.
       }
       const id = payload[claim];
-      if (typeof id !== 'string' || id === '') throw new InvalidTokenError(`The access token has no "${claim}" claim naming the caller`);
+      if (typeof id !== 'string' || id === '') throw new InvalidTokenError(`The access token has no ${claim} claim naming the caller`);
       return { principal: { id }, scopes: scopesOf(payload) };
     },
   };
