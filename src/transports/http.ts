@@ -14,6 +14,7 @@ import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
 import type { JsonObject } from '../../machines/task/index.js';
 import { serveHttpListen } from './httpListen.js';
+import { logTransportError } from '../runtime/transportErrors.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -74,7 +75,7 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
     {
       legacy: 'stateless',
       ...(options.maxBodyBytes !== undefined ? { maxRequestBodySize: options.maxBodyBytes } : {}),
-      onerror: (error) => runtime.logger.error('http', error),
+      onerror: (error) => logTransportError(runtime.logger, 'http', error),
     },
   );
 

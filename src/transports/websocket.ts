@@ -23,6 +23,7 @@ import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 import { admit, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { WS_CLOSE_GOING_AWAY, WebSocketServerTransport } from './WebSocketServerTransport.js';
+import { logTransportError } from '../runtime/transportErrors.js';
 
 export interface WebSocketListenOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -140,7 +141,7 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
     const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);
     const handle = sdkServeStdio(runtime.serverFactory(() => principal), {
       transport: wire,
-      onerror: (error) => runtime.logger.error('websocket', error),
+      onerror: (error) => logTransportError(runtime.logger, 'websocket', error),
     });
     const connection: Connection = { socket, transport, close: () => handle.close(), alive: true };
     connections.add(connection);
