@@ -116,6 +116,23 @@ describe('serve with auth', () => {
   });
 });
 
+describe('stdio with auth configured', () => {
+  it('stays the one local principal: no token needed on stdio while HTTP asks for one', async () => {
+    const tokens = join(dir.path, 'stdio-tokens.yaml');
+    await addToken(tokens, 'alice');
+    const config = join(dir.path, 'stdio.yaml');
+    await writeFile(config, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\nauth:\n  kind: token-file\n  file: stdio-tokens.yaml\n`);
+    const client = await connect({ kind: 'stdio', command: process.execPath, args: [CLI, 'serve', '--config', config, '--stdio'], cwd: dir.path });
+    try {
+      const ops = taskOps(() => client);
+      const echoed = await ops.call('echo', { text: 'hi' });
+      assert.equal(echoed.kind, 'result', JSON.stringify(echoed));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('bad auth configs: precise errors, nothing started', () => {
   const base = `store:\n  kind: memory\nhttp:\n  port: 0\n`;
   const cases: Array<[string, string, (file: string) => Promise<void>, RegExp]> = [
