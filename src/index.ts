@@ -30,6 +30,11 @@ export type {
 export { ToolError, ErrorCode, TASKS_EXTENSION_ID } from './core/errors.js';
 export { LOCAL_PRINCIPAL, ANONYMOUS_PRINCIPAL, type Principal, type Authenticate } from './core/principal.js';
 export { createHttpEntry, listenHttp, type HttpEntry, type HttpEntryOptions, type HttpListener, type ListenOptions } from './transports/http.js';
+export type { TokenVerifier, VerifiedToken } from './auth/TokenVerifier.js';
+export { InvalidTokenError } from './auth/TokenVerifier.js';
+export { bearerGate, type BearerAuthOptions, type BearerGate } from './auth/bearer.js';
+export { tokenFileVerifier, addTokenToFile, loadTokenFile, tokenDigest, TokenFileError, MIN_TOKEN_LENGTH, type TokenFileOptions, type TokenFileVerifier } from './auth/tokenFile.js';
+export { jwtVerifier, JwtConfigError, type JwtVerifierOptions } from './auth/jwt.js';
 export { serveStdio, type StdioOptions } from './transports/stdio.js';
 export { listenWebSocket, type WebSocketListenOptions, type WebSocketListener } from './transports/websocket.js';
 export { WebSocketServerTransport, type WebSocketServerTransportOptions } from './transports/WebSocketServerTransport.js';

@@ -27,6 +27,8 @@ Commands:
     --trace-raw         Do not redact task data in the trace
   machines list|export  List the state machines, or export them as
                         json|mermaid|dot (taskvisor machines help)
+  token add             Add a bearer token to a token file (mode 0600)
+                        (taskvisor token help)
   help                  Show this text
   version               Print the version
 `;
@@ -83,6 +85,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'machines':
       return (await import('./machines.js')).machinesCommand(rest);
+    case 'token':
+      return (await import('./token.js')).tokenCommand(rest);
     default:
       process.stderr.write(`taskvisor: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
       return 2;

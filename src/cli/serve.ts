@@ -13,6 +13,8 @@ import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { serveStdio } from '../transports/stdio.js';
 import { listenWebSocket } from '../transports/websocket.js';
+import { authFromConfig } from '../auth/fromConfig.js';
+import type { BearerAuthOptions } from '../auth/bearer.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -60,6 +62,8 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
   const wsFlag: { host?: string; port?: number } = args.ws !== undefined ? parseHostPort(args.ws, '--ws') : {};
   const envPort = wantHttp && process.env.PORT !== undefined && process.env.PORT !== '' ? parseEnvPort(process.env.PORT) : undefined;
   checkInspectionArgs(args);
+  // Token file / key file / JWKS URL are checked before anything starts (no partial start).
+  const auth: BearerAuthOptions | undefined = config.auth ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
   const wantInspection = args.inspect || args.inspectPort !== undefined || args.trace !== undefined;
   // Opened once the tools are loaded (a bad tool module leaves no trace file, no relay); until then nothing runs.
   let inspection: OpenedInspection | undefined;
@@ -115,6 +119,8 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
         port,
         ...(config.http?.path ? { path: config.http.path } : {}),
         ...(config.http?.allowedHosts !== undefined ? { allowedHosts: config.http.allowedHosts } : {}),
+        ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
+        ...(auth ? { auth } : {}),
         ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
       });
       url = listener.url;
@@ -135,6 +141,7 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
         ...(config.ws?.path ? { path: config.ws.path } : {}),
         ...(config.ws?.allowedHosts !== undefined ? { allowedHosts: config.ws.allowedHosts } : {}),
         ...(config.ws?.allowedOrigins !== undefined ? { allowedOrigins: config.ws.allowedOrigins } : {}),
+        ...(auth ? { auth } : {}),
         ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
       });
       wsUrl = listener.url;
@@ -152,6 +159,22 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
           ? `${(runtime.store as PostgresTaskStore).description}, instance ${runtime.cluster?.instanceId}`
           : 'memory';
   logger.info(`${runtime.tools.names().length} tools (${runtime.tools.names().join(', ')}); store: ${storeText}`);
+  if (auth) logger.info(`bearer authentication: ${config.auth!.kind} (stdio, if served, is the local principal)`);
+  const reloadable = auth?.verifier as { reload?: () => Promise<void> } | undefined;
+  if (reloadable?.reload) {
+    // Token rotation without a restart: SIGHUP re-reads the token file; a broken file keeps the old tokens.
+    const onHup = () =>
+      void reloadable.reload!().then(
+        () => logger.info('SIGHUP: token file reloaded'),
+        (error: unknown) => logger.error('SIGHUP: token file not reloaded, the previous tokens stay in force', error),
+      );
+    process.on('SIGHUP', onHup);
+    runtime.onClose(async () => void process.off('SIGHUP', onHup));
+  }
+  const exposed = [url, wsUrl].filter((u): u is string => u !== undefined && !/^\w+:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(u));
+  if (!auth && exposed.length > 0) {
+    logger.info(`warning: no auth configured and ${exposed.join(', ')} is not a loopback address: every caller there is the same anonymous principal`);
+  }
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
   if (args.stdio) {

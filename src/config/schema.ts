@@ -16,6 +16,47 @@ export const ToolModuleEntrySchema = z.union([
   }),
 ], { error: 'expected a module path string, or { module: string, export?: string }' });
 
+/** Fields every `auth` kind shares (MCP authorization, resource server side; docs/security.md). */
+const authCommon = {
+  /** Public URL of the MCP endpoint (RFC 9728 `resource`); default: from each request's Host and path. */
+  resource: z.url({ protocol: /^https?$/ }).optional(),
+  /** Scopes every token must carry (403 `insufficient_scope` otherwise). */
+  requiredScopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected an OAuth scope token')).optional(),
+  /** Authorization servers advertised in the metadata document. Default for `jwt`: the issuer. */
+  authorizationServers: z.array(z.url()).optional(),
+};
+
+/** Bearer authentication of the HTTP and WebSocket entries; stdio is always the one local principal. */
+export const AuthConfigSchema = z
+  .discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.literal('token-file'),
+      /** The token file (YAML/JSON), relative to the config file; must be mode 0600 or stricter. */
+      file: z.string().min(1),
+      /** Accept a token file group or others may read or write. Default false. */
+      allowInsecurePermissions: z.boolean().optional(),
+      ...authCommon,
+    }),
+    z.strictObject({
+      kind: z.literal('jwt'),
+      /** JWKS URL of the issuer (https; http only for loopback). Exactly one of jwksUrl and keyFile. */
+      jwksUrl: z.url().optional(),
+      /** Public key file (PEM, JWK or JWKS), relative to the config file. */
+      keyFile: z.string().min(1).optional(),
+      issuer: z.string().min(1),
+      audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+      principalClaim: z.string().min(1).optional(),
+      clockToleranceSec: nonNegativeInt.max(3600).optional(),
+      algorithms: z.array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'])).min(1).optional(),
+      ...authCommon,
+    }),
+  ])
+  .superRefine((auth, ctx) => {
+    if (auth.kind === 'jwt' && (auth.jwksUrl === undefined) === (auth.keyFile === undefined)) {
+      ctx.addIssue({ code: 'custom', path: auth.keyFile === undefined ? ['jwksUrl'] : ['keyFile'], message: 'give exactly one of jwksUrl and keyFile' });
+    }
+  });
+
 export const ConfigSchema = z.strictObject({
   server: z
     .strictObject({
@@ -31,6 +72,8 @@ export const ConfigSchema = z.strictObject({
       path: z.string().startsWith('/').optional(),
       /** Host header names accepted; `false` disables the check. Default: loopback names on loopback binds. */
       allowedHosts: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+      /** Browser Origin host names accepted; `false` disables the check. Default: loopback names on loopback binds. */
+      allowedOrigins: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
       maxBodyBytes: z.number().int().positive().optional(),
     })
     .optional(),
@@ -104,7 +147,10 @@ export const ConfigSchema = z.strictObject({
     })
     .optional(),
   tools: z.array(ToolModuleEntrySchema).optional(),
+  /** Bearer authentication for `http` and `ws` (issue 7; docs/security.md). */
+  auth: AuthConfigSchema.optional(),
 });
+export type AuthConfig = z.infer<typeof AuthConfigSchema>;
 
 export type TaskvisorConfig = z.infer<typeof ConfigSchema>;
 export type ToolModuleEntry = z.infer<typeof ToolModuleEntrySchema>;

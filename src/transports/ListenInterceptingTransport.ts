@@ -12,6 +12,7 @@ import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcont
 import type { JsonObject } from '../../machines/task/index.js';
 import { isModernListenRequest, parseListenRequest } from '../protocol/listenRequest.js';
 import type { Logger } from '../runtime/Logger.js';
+import { logTransportError } from '../runtime/transportErrors.js';
 import type { ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
@@ -71,7 +72,7 @@ export class ListenInterceptingTransport implements Transport {
 
   private receive(message: JSONRPCMessage, extra?: unknown): void {
     if (isModernListenRequest(message)) {
-      void this.openListen(message.id, message.params).catch((error) => this.logger.error('listen failed', error));
+      void this.openListen(message.id, message.params).catch((error) => logTransportError(this.logger, 'listen failed', error));
       return;
     }
     const cancelled = cancelledRequestId(message);

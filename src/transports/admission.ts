@@ -1,9 +1,11 @@
 /**
  * The front-door checks every network entry (Streamable HTTP, WebSocket
  * upgrade) makes before any MCP processing: the path, the Host header
- * (DNS-rebinding protection), the Origin header, then authentication (I-7).
+ * (DNS-rebinding protection), the Origin header, then authentication (I-7,
+ * T-10): bearer tokens through a `BearerGate`, or a custom `Authenticate`.
  */
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
+import type { BearerGate } from '../auth/bearer.js';
 import type { Authenticate, Principal } from '../core/principal.js';
 import type { Logger } from '../runtime/Logger.js';
 
@@ -23,6 +25,8 @@ export const jsonError = (status: number, code: number, message: string, headers
 export interface AdmissionOptions {
   path: string;
   authenticate: Authenticate;
+  /** Bearer authentication; when present it replaces `authenticate` and its metadata document is served. */
+  bearer?: BearerGate | undefined;
   allowedHosts?: string[] | false | undefined;
   allowedOrigins?: string[] | false | undefined;
   logger: Logger;
@@ -30,7 +34,9 @@ export interface AdmissionOptions {
 
 /** The principal of `request`, or the HTTP response refusing it. */
 export async function admit(request: Request, options: AdmissionOptions): Promise<Principal | Response> {
-  if (new URL(request.url).pathname !== options.path) {
+  const pathname = new URL(request.url).pathname;
+  const isMetadata = options.bearer !== undefined && pathname === options.bearer.metadataPath(options.path);
+  if (pathname !== options.path && !isMetadata) {
     return jsonError(404, -32601, `Not found: MCP is served at ${options.path}`);
   }
   if (options.allowedHosts) {
@@ -40,6 +46,10 @@ export async function admit(request: Request, options: AdmissionOptions): Promis
   if (options.allowedOrigins) {
     const rejected = originValidationResponse(request, options.allowedOrigins);
     if (rejected) return rejected;
+  }
+  if (options.bearer) {
+    // The metadata document is public (it is how a client learns where to get a token).
+    return isMetadata ? options.bearer.metadataResponse(request, options.path) : options.bearer.authenticate(request, options.path);
   }
   let principal: Principal | null;
   try {

@@ -8,17 +8,27 @@ import { createServer, type IncomingMessage, type Server as NodeHttpServer, type
 import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest, createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import { admit, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
+import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
 import type { JsonObject } from '../../machines/task/index.js';
 import { serveHttpListen } from './httpListen.js';
+import { logTransportError } from '../runtime/transportErrors.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
   path?: string;
-  /** Resolves each request's principal; `null` refuses it with 401. Default: one anonymous principal. */
+  /** Resolves each request's principal; `null` refuses it with 401. Default: one anonymous principal. Not with `auth`. */
   authenticate?: Authenticate;
+  /**
+   * Bearer-token authentication (MCP authorization, resource server side):
+   * every request needs `Authorization: Bearer <token>` that `auth.verifier`
+   * accepts, else HTTP 401 with `WWW-Authenticate`; the protected-resource
+   * metadata document (RFC 9728) is served at
+   * `/.well-known/oauth-protected-resource<path>`. Not with `authenticate`.
+   */
+  auth?: BearerAuthOptions;
   /**
    * Host header names accepted (DNS-rebinding protection). `listenHttp`
    * defaults to the loopback names when it binds to loopback; a mounted
@@ -26,6 +36,14 @@ export interface HttpEntryOptions {
    * given a list. `false` turns the check off.
    */
   allowedHosts?: string[] | false;
+  /**
+   * Origin host names accepted from browsers (a request without `Origin`,
+   * i.e. a non-browser client, always passes); others get 403. Defaults as
+   * `allowedHosts`: the loopback names on loopback binds with `listenHttp`,
+   * no check on a mounted entry. `false` turns it off. No CORS headers are
+   * ever sent, wildcard or not.
+   */
+  allowedOrigins?: string[] | false;
   /** Largest request body in bytes. Default 4 MiB. */
   maxBodyBytes?: number;
   /** SSE keep-alive comment interval on listen streams, ms; 0 disables. Default 15 s. */
@@ -47,7 +65,9 @@ const optionalHeader = <K extends string>(key: K, value: string | null) =>
 /** Builds the HTTP entry of a started runtime. */
 export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOptions = {}): HttpEntry {
   const path = options.path ?? '/mcp';
+  if (options.auth && options.authenticate) throw new TypeError('createHttpEntry: give either auth (bearer tokens) or authenticate (a custom hook), not both');
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
+  const bearer = options.auth ? bearerGate(options.auth, runtime.logger) : undefined;
   const principalOf = (authInfo: AuthInfo | undefined): Principal =>
     (authInfo?.extra?.principal as Principal | undefined) ?? ANONYMOUS_PRINCIPAL;
   const handler = createMcpHandler(
@@ -55,12 +75,19 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
     {
       legacy: 'stateless',
       ...(options.maxBodyBytes !== undefined ? { maxRequestBodySize: options.maxBodyBytes } : {}),
-      onerror: (error) => runtime.logger.error('http', error),
+      onerror: (error) => logTransportError(runtime.logger, 'http', error),
     },
   );
 
   const fetch = async (request: Request): Promise<Response> => {
-    const admitted = await admit(request, { path, authenticate, allowedHosts: options.allowedHosts, logger: runtime.logger });
+    const admitted = await admit(request, {
+      path,
+      authenticate,
+      bearer,
+      allowedHosts: options.allowedHosts,
+      allowedOrigins: options.allowedOrigins,
+      logger: runtime.logger,
+    });
     if (admitted instanceof Response) return admitted;
     const principal = admitted;
     const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
@@ -117,7 +144,7 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
     fetch,
     handleNode(req, res) {
       const pathname = new URL(req.url ?? '/', 'http://x').pathname;
-      if (pathname !== path) return false;
+      if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
       void node(req, res);
       return true;
     },
@@ -148,6 +175,7 @@ export async function listenHttp(runtime: TaskvisorRuntime, options: ListenOptio
   const entry = createHttpEntry(runtime, {
     ...options,
     allowedHosts: options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false),
+    allowedOrigins: options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false),
   });
   const server = createServer((req, res) => {
     if (!entry.handleNode(req, res)) {

@@ -8,6 +8,7 @@ import { serveStdio as sdkServeStdio, StdioServerTransport } from '@modelcontext
 import { LOCAL_PRINCIPAL, type Principal } from '../core/principal.js';
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
+import { logTransportError } from '../runtime/transportErrors.js';
 
 export interface StdioOptions {
   stdin?: Readable;
@@ -29,7 +30,7 @@ export function serveStdio(runtime: TaskvisorRuntime, options: StdioOptions = {}
   const closed = new Promise<void>((resolve) => (onClosed = resolve));
   const handle = sdkServeStdio(
     runtime.serverFactory(() => principal),
-    { transport, onerror: (error) => runtime.logger.error('stdio', error) },
+    { transport, onerror: (error) => logTransportError(runtime.logger, 'stdio', error) },
   );
   // The SDK owns transport.onclose; watch the stream itself for the end of the connection.
   const stdin = options.stdin ?? process.stdin;

@@ -21,7 +21,9 @@ import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 import { admit, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
+import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { WS_CLOSE_GOING_AWAY, WebSocketServerTransport } from './WebSocketServerTransport.js';
+import { logTransportError } from '../runtime/transportErrors.js';
 
 export interface WebSocketListenOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -33,9 +35,16 @@ export interface WebSocketListenOptions {
   /**
    * Resolves the principal of a connection from its upgrade request (URL and
    * headers; no body); `null` refuses it with 401. Default: one anonymous
-   * principal. The same hook type as HTTP's.
+   * principal. The same hook type as HTTP's. Not with `auth`.
    */
   authenticate?: Authenticate;
+  /**
+   * Bearer-token authentication of the upgrade request (`Authorization:
+   * Bearer <token>`; 401 with `WWW-Authenticate` otherwise), as on HTTP. The
+   * principal holds for the connection's lifetime. The protected-resource
+   * metadata document is served over plain HTTP on this port. Not with `authenticate`.
+   */
+  auth?: BearerAuthOptions;
   /** Host header names accepted. Default: the loopback names on loopback binds, else no check. `false` turns it off. */
   allowedHosts?: string[] | false;
   /**
@@ -76,7 +85,9 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
   const isLoopback = isLoopbackHost(host);
   const allowedHosts = options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false);
   const allowedOrigins = options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false);
+  if (options.auth && options.authenticate) throw new TypeError('listenWebSocket: give either auth (bearer tokens) or authenticate (a custom hook), not both');
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
+  const bearer = options.auth ? bearerGate(options.auth, runtime.logger) : undefined;
   const connections = new Set<Connection>();
   let closing = false;
 
@@ -84,6 +95,10 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD });
 
   const server = createServer((req, res) => {
+    if (bearer && new URL(req.url ?? '/', 'http://x').pathname === bearer.metadataPath(path)) {
+      void serveMetadata(req, res);
+      return;
+    }
     // Plain HTTP: the endpoint only speaks WebSocket.
     const onPath = new URL(req.url ?? '/', 'http://x').pathname === path;
     const status = onPath ? 426 : 404;
@@ -109,7 +124,16 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
 
   /** The principal of an upgrade request, or the HTTP response refusing it. */
   const admitUpgrade = (req: IncomingMessage): Promise<Principal | Response> =>
-    admit(upgradeRequest(req), { path, authenticate, allowedHosts, allowedOrigins, logger: runtime.logger });
+    admit(upgradeRequest(req), { path, authenticate, bearer, allowedHosts, allowedOrigins, logger: runtime.logger });
+
+  /** The protected-resource metadata document, behind the same Host/Origin checks as the upgrade. */
+  const serveMetadata = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> => {
+    const outcome = await admitUpgrade(req);
+    const response = outcome instanceof Response ? outcome : jsonError(500, -32603, 'unexpected');
+    const body = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(body);
+  };
 
   const accept = (socket: WebSocket, principal: Principal): void => {
     const transport = new WebSocketServerTransport(socket);
@@ -117,7 +141,7 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
     const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);
     const handle = sdkServeStdio(runtime.serverFactory(() => principal), {
       transport: wire,
-      onerror: (error) => runtime.logger.error('websocket', error),
+      onerror: (error) => logTransportError(runtime.logger, 'websocket', error),
     });
     const connection: Connection = { socket, transport, close: () => handle.close(), alive: true };
     connections.add(connection);

@@ -93,7 +93,7 @@ function parseBody(contentType: string, text: string): RawHttpReply['message'] {
 export async function collectListen(
   url: string,
   notifications: Record<string, unknown>,
-  options: { capabilities?: Record<string, unknown>; forMs?: number } = {},
+  options: { capabilities?: Record<string, unknown>; forMs?: number; /** Extra request headers (e.g. Authorization). */ headers?: Record<string, string> } = {},
 ): Promise<{ status: number; messages: Array<Record<string, unknown>>; id: string }> {
   const id = `listen:${++counter}`;
   const params = { notifications, _meta: envelope(options.capabilities ?? TASKS_CAPABILITIES) };
@@ -103,7 +103,7 @@ export async function collectListen(
   try {
     const response = await fetch(url, {
       method: 'POST',
-      headers: standardHeaders('subscriptions/listen', params),
+      headers: { ...standardHeaders('subscriptions/listen', params), ...options.headers },
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params }),
       signal: abort.signal,
     });
