@@ -130,6 +130,20 @@ describe('serve with auth', () => {
   });
 });
 
+describe('serve without auth on a public interface', () => {
+  it('warns that every caller there is the same anonymous principal', async () => {
+    const config = join(dir.path, 'public.yaml');
+    await writeFile(config, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\n`);
+    const child = spawnNode([CLI, 'serve', '--config', config, '--http', '0.0.0.0:0'], { cwd: dir.path });
+    try {
+      await child.waitForOutput(SERVING_HTTP, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
+      assert.match(child.stderr, /warning: no auth configured and http:\/\/0\.0\.0\.0:\d+\/mcp is not a loopback address: every caller there is the same anonymous principal/);
+    } finally {
+      await child.kill('SIGTERM');
+    }
+  });
+});
+
 describe('stdio with auth configured', () => {
   it('stays the one local principal: no token needed on stdio while HTTP asks for one', async () => {
     const tokens = join(dir.path, 'stdio-tokens.yaml');
