@@ -111,7 +111,7 @@ export async function jwtVerifier(options: JwtVerifierOptions): Promise<TokenVer
     async verify(token): Promise<VerifiedToken> {
       let payload: JWTPayload;
       try {
-        payload = (typeof key === 'function' ? await jwtVerify(token, key, verifyOptions) : await jwtVerify(token, key, verifyOptions)).payload;
+        payload = (await jwtVerify(token, key, verifyOptions)).payload;
       } catch (error) {
         const description = describeRejection(error);
         if (description !== undefined) throw new InvalidTokenError(description);

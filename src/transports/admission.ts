@@ -8,6 +8,7 @@ import { hostHeaderValidationResponse, originValidationResponse } from '@modelco
 import type { BearerGate } from '../auth/bearer.js';
 import type { Authenticate, Principal } from '../core/principal.js';
 import type { Logger } from '../runtime/Logger.js';
+import { scrubErrorText } from '../runtime/transportErrors.js';
 
 /** Host and Origin names accepted by default on loopback binds. */
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
@@ -55,7 +56,8 @@ export async function admit(request: Request, options: AdmissionOptions): Promis
   try {
     principal = await options.authenticate(request);
   } catch (error) {
-    options.logger.error('authenticate failed', error);
+    // A hook's error may quote the credentials it was given: only a scrubbed line reaches the log.
+    options.logger.error('authenticate failed', scrubErrorText(error));
     principal = null;
   }
   // -32600, not -32001: that number was HeaderMismatch in drafts (D-01/D-14) and would mislead clients.

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exportSPKI, exportPKCS8, UnsecuredJWT } from 'jose';
 import {
+  createHttpEntry,
   jwtVerifier,
   JwtConfigError,
   listenHttp,
@@ -131,6 +132,22 @@ describe('bearer auth: token file on HTTP and WebSocket', () => {
     const wrong = await refusedUpgrade(wsUrl, bearer(UNKNOWN_TOKEN));
     assert.equal(wrong.status, 401);
     assert.match(String(wrong.headers['www-authenticate']), /error="invalid_token"/);
+  });
+
+  it('a mounted entry (createHttpEntry, web-standard fetch) does the same: 401 challenge, metadata document, admitted token', async () => {
+    const verifier = await tokenFileVerifier(join(dir.path, 'tokens.yaml'));
+    const entry = createHttpEntry(runtime, { auth: { verifier, resource: 'https://mcp.example.com/mcp' } });
+    try {
+      const refused = await entry.fetch(new Request('http://internal:8080/mcp', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }));
+      assert.equal(refused.status, 401);
+      assert.equal(refused.headers.get('www-authenticate'), 'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"');
+      const document = await entry.fetch(new Request('http://internal:8080/.well-known/oauth-protected-resource/mcp'));
+      assert.deepEqual(await document.json(), { resource: 'https://mcp.example.com/mcp', bearer_methods_supported: ['header'] });
+      const elsewhere = await entry.fetch(new Request('http://internal:8080/.well-known/oauth-protected-resource/other'));
+      assert.equal(elsewhere.status, 404);
+    } finally {
+      await entry.close();
+    }
   });
 
   it('auth and authenticate together are a TypeError', async () => {

@@ -7,7 +7,7 @@
  * (tool arguments, results, bodies), whatever clients send.
  */
 import assert from 'node:assert/strict';
-import { stat, writeFile, chmod } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
@@ -56,7 +56,8 @@ describe('serve with auth', () => {
     const alice = await addToken(tokens, 'alice');
     const config = join(dir.path, 'serve.yaml');
     await writeFile(config, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\nws: {}\nauth:\n  kind: token-file\n  file: tokens.yaml\n`);
-    const child = spawnNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--ws', '127.0.0.1:0'], { cwd: dir.path });
+    const trace = join(dir.path, 'trace.jsonl');
+    const child = spawnNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--ws', '127.0.0.1:0', '--trace', trace], { cwd: dir.path });
     let bob = '';
     try {
       const [, url] = await child.waitForOutput(SERVING_HTTP, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
@@ -75,6 +76,13 @@ describe('serve with auth', () => {
         const failed = await ops.call('fail', { message: `boom ${MARKER}` });
         assert.equal(failed.kind, 'error');
         await taskOps(() => ws).call('tool_error', { message: MARKER });
+        // Task actors (traced): arguments, results and answers carry the marker.
+        const slept = await ops.createTask('sleep', { ms: 400, message: MARKER });
+        await ops.waitForStatus(slept.taskId, 'completed');
+        const hello = await ops.createTask('hello_world');
+        await ops.waitForStatus(hello.taskId, 'input_required');
+        await ops.update(hello.taskId, { name: { action: 'accept', content: { name: MARKER } } });
+        await ops.waitForStatus(hello.taskId, 'completed');
       } finally {
         await http.close();
         await ws.close();
@@ -113,6 +121,26 @@ describe('serve with auth', () => {
       assert.ok(!log.includes(secret), `stderr shows ${JSON.stringify(secret)}:\n${log}`);
     }
     assert.equal(child.stdout, '');
+    // The redacted trace (asked for with --trace) has the tasks but neither tokens nor user data.
+    const traced = await readFile(trace, 'utf8');
+    assert.match(traced, /"sleep"/);
+    assert.match(traced, /\[redacted\]/);
+    for (const secret of [alice, bob, MARKER]) assert.ok(!traced.includes(secret), `the trace shows ${JSON.stringify(secret)}`);
+    assert.equal((await stat(trace)).mode & 0o777, 0o600);
+  });
+});
+
+describe('serve without auth on a public interface', () => {
+  it('warns that every caller there is the same anonymous principal', async () => {
+    const config = join(dir.path, 'public.yaml');
+    await writeFile(config, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\n`);
+    const child = spawnNode([CLI, 'serve', '--config', config, '--http', '0.0.0.0:0'], { cwd: dir.path });
+    try {
+      await child.waitForOutput(SERVING_HTTP, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
+      assert.match(child.stderr, /warning: no auth configured and http:\/\/0\.0\.0\.0:\d+\/mcp is not a loopback address: every caller there is the same anonymous principal/);
+    } finally {
+      await child.kill('SIGTERM');
+    }
   });
 });
 
