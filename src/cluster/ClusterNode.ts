@@ -19,7 +19,7 @@ import type { TaskSupervisor } from '../runtime/TaskSupervisor.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { TaskChange, TaskOwnership, TaskStore } from '../store/TaskStore.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
-import { visibleKey } from '../tasks/project.js';
+import { isTerminal, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
 /** Adopted tasks resumed concurrently per batch. */
@@ -46,6 +46,9 @@ export class ClusterNode {
   #renewedAt = 0;
   #mustRejoin = false;
   #stopped = false;
+  #renewing = false;
+  #sweepQueued = false;
+  #beatMs = 1_000;
   /** Last visible state published per watched remote task (the feed also reports invisible writes). */
   readonly #published = new Map<string, string>();
   #adopted = 0;
@@ -79,8 +82,8 @@ export class ClusterNode {
       },
     });
     await this.#enqueue(() => this.#sweep());
-    const beatMs = this.#options.beatMs ?? Math.max(50, Math.floor(ownership.leaseMs / 3));
-    this.#timer = setInterval(() => void this.#enqueue(() => this.#beat()), beatMs);
+    this.#beatMs = this.#options.beatMs ?? Math.max(50, Math.floor(ownership.leaseMs / 3));
+    this.#timer = setInterval(() => void this.#beat().catch((error) => this.#options.logger.error('cluster heartbeat failed', error)), this.#beatMs);
     this.#timer.unref();
   }
 
@@ -106,33 +109,51 @@ export class ClusterNode {
     return this.#chain;
   }
 
+  /**
+   * Renews the lease on its own (not behind a long adoption sweep, which could
+   * otherwise outlast the lease), then queues a sweep.
+   */
   async #beat(): Promise<void> {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#renewing) return;
     const { ownership, supervisor, logger } = this.#options;
     if (this.#mustRejoin) {
-      await ownership.join();
-      this.#mustRejoin = false;
-      this.#renewedAt = Date.now();
-      logger.info(`joined the cluster again as instance ${ownership.instanceId}`);
-    } else {
-      const sentAt = Date.now();
-      let renewed: boolean | undefined;
-      try {
-        renewed = await ownership.renewLease();
-      } catch (error) {
-        logger.error('could not renew the instance lease', error);
-      }
-      if (renewed) this.#renewedAt = sentAt;
-      // Expired in the database, or unrenewable for a whole lease: others may claim our tasks now,
-      // so stop running them here before they run twice (fencing refuses our writes anyway).
-      if (renewed === false || Date.now() - this.#renewedAt >= ownership.leaseMs) {
-        logger.error(`instance ${ownership.instanceId} lost its lease: stopping its tasks here; survivors adopt them`);
-        supervisor.relinquishAll();
-        this.#mustRejoin = true;
-        return;
-      }
+      void this.#enqueue(async () => {
+        if (!this.#mustRejoin || this.#stopped) return;
+        const sentAt = Date.now();
+        await ownership.join();
+        this.#mustRejoin = false;
+        this.#renewedAt = sentAt;
+        logger.info(`joined the cluster again as instance ${ownership.instanceId}`);
+      });
+      return;
     }
-    await this.#sweep();
+    this.#renewing = true;
+    const sentAt = Date.now();
+    let renewed: boolean | undefined;
+    try {
+      renewed = await ownership.renewLease();
+    } catch (error) {
+      logger.error('could not renew the instance lease', error);
+    } finally {
+      this.#renewing = false;
+    }
+    if (this.#stopped) return;
+    if (renewed) this.#renewedAt = sentAt;
+    // Expired in the database, or the next beat would come after the lease ends: others may claim our
+    // tasks, so stop running them here before they run twice (fencing refuses our writes anyway).
+    else if (renewed === false || Date.now() + this.#beatMs >= this.#renewedAt + ownership.leaseMs) {
+      logger.error(`instance ${ownership.instanceId} lost its lease: stopping its tasks here; survivors adopt them`);
+      supervisor.relinquishAll();
+      this.#mustRejoin = true;
+      return;
+    }
+    if (!this.#sweepQueued) {
+      this.#sweepQueued = true;
+      void this.#enqueue(async () => {
+        this.#sweepQueued = false;
+        if (!this.#mustRejoin) await this.#sweep();
+      });
+    }
   }
 
   /** Adopts orphaned tasks, then applies waiting commands. */
@@ -200,7 +221,9 @@ export class ClusterNode {
   #publish(record: TaskRecord): void {
     const key = visibleKey(record);
     if (this.#published.get(record.taskId) === key) return;
-    this.#published.set(record.taskId, key);
+    // A finished task changes no more (I-2) and the hub stops watching it: nothing to remember.
+    if (isTerminal(record)) this.#published.delete(record.taskId);
+    else this.#published.set(record.taskId, key);
     this.#options.hub.publishTask(record);
   }
 }
