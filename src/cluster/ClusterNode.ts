@@ -46,7 +46,7 @@ export class ClusterNode {
   #renewedAt = 0;
   #mustRejoin = false;
   #stopped = false;
-  #renewing = false;
+  #beating = false;
   #sweepQueued = false;
   #beatMs = 1_000;
   /** Last visible state published per watched remote task (the feed also reports invisible writes). */
@@ -114,28 +114,28 @@ export class ClusterNode {
    * otherwise outlast the lease), then queues a sweep.
    */
   async #beat(): Promise<void> {
-    if (this.#stopped || this.#renewing) return;
+    // One beat at a time: a slow renewal or rejoin is not overtaken by the next tick.
+    if (this.#stopped || this.#beating) return;
+    this.#beating = true;
+    try {
+      await this.#beatOnce();
+    } finally {
+      this.#beating = false;
+    }
+  }
+
+  async #beatOnce(): Promise<void> {
     const { ownership, supervisor, logger } = this.#options;
     if (this.#mustRejoin) {
-      void this.#enqueue(async () => {
-        if (!this.#mustRejoin || this.#stopped) return;
-        const sentAt = Date.now();
-        await ownership.join();
-        this.#mustRejoin = false;
-        this.#renewedAt = sentAt;
-        logger.info(`joined the cluster again as instance ${ownership.instanceId}`);
-      });
+      await this.#rejoin();
       return;
     }
-    this.#renewing = true;
     const sentAt = Date.now();
     let renewed: boolean | undefined;
     try {
       renewed = await ownership.renewLease();
     } catch (error) {
       logger.error('could not renew the instance lease', error);
-    } finally {
-      this.#renewing = false;
     }
     if (this.#stopped) return;
     if (renewed) this.#renewedAt = sentAt;
@@ -145,6 +145,8 @@ export class ClusterNode {
       logger.error(`instance ${ownership.instanceId} lost its lease: stopping its tasks here; survivors adopt them`);
       supervisor.relinquishAll();
       this.#mustRejoin = true;
+      // At once: a task created meanwhile would be owned by the expired id (and adopted while it runs here).
+      await this.#rejoin();
       return;
     }
     if (!this.#sweepQueued) {
@@ -154,6 +156,21 @@ export class ClusterNode {
         if (!this.#mustRejoin) await this.#sweep();
       });
     }
+  }
+
+  /** Registers under a new instance id; on failure (database unreachable) the next beat tries again. */
+  async #rejoin(): Promise<void> {
+    const { ownership, logger } = this.#options;
+    const sentAt = Date.now();
+    try {
+      await ownership.join();
+    } catch (error) {
+      logger.error('could not join the cluster again; retrying', error);
+      return;
+    }
+    this.#mustRejoin = false;
+    this.#renewedAt = sentAt;
+    logger.info(`joined the cluster again as instance ${ownership.instanceId}`);
   }
 
   /** Adopts orphaned tasks, then applies waiting commands. */
