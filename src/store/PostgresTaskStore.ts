@@ -70,6 +70,9 @@ export interface PostgresTaskStoreOptions {
 
 export { POSTGRES_SCHEMA_VERSION, redactUrl, describePgError };
 
+/** How often `claimExpired` also looks for unfinished tasks whose owner has no instance row. */
+const ORPHAN_SCAN_INTERVAL_MS = 60_000;
+
 const NON_TERMINAL = `('working', 'input_required')`;
 
 type State = 'new' | 'opening' | 'open' | 'closed';
@@ -101,6 +104,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
   #putTimer: NodeJS.Immediate | undefined;
   readonly #inflight = new Set<Promise<unknown>>();
   #commits = 0;
+  #lastOrphanScan = Number.NEGATIVE_INFINITY;
   #feed: FeedConnection | undefined;
 
   constructor(options: PostgresTaskStoreOptions) {
@@ -294,11 +298,18 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
 
   async claimExpired(): Promise<TaskRecord[]> {
     const pool = this.#assertOpen();
+    // Every call: instances whose lease expired (a small table). Now and then also owners with no
+    // instance row at all (a row deleted by hand, tasks inserted unowned): that query reads every
+    // unfinished task, too much for each heartbeat.
+    const scanOrphans = Date.now() - this.#lastOrphanScan >= ORPHAN_SCAN_INTERVAL_MS;
+    if (scanOrphans) this.#lastOrphanScan = Date.now();
     const dead = await pool.query<{ owner_instance: string | null }>(
-      `SELECT DISTINCT t.owner_instance FROM ${this.#q}.tasks t
-       LEFT JOIN ${this.#q}.instances i ON i.instance_id = t.owner_instance
-       WHERE t.status IN ${NON_TERMINAL} AND t.owner_instance IS DISTINCT FROM $1
-         AND (i.instance_id IS NULL OR i.lease_expires_at < now())`,
+      scanOrphans
+        ? `SELECT DISTINCT t.owner_instance FROM ${this.#q}.tasks t
+           LEFT JOIN ${this.#q}.instances i ON i.instance_id = t.owner_instance
+           WHERE t.status IN ${NON_TERMINAL} AND t.owner_instance IS DISTINCT FROM $1
+             AND (i.instance_id IS NULL OR i.lease_expires_at < now())`
+        : `SELECT instance_id AS owner_instance FROM ${this.#q}.instances WHERE lease_expires_at < now() AND instance_id <> $1`,
       [this.#instanceId],
     );
     const claimed: TaskRecord[] = [];
