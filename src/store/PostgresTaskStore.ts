@@ -337,15 +337,6 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     return claimed;
   }
 
-  release(taskId: string): void {
-    if (this.#tokens.has(taskId)) this.#tokens.set(taskId, null);
-  }
-
-  /** Whether this instance holds a valid token for `taskId`. */
-  holds(taskId: string): boolean {
-    return typeof this.#tokens.get(taskId) === 'string';
-  }
-
   async sendCommand(taskId: string, command: TaskCommand): Promise<boolean> {
     const pool = this.#assertOpen();
     if (invalidIdReason(taskId) !== undefined) return false;
