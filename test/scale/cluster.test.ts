@@ -93,7 +93,7 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
 
   it('kill -9 of the owner mid-task: a survivor adopts; replayable tasks finish there, others fail with a statusMessage, a cancel sent meanwhile applies', () =>
     withCluster(['A', 'B'], async ([a, b], runLog) => {
-      const replayed = await createTask(a!.client, 'tracked_wait', { ms: 1_000 });
+      const replayed = await createTask(a!.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
       const once = await createTask(a!.client, 'wait_once', { ms: 60_000 });
       const toCancel = await createTask(a!.client, 'tracked_wait', { ms: 600_000 });
       await waitFor(async () => {
@@ -121,7 +121,7 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
   it('three instances: the two survivors race to adopt; every task is adopted and run again by exactly one of them', () =>
     withCluster(['A', 'B', 'C'], async ([a, b, c], runLog) => {
       const ids: string[] = [];
-      for (let i = 0; i < 12; i++) ids.push(await createTask(a!.client, 'tracked_wait', { ms: 1_500 }));
+      for (let i = 0; i < 12; i++) ids.push(await createTask(a!.client, 'tracked_wait', { ms: 1_500, holdOn: 'A' }));
       await waitFor(async () => {
         const starts = await runStarts(runLog);
         return ids.every((id) => starts.has(id));
@@ -148,7 +148,7 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
 
   it('a paused owner (SIGSTOP past its lease) loses its tasks: the survivor runs them, the old owner\'s late writes are fenced', () =>
     withCluster(['A', 'B'], async ([a, b], runLog) => {
-      const id = await createTask(a!.client, 'tracked_wait', { ms: 4_000 });
+      const id = await createTask(a!.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
       await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start' });
       a!.child.process.kill('SIGSTOP');
       try {

@@ -62,7 +62,7 @@ it('an instance partitioned from PostgreSQL past its lease gives its tasks up; t
     const b = await startInstance(direct, 'B', runLog, dir.path);
     instances.push(b);
 
-    const id = await createTask(a.client, 'tracked_wait', { ms: 8_000 });
+    const id = await createTask(a.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
     await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start' });
     proxy.cut();
     await a.child.waitForOutput(/lost its lease: stopping its tasks here/, { timeoutMs: 30_000 });
