@@ -11,7 +11,8 @@
  * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres.
  * `postgres` (durable create through the Postgres store, interleaved with the
  * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
- * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it.
+ * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
+ * plain `--quick` leaves it out; `--quick --only postgres` runs it small.
  * Baselines: the bare v2 SDK `echo` server on the same transport and load
  * generator — every create/get cell runs in slices interleaved with it, so
  * each ratio compares figures taken side by side — and a 512 B
@@ -863,7 +864,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     add({ bench: '5. status → notifications/tasks', case: name, figure: 'slowest listener (median over changes)', value: lastMedian, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneLast, baselineUnit: 'ms', ratio: ratio(lastMedian, oneLast), note: `poke round trip p50 ${fmt(many.pokeRtt.p50)} ms; ${many.listeners} streams opened in ${fmt(many.openMs)} ms` });
   }
   // 6. Durable create through PostgreSQL against the sqlite store (issue 8: at c=64 at least the sqlite throughput).
-  if (enabled('postgres')) {
+  if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
     if (postgresSkip) add({ bench: '6. postgres durable create', case: '', figure: 'skipped', value: NaN, unit: '', note: postgresSkip });
     for (const cell of raw.postgres) {
       const r = ratio(cell.postgres.throughput, cell.sqlite.throughput);
@@ -950,7 +951,8 @@ try {
   if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
   if (enabled('recovery')) await recoveryBenchmarks(dataDir, templates, stores);
   if (enabled('fanout')) await section('fanout', () => fanoutBenchmark(dataDir));
-  if (enabled('postgres')) {
+  // Not in a plain --quick run (it stays a smoke test of the rest); `--quick --only postgres` runs it small.
+  if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
     postgresSkip = !stores.includes('sqlite') ? `no baseline: ${sqliteSkip}` : await postgresUnavailable();
     if (postgresSkip) {
       raw.skipped.push(`postgres: ${postgresSkip}`);

@@ -19,7 +19,7 @@ import type { TaskSupervisor } from '../runtime/TaskSupervisor.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { TaskChange, TaskOwnership, TaskStore } from '../store/TaskStore.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
-import { visibleKey } from '../tasks/project.js';
+import { isTerminal, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
 /** Adopted tasks resumed concurrently per batch. */
@@ -46,6 +46,9 @@ export class ClusterNode {
   #renewedAt = 0;
   #mustRejoin = false;
   #stopped = false;
+  #beating = false;
+  #sweepQueued = false;
+  #beatMs = 1_000;
   /** Last visible state published per watched remote task (the feed also reports invisible writes). */
   readonly #published = new Map<string, string>();
   #adopted = 0;
@@ -79,8 +82,8 @@ export class ClusterNode {
       },
     });
     await this.#enqueue(() => this.#sweep());
-    const beatMs = this.#options.beatMs ?? Math.max(50, Math.floor(ownership.leaseMs / 3));
-    this.#timer = setInterval(() => void this.#enqueue(() => this.#beat()), beatMs);
+    this.#beatMs = this.#options.beatMs ?? Math.max(50, Math.floor(ownership.leaseMs / 3));
+    this.#timer = setInterval(() => void this.#beat().catch((error) => this.#options.logger.error('cluster heartbeat failed', error)), this.#beatMs);
     this.#timer.unref();
   }
 
@@ -106,33 +109,68 @@ export class ClusterNode {
     return this.#chain;
   }
 
+  /**
+   * Renews the lease on its own (not behind a long adoption sweep, which could
+   * otherwise outlast the lease), then queues a sweep.
+   */
   async #beat(): Promise<void> {
-    if (this.#stopped) return;
+    // One beat at a time: a slow renewal or rejoin is not overtaken by the next tick.
+    if (this.#stopped || this.#beating) return;
+    this.#beating = true;
+    try {
+      await this.#beatOnce();
+    } finally {
+      this.#beating = false;
+    }
+  }
+
+  async #beatOnce(): Promise<void> {
     const { ownership, supervisor, logger } = this.#options;
     if (this.#mustRejoin) {
-      await ownership.join();
-      this.#mustRejoin = false;
-      this.#renewedAt = Date.now();
-      logger.info(`joined the cluster again as instance ${ownership.instanceId}`);
-    } else {
-      const sentAt = Date.now();
-      let renewed: boolean | undefined;
-      try {
-        renewed = await ownership.renewLease();
-      } catch (error) {
-        logger.error('could not renew the instance lease', error);
-      }
-      if (renewed) this.#renewedAt = sentAt;
-      // Expired in the database, or unrenewable for a whole lease: others may claim our tasks now,
-      // so stop running them here before they run twice (fencing refuses our writes anyway).
-      if (renewed === false || Date.now() - this.#renewedAt >= ownership.leaseMs) {
-        logger.error(`instance ${ownership.instanceId} lost its lease: stopping its tasks here; survivors adopt them`);
-        supervisor.relinquishAll();
-        this.#mustRejoin = true;
-        return;
-      }
+      await this.#rejoin();
+      return;
     }
-    await this.#sweep();
+    const sentAt = Date.now();
+    let renewed: boolean | undefined;
+    try {
+      renewed = await ownership.renewLease();
+    } catch (error) {
+      logger.error('could not renew the instance lease', error);
+    }
+    if (this.#stopped) return;
+    if (renewed) this.#renewedAt = sentAt;
+    // Expired in the database, or the next beat would come after the lease ends: others may claim our
+    // tasks, so stop running them here before they run twice (fencing refuses our writes anyway).
+    else if (renewed === false || Date.now() + this.#beatMs >= this.#renewedAt + ownership.leaseMs) {
+      logger.error(`instance ${ownership.instanceId} lost its lease: stopping its tasks here; survivors adopt them`);
+      supervisor.relinquishAll();
+      this.#mustRejoin = true;
+      // At once: a task created meanwhile would be owned by the expired id (and adopted while it runs here).
+      await this.#rejoin();
+      return;
+    }
+    if (!this.#sweepQueued) {
+      this.#sweepQueued = true;
+      void this.#enqueue(async () => {
+        this.#sweepQueued = false;
+        if (!this.#mustRejoin) await this.#sweep();
+      });
+    }
+  }
+
+  /** Registers under a new instance id; on failure (database unreachable) the next beat tries again. */
+  async #rejoin(): Promise<void> {
+    const { ownership, logger } = this.#options;
+    const sentAt = Date.now();
+    try {
+      await ownership.join();
+    } catch (error) {
+      logger.error('could not join the cluster again; retrying', error);
+      return;
+    }
+    this.#mustRejoin = false;
+    this.#renewedAt = sentAt;
+    logger.info(`joined the cluster again as instance ${ownership.instanceId}`);
   }
 
   /** Adopts orphaned tasks, then applies waiting commands. */
@@ -200,7 +238,9 @@ export class ClusterNode {
   #publish(record: TaskRecord): void {
     const key = visibleKey(record);
     if (this.#published.get(record.taskId) === key) return;
-    this.#published.set(record.taskId, key);
+    // A finished task changes no more (I-2) and the hub stops watching it: nothing to remember.
+    if (isTerminal(record)) this.#published.delete(record.taskId);
+    else this.#published.set(record.taskId, key);
     this.#options.hub.publishTask(record);
   }
 }

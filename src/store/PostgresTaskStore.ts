@@ -28,6 +28,9 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
+import { describePgError, redactUrl } from './postgres/errors.js';
+import { FeedConnection } from './postgres/FeedConnection.js';
+import { migrate, POSTGRES_SCHEMA_VERSION } from './postgres/migrations.js';
 import { invalidTaskIdReason } from './taskFiles.js';
 import {
   TaskExistsError,
@@ -65,66 +68,16 @@ export interface PostgresTaskStoreOptions {
   onFeedError?: (error: Error) => void;
 }
 
-/**
- * Versioned migrations: entry `i` brings the schema from version `i` to
- * `i + 1`. Run under a transaction-level advisory lock, so instances starting
- * at the same time migrate once. Never edit a released one; append.
- * `$S` stands for the quoted schema name.
- */
-const MIGRATIONS: readonly string[] = [
-  `
-  CREATE TABLE $S.tasks (
-    task_id         text COLLATE "C" PRIMARY KEY,
-    owner           text NOT NULL,
-    tool            text NOT NULL,
-    status          text NOT NULL,
-    created_at      bigint NOT NULL,
-    last_updated_at bigint NOT NULL,
-    ttl_ms          bigint,
-    expires_at      bigint GENERATED ALWAYS AS (created_at + ttl_ms) STORED,
-    version         integer NOT NULL,
-    machine_version integer NOT NULL,
-    -- The whole TaskRecord as JSON text: the source of truth; the columns above are for queries.
-    record          text NOT NULL,
-    -- Instance running the task and the fencing token of its claim.
-    owner_instance  text,
-    fencing_token   bigint NOT NULL DEFAULT 1
-  );
-  CREATE INDEX tasks_unfinished_by_instance ON $S.tasks (owner_instance) WHERE status IN ('working', 'input_required');
-  CREATE INDEX tasks_status ON $S.tasks (status);
-  CREATE INDEX tasks_expires ON $S.tasks (expires_at, task_id) WHERE expires_at IS NOT NULL;
-  CREATE INDEX tasks_owner_created ON $S.tasks (owner, created_at DESC, task_id);
-  CREATE TABLE $S.instances (
-    instance_id      text PRIMARY KEY,
-    started_at       timestamptz NOT NULL DEFAULT now(),
-    lease_expires_at timestamptz NOT NULL
-  );
-  CREATE INDEX instances_lease ON $S.instances (lease_expires_at);
-  CREATE TABLE $S.task_commands (
-    id              bigserial PRIMARY KEY,
-    task_id         text COLLATE "C" NOT NULL,
-    target_instance text NOT NULL,
-    command         text NOT NULL
-  );
-  CREATE INDEX task_commands_target ON $S.task_commands (target_instance, id);
-  CREATE INDEX task_commands_task ON $S.task_commands (task_id);
-  CREATE FUNCTION $S.notify_task_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
-  BEGIN
-    PERFORM pg_notify(TG_TABLE_SCHEMA || '.tasks', NEW.task_id || ' ' || NEW.version || ' ' || coalesce(NEW.owner_instance, ''));
-    RETURN NULL;
-  END $fn$;
-  CREATE TRIGGER tasks_changed AFTER UPDATE ON $S.tasks FOR EACH ROW EXECUTE FUNCTION $S.notify_task_change();
-  `,
-];
+export { POSTGRES_SCHEMA_VERSION, redactUrl, describePgError };
 
-/** The schema version this code writes and reads. */
-export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+/** How often `claimExpired` also looks for unfinished tasks whose owner has no instance row. */
+const ORPHAN_SCAN_INTERVAL_MS = 60_000;
 
 const NON_TERMINAL = `('working', 'input_required')`;
 
 type State = 'new' | 'opening' | 'open' | 'closed';
 
-interface QueuedCreate {
+interface QueuedWrite {
   record: TaskRecord;
   json: string;
   resolve: () => void;
@@ -145,12 +98,13 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
   #state: State = 'new';
   /** Fencing tokens of the tasks this instance created or claimed (`null`: taken over, writes refused). */
   readonly #tokens = new Map<string, string | null>();
-  #createQueue: QueuedCreate[] = [];
+  #createQueue: QueuedWrite[] = [];
   #createTimer: NodeJS.Immediate | undefined;
-  #putQueue: QueuedCreate[] = [];
+  #putQueue: QueuedWrite[] = [];
   #putTimer: NodeJS.Immediate | undefined;
   readonly #inflight = new Set<Promise<unknown>>();
   #commits = 0;
+  #lastOrphanScan = Number.NEGATIVE_INFINITY;
   #feed: FeedConnection | undefined;
 
   constructor(options: PostgresTaskStoreOptions) {
@@ -344,11 +298,18 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
 
   async claimExpired(): Promise<TaskRecord[]> {
     const pool = this.#assertOpen();
+    // Every call: instances whose lease expired (a small table). Now and then also owners with no
+    // instance row at all (a row deleted by hand, tasks inserted unowned): that query reads every
+    // unfinished task, too much for each heartbeat.
+    const scanOrphans = Date.now() - this.#lastOrphanScan >= ORPHAN_SCAN_INTERVAL_MS;
+    if (scanOrphans) this.#lastOrphanScan = Date.now();
     const dead = await pool.query<{ owner_instance: string | null }>(
-      `SELECT DISTINCT t.owner_instance FROM ${this.#q}.tasks t
-       LEFT JOIN ${this.#q}.instances i ON i.instance_id = t.owner_instance
-       WHERE t.status IN ${NON_TERMINAL} AND t.owner_instance IS DISTINCT FROM $1
-         AND (i.instance_id IS NULL OR i.lease_expires_at < now())`,
+      scanOrphans
+        ? `SELECT DISTINCT t.owner_instance FROM ${this.#q}.tasks t
+           LEFT JOIN ${this.#q}.instances i ON i.instance_id = t.owner_instance
+           WHERE t.status IN ${NON_TERMINAL} AND t.owner_instance IS DISTINCT FROM $1
+             AND (i.instance_id IS NULL OR i.lease_expires_at < now())`
+        : `SELECT instance_id AS owner_instance FROM ${this.#q}.instances WHERE lease_expires_at < now() AND instance_id <> $1`,
       [this.#instanceId],
     );
     const claimed: TaskRecord[] = [];
@@ -374,15 +335,6 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
        AND NOT EXISTS (SELECT 1 FROM ${this.#q}.tasks t WHERE t.owner_instance = i.instance_id AND t.status IN ${NON_TERMINAL})`,
     );
     return claimed;
-  }
-
-  release(taskId: string): void {
-    if (this.#tokens.has(taskId)) this.#tokens.set(taskId, null);
-  }
-
-  /** Whether this instance holds a valid token for `taskId`. */
-  holds(taskId: string): boolean {
-    return typeof this.#tokens.get(taskId) === 'string';
   }
 
   async sendCommand(taskId: string, command: TaskCommand): Promise<boolean> {
@@ -464,8 +416,8 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
       return;
     }
     // The first create of an id in the batch goes to the database; later ones of the same id are duplicates.
-    const first = new Map<string, QueuedCreate>();
-    const duplicates: QueuedCreate[] = [];
+    const first = new Map<string, QueuedWrite>();
+    const duplicates: QueuedWrite[] = [];
     for (const item of batch) {
       if (first.has(item.record.taskId)) duplicates.push(item);
       else first.set(item.record.taskId, item);
@@ -520,7 +472,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     }
     // One row per task: the highest version (a lower one would be ignored anyway: latest wins);
     // every caller of that task gets the outcome of that write.
-    const latest = new Map<string, QueuedCreate>();
+    const latest = new Map<string, QueuedWrite>();
     for (const item of batch) {
       const held = latest.get(item.record.taskId);
       if (!held || item.record.version > held.record.version) latest.set(item.record.taskId, item);
@@ -605,127 +557,9 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
   }
 }
 
-/** Creates the schema if missing and applies pending migrations, once, however many instances start at once. */
-async function migrate(pool: pg.Pool, schema: string): Promise<void> {
-  const q = pg.escapeIdentifier(schema);
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    // Serializes migrations of this schema across instances (released at COMMIT/ROLLBACK).
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext('taskvisor migrate ' || $1))`, [schema]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${q}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${q}.schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const applied = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${q}.schema_migrations`);
-    const current = applied.rows[0]?.version ?? 0;
-    if (current > MIGRATIONS.length) {
-      throw new Error(`schema ${schema} is at version ${current}, newer than this taskvisor understands (${MIGRATIONS.length}): upgrade taskvisor`);
-    }
-    for (let version = current; version < MIGRATIONS.length; version++) {
-      await client.query(MIGRATIONS[version]!.replaceAll('$S', q));
-      await client.query(`INSERT INTO ${q}.schema_migrations (version) VALUES ($1)`, [version + 1]);
-    }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
-/** The LISTEN connection: reconnects with backoff and asks for a resync after every reconnect. */
-class FeedConnection {
-  #client: pg.Client | undefined;
-  #closed = false;
-  #retryTimer: NodeJS.Timeout | undefined;
-  #backoffMs = 100;
-  #connectedOnce = false;
-
-  constructor(
-    private readonly options: {
-      url: string;
-      applicationName: string;
-      channels: string[];
-      onNotification: (channel: string, payload: string) => void;
-      onResync: () => void;
-      onError: (error: Error) => void;
-    },
-  ) {}
-
-  start(): void {
-    void this.#connect();
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    clearTimeout(this.#retryTimer);
-    const client = this.#client;
-    this.#client = undefined;
-    await client?.end().catch(() => undefined);
-  }
-
-  async #connect(): Promise<void> {
-    if (this.#closed) return;
-    const client = new pg.Client({ connectionString: this.options.url, application_name: this.options.applicationName });
-    let failed = false;
-    const fail = (error: Error) => {
-      if (failed || this.#closed) return;
-      failed = true;
-      if (this.#client === client) this.#client = undefined;
-      client.end().catch(() => undefined);
-      this.options.onError(error);
-      this.#retryTimer = setTimeout(() => void this.#connect(), this.#backoffMs);
-      this.#backoffMs = Math.min(this.#backoffMs * 2, 2_000);
-    };
-    client.on('error', fail);
-    client.on('end', () => fail(new Error('connection ended')));
-    client.on('notification', (message) => this.options.onNotification(message.channel, message.payload ?? ''));
-    try {
-      await client.connect();
-      for (const channel of this.options.channels) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    } catch (error) {
-      fail(error as Error);
-      return;
-    }
-    if (this.#closed) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.#client = client;
-    this.#backoffMs = 100;
-    // Whatever was NOTIFYed while no LISTEN was active is lost: the subscriber re-reads (also on the first connect).
-    this.#connectedOnce = true;
-    this.options.onResync();
-  }
-
-  get connected(): boolean {
-    return this.#connectedOnce && this.#client !== undefined;
-  }
-}
-
 function invalidIdReason(taskId: unknown): string | undefined {
   const reason = invalidTaskIdReason(taskId);
   if (reason !== undefined) return reason;
   // PostgreSQL text cannot hold NUL.
   return (taskId as string).includes('\u0000') ? 'task ids containing NUL cannot be stored in PostgreSQL' : undefined;
-}
-
-/** `postgres://user:secret@host/db` → `postgres://user@host/db`. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return '(unparseable url)';
-  }
-}
-
-/** A connection or SQL error as one line: code, message, and what to check. */
-export function describePgError(error: unknown): string {
-  const e = error as { code?: string; message?: string; errors?: unknown[] };
-  if (e.code === 'ECONNREFUSED' || (Array.isArray(e.errors) && e.errors.some((inner) => (inner as { code?: string }).code === 'ECONNREFUSED'))) {
-    return 'connection refused: is PostgreSQL running and listening there?';
-  }
-  return `${e.code ? `${e.code} ` : ''}${e.message ?? String(error)}`;
 }

@@ -85,8 +85,6 @@ export interface TaskOwnership {
    * claiming at once never get the same task.
    */
   claimExpired(): Promise<TaskRecord[]>;
-  /** Forgets the token of a task this instance no longer runs (later writes of it are refused). */
-  release(taskId: string): void;
   /** Queues a command for the instance running `taskId` and wakes it; resolves `false` when the task is not running anywhere. */
   sendCommand(taskId: string, command: TaskCommand): Promise<boolean>;
   /** Takes (and removes) the commands queued for this instance, oldest first; re-addresses commands whose task moved. */

@@ -18,7 +18,7 @@ test('bench/run.ts --quick exits 0, prints the table and writes a JSON file', { 
     });
     assert.equal(run.code, 0, `exit ${run.code} (${run.signal})\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
     assert.match(run.stdout, /^\| Benchmark \| Case \| Figure \| Value \| Baseline \(same run\) \| Baseline value \| Ratio \|/m);
-    for (const section of ['baseline: disk floor', 'baseline: bare SDK echo', '1. durable create', '2. tasks/get', '3. heap per live idle task', '3. bytes per stored task', '4. restart recovery', '5. status → notifications/tasks', '6. postgres durable create']) {
+    for (const section of ['baseline: disk floor', 'baseline: bare SDK echo', '1. durable create', '2. tasks/get', '3. heap per live idle task', '3. bytes per stored task', '4. restart recovery', '5. status → notifications/tasks']) {
       assert.ok(run.stdout.includes(`| ${section} |`), `no ${section} row in\n${run.stdout}`);
     }
     const files = (await readdir(results.path)).filter((name) => name.endsWith('.json'));

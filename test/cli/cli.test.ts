@@ -109,7 +109,7 @@ describe('refused starts: exit 1, a message naming file, line:col, path and fiel
     assert.deepEqual(lines.sort(), [
       `${config}:4:10: tasks.ttlMs: Invalid input: expected number, received string`,
       `${config}:7:3: http.bogus: unknown field (allowed here: host, port, path, allowedHosts, allowedOrigins, maxBodyBytes)`,
-      `${config}:9:9: store.kind: Invalid discriminator value. Expected 'memory' | 'lowdb' | 'sqlite'`,
+      `${config}:9:9: store.kind: Invalid discriminator value. Expected 'memory' | 'lowdb' | 'sqlite' | 'postgres'`,
     ].sort());
   });
 

@@ -91,15 +91,19 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
       assert.deepEqual(starts.get(long), ['A']);
     }));
 
-  it('kill -9 of the owner mid-task: a survivor adopts; replayable tasks finish there, others fail with a statusMessage', () =>
+  it('kill -9 of the owner mid-task: a survivor adopts; replayable tasks finish there, others fail with a statusMessage, a cancel sent meanwhile applies', () =>
     withCluster(['A', 'B'], async ([a, b], runLog) => {
-      const replayed = await createTask(a!.client, 'tracked_wait', { ms: 1_000 });
+      const replayed = await createTask(a!.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
       const once = await createTask(a!.client, 'wait_once', { ms: 60_000 });
+      const toCancel = await createTask(a!.client, 'tracked_wait', { ms: 600_000 });
       await waitFor(async () => {
         const starts = await runStarts(runLog);
-        return starts.has(replayed) && starts.has(once);
-      }, { what: 'both runs to start on A' });
+        return starts.has(replayed) && starts.has(once) && starts.has(toCancel);
+      }, { what: 'the runs to start on A' });
       await a!.child.kill('SIGKILL');
+      // Cancelled through B while its owner is dead: the command waits for the task's next owner (T-24).
+      const cancelAck = resultOf(await rawRequest(b!.client, { method: 'tasks/cancel', params: { taskId: toCancel, _meta: envelope() } }));
+      assert.equal(cancelAck.resultType, 'complete');
 
       const { task: finished } = await pollTask(b!.client, replayed, isTerminalTask, { timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
       assert.equal(finished.status, 'completed');
@@ -107,6 +111,8 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
       const { task: failed } = await pollTask(b!.client, once, isTerminalTask, { timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
       assert.equal(failed.status, 'failed');
       assert.match(String(failed.statusMessage), /restarted/i);
+      const { task: cancelled } = await pollTask(b!.client, toCancel, isTerminalTask, { timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
+      assert.equal(cancelled.status, 'cancelled', 'the cancel sent while the owner was dead reached the adopter');
       const starts = await runStarts(runLog);
       assert.deepEqual(starts.get(replayed), ['A', 'B']);
       assert.deepEqual(starts.get(once), ['A'], 'a task that cannot be replayed is not run again');
@@ -115,7 +121,7 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
   it('three instances: the two survivors race to adopt; every task is adopted and run again by exactly one of them', () =>
     withCluster(['A', 'B', 'C'], async ([a, b, c], runLog) => {
       const ids: string[] = [];
-      for (let i = 0; i < 12; i++) ids.push(await createTask(a!.client, 'tracked_wait', { ms: 1_500 }));
+      for (let i = 0; i < 12; i++) ids.push(await createTask(a!.client, 'tracked_wait', { ms: 1_500, holdOn: 'A' }));
       await waitFor(async () => {
         const starts = await runStarts(runLog);
         return ids.every((id) => starts.has(id));
@@ -142,7 +148,7 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
 
   it('a paused owner (SIGSTOP past its lease) loses its tasks: the survivor runs them, the old owner\'s late writes are fenced', () =>
     withCluster(['A', 'B'], async ([a, b], runLog) => {
-      const id = await createTask(a!.client, 'tracked_wait', { ms: 4_000 });
+      const id = await createTask(a!.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
       await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start' });
       a!.child.process.kill('SIGSTOP');
       try {
