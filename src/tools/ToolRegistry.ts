@@ -91,8 +91,8 @@ function validateOptions(name: string, options: ToolOptions): void {
   if (options.taskBehavior !== undefined && !['auto', 'always', 'never'].includes(options.taskBehavior)) {
     throw new Error(`${where}: taskBehavior must be 'auto', 'always' or 'never', got ${JSON.stringify(options.taskBehavior)}`);
   }
-  if (options.resume !== undefined && !['fail', 'replay'].includes(options.resume)) {
-    throw new Error(`${where}: resume must be 'fail' or 'replay', got ${JSON.stringify(options.resume)}`);
+  if (options.resume !== undefined && !['fail', 'replay', 'resume'].includes(options.resume)) {
+    throw new Error(`${where}: resume must be 'fail', 'replay' or 'resume', got ${JSON.stringify(options.resume)}`);
   }
   const isNonNegativeInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
   if (options.ttlMs !== undefined && options.ttlMs !== null && !isNonNegativeInt(options.ttlMs)) {
