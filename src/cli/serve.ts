@@ -13,6 +13,8 @@ import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { serveStdio } from '../transports/stdio.js';
 import { listenWebSocket } from '../transports/websocket.js';
+import { openConfiguredWorkflows } from '../workflows/configured.js';
+import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -46,7 +48,9 @@ function parseEnvPort(value: string): number {
 }
 
 /** Starts serving; resolves once listening, with a function that stops everything. */
-export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntime; url?: string; wsUrl?: string; stop: () => Promise<void> }> {
+export async function serve(
+  args: ServeArgs,
+): Promise<{ runtime: TaskvisorRuntime; url?: string; wsUrl?: string; workflows?: WorkflowCatalog; stop: () => Promise<void> }> {
   const logger = stderrLogger({ quiet: args.quiet ?? false });
   const configFile = args.config ?? (args.demo ? DEMO_CONFIG : undefined);
   const loaded: LoadedConfig | undefined = configFile ? await loadConfig(configFile) : undefined;
@@ -86,6 +90,8 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     logger,
   });
   if (loaded) await loadToolModules(loaded, runtime);
+  // Workflows are tools too: registered before start() so their unfinished runs can resume.
+  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger) : undefined;
   if (wantInspection) {
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
@@ -96,6 +102,10 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
   } catch (error) {
     await inspection?.close();
     throw error;
+  }
+  if (workflows) {
+    if (loaded?.config.workflows?.watch !== false) workflows.watch();
+    runtime.onClose(async () => workflows.close());
   }
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
   if (inspection?.trace) logger.info(`tracing task actors to ${inspection.trace.file}${args.traceRaw ? ' (not redacted)' : ''}`);
@@ -153,5 +163,5 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     logger.info('serving MCP over stdio');
     void stdio.closed.then(() => runtime.close());
   }
-  return { runtime, ...(url ? { url } : {}), ...(wsUrl ? { wsUrl } : {}), stop: () => runtime.close() };
+  return { runtime, ...(url ? { url } : {}), ...(wsUrl ? { wsUrl } : {}), ...(workflows ? { workflows } : {}), stop: () => runtime.close() };
 }

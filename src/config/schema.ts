@@ -92,6 +92,17 @@ export const ConfigSchema = z.strictObject({
     })
     .optional(),
   tools: z.array(ToolModuleEntrySchema).optional(),
+  /** YAML workflows served as tools (docs/workflows.md). */
+  workflows: z
+    .strictObject({
+      /** Folder of `*.yaml` workflow files, relative to the config file. */
+      dir: z.string().min(1),
+      /** Tool name prefix. Default `workflow_`. */
+      prefix: z.string().regex(/^[A-Za-z0-9_.-]*$/, 'use A-Z a-z 0-9 _ - .').optional(),
+      /** Reload the folder when its files change. Default true. */
+      watch: z.boolean().optional(),
+    })
+    .optional(),
 });
 
 export type TaskvisorConfig = z.infer<typeof ConfigSchema>;
