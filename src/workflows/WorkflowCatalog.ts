@@ -67,6 +67,7 @@ export class WorkflowCatalog {
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<unknown> = Promise.resolve();
+  private lastErrors = new Set<string>();
   private readonly reloadListeners = new Set<(report: WorkflowReloadReport) => void>();
 
   constructor(private readonly options: WorkflowCatalogOptions) {
@@ -155,7 +156,9 @@ export class WorkflowCatalog {
     } catch (error) {
       report = { tools: this.toolNames, changed: false, errors: [(error as Error).message] };
     }
-    for (const message of report.errors) logger?.error(`workflow reload: ${message}`);
+    // A file that stays broken is reported once, not on every later reload.
+    for (const message of report.errors) if (!this.lastErrors.has(message)) logger?.error(`workflow reload: ${message}`);
+    this.lastErrors = new Set(report.errors);
     if (report.changed) logger?.info(`workflows reloaded: ${report.tools.join(', ') || '(none)'}`);
     for (const listener of this.reloadListeners) listener(report);
     return report;

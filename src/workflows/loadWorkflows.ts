@@ -32,7 +32,8 @@ export const isWorkflowFile = (name: string) => /\.ya?ml$/i.test(name) && !name.
 
 /** Parses and validates one workflow file's text; `file` names it in messages and gives the default name. */
 export function parseWorkflow(text: string, file: string): WorkflowDefinition {
-  const label = path.basename(file) === file ? file : path.relative(process.cwd(), file) || file;
+  const relative = path.relative(process.cwd(), file);
+  const label = path.basename(file) === file || !relative || relative.startsWith('..') ? file : relative;
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
