@@ -27,6 +27,10 @@ Commands:
     --trace-raw         Do not redact task data in the trace
   machines list|export  List the state machines, or export them as
                         json|mermaid|dot (taskvisor machines help)
+  workflows validate|run  Check workflow files; run one in-process
+                        (taskvisor workflows help)
+  tasks list|show       Admin view of the tasks in the config's store
+                        (taskvisor tasks help)
   help                  Show this text
   version               Print the version
 `;
@@ -83,6 +87,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'machines':
       return (await import('./machines.js')).machinesCommand(rest);
+    case 'workflows':
+      return (await import('./workflows.js')).workflowsCommand(rest);
+    case 'tasks':
+      return (await import('./tasks.js')).tasksCommand(rest);
     default:
       process.stderr.write(`taskvisor: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
       return 2;

@@ -47,6 +47,16 @@ function parseEnvPort(value: string): number {
   return port;
 }
 
+/** The store a config names, paths resolved (also what `taskvisor tasks` reads). */
+export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig {
+  const config = loaded?.config ?? {};
+  return config.store?.kind === 'memory'
+    ? { kind: 'memory' }
+    : config.store?.kind === 'sqlite'
+      ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
+      : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
+}
+
 /** Starts serving; resolves once listening, with a function that stops everything. */
 export async function serve(
   args: ServeArgs,
@@ -68,12 +78,7 @@ export async function serve(
   // Opened once the tools are loaded (a bad tool module leaves no trace file, no relay); until then nothing runs.
   let inspection: OpenedInspection | undefined;
 
-  const store: TaskStoreConfig =
-    config.store?.kind === 'memory'
-      ? { kind: 'memory' }
-      : config.store?.kind === 'sqlite'
-        ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
-        : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
+  const store = storeConfigOf(loaded);
   const runtime = createRuntime({
     ...(config.server?.name ? { name: config.server.name } : {}),
     ...(config.server?.version ? { version: config.server.version } : {}),

@@ -105,6 +105,8 @@ class WorkflowRun {
   private saving: Promise<void> = Promise.resolve();
   /** A non-JSON error that broke the step executor (e.g. the MRTR input signal): rethrown as is. */
   private fatal: unknown;
+  /** The statusMessage naming the step in flight; a callee's progress is appended to it. */
+  private stepStatus = '';
   private readonly byId = new Map<string, { step: WorkflowStep | WorkflowSubStep; phase: 'main' | 'onFailure' }>();
 
   constructor(
@@ -205,7 +207,8 @@ class WorkflowRun {
     if (!entry) throw new Error(`Workflow ${this.definition.name} has no step ${input.stepId}`);
     const forced = input.phase === 'onFailure';
     const total = input.phase === 'main' ? this.definition.steps.length : (this.definition.onFailure ?? []).length;
-    this.ctx.setStatus(`${input.phase === 'main' ? 'Step' : 'onFailure step'} ${input.index + 1}/${total}: ${input.stepId}`);
+    this.stepStatus = `${input.phase === 'main' ? 'Step' : 'onFailure step'} ${input.index + 1}/${total}: ${input.stepId}`;
+    this.ctx.setStatus(this.stepStatus);
     try {
       const outcome = await this.runStep(entry.step, input.phase, this.scope(input.results), input.outcomes, input.stepId, '', signal);
       if (outcome.status !== 'failed') return outcome;
@@ -271,6 +274,7 @@ class WorkflowRun {
         principal: this.ctx.principal,
         signal,
         requestInput: (key, request) => this.ctx.requestInput(`${keyPrefix}${recordId}/${key}`, request),
+        onStatus: (message) => this.ctx.setStatus(`${this.stepStatus} — ${message}`),
       });
       if (result.isError === true) return await end({ status: 'failed', message: `Tool ${step.tool} returned an error: ${errorText(result)}`, result: resultValue(result) });
       return await end({ status: 'completed', result: resultValue(result) });
