@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { SqliteTaskStore } from '../../src/store/SqliteTaskStore.js';
 import type { StepRecord, WorkflowCheckpoint } from '../../src/index.js';
 import { connect } from '../support/extTasksClient.js';
-import { CLI, freePort, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
+import { CLI, freePort, runNode, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
 import { taskOps, type Json } from '../support/taskOps.js';
 
 const TOOLS = fileURLToPath(new URL('./fixtures/tools.ts', import.meta.url));
@@ -85,6 +85,16 @@ it('kill -9 mid-workflow, restart: the in-flight step runs again and the run com
   assert.deepEqual(structured.results.last, { value: second.process.pid });
   await client.close();
   await second.kill('SIGTERM');
+
+  // The admin view reads the same store out of band.
+  const shown = await runNode([CLI, 'tasks', 'show', created.taskId, '--config', config], { cwd: dir.path });
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /status\s+completed/);
+  assert.match(shown.stdout, /wait\tinterrupted\twait_for_file/);
+  assert.match(shown.stdout, /wait\tcompleted\twait_for_file/);
+  const listed = await runNode([CLI, 'tasks', 'list', '--config', config, '--status', 'completed', '--tool', 'workflow_durable'], { cwd: dir.path });
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.match(listed.stdout, new RegExp(`${created.taskId}\tcompleted\tworkflow_durable`));
 
   // The live step records: first ran once; wait was interrupted by the kill, then ran again.
   const store = new SqliteTaskStore({ file: path.join(dir.path, 'tasks.sqlite') });
