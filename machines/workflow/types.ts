@@ -9,6 +9,8 @@ export type WorkflowPhase = 'main' | 'onFailure';
 /** What the machine is started with. */
 export interface WorkflowInput {
   workflow: string;
+  /** The task the run belongs to, when it is one (for traces and the inspector). */
+  taskId?: string;
   /** Ids of the top-level steps, in order. */
   stepIds: string[];
   /** Ids of the `onFailure` steps, in order. */
@@ -24,6 +26,7 @@ export interface WorkflowFailure {
 
 export interface WorkflowContext {
   workflow: string;
+  taskId?: string;
   stepIds: string[];
   onFailureIds: string[];
   phase: WorkflowPhase;

@@ -80,6 +80,7 @@ export const workflowMachine = setup({
   id: 'workflow',
   context: ({ input }) => ({
     workflow: input.workflow,
+    ...(input.taskId !== undefined ? { taskId: input.taskId } : {}),
     stepIds: input.stepIds,
     onFailureIds: input.onFailureIds,
     phase: 'main',

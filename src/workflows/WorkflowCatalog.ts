@@ -6,6 +6,7 @@
  * longer validates is reported and its previous version stays in service.
  */
 import { watch, type FSWatcher } from 'node:fs';
+import type { InspectionEvent } from 'xstate';
 import type { Logger } from '../runtime/Logger.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -26,6 +27,8 @@ export interface WorkflowCatalogOptions {
   /** Tool name prefix. Default `workflow_`. */
   prefix?: string;
   logger?: Logger;
+  /** Receives every workflow actor's inspection events (pass the runtime's `inspect`). */
+  inspect?: (event: InspectionEvent) => void;
   /** Quiet time after the last file event before a reload. Default 150 ms. */
   debounceMs?: number;
 }
@@ -41,7 +44,12 @@ export interface WorkflowReloadReport {
 }
 
 /** The tool a definition becomes. */
-export function workflowTool(definition: WorkflowDefinition, prefix: string, invoker: ToolInvoker): ToolDefinition {
+export function workflowTool(
+  definition: WorkflowDefinition,
+  prefix: string,
+  invoker: ToolInvoker,
+  inspect?: (event: InspectionEvent) => void,
+): ToolDefinition {
   return {
     name: prefix + definition.name,
     options: {
@@ -54,7 +62,7 @@ export function workflowTool(definition: WorkflowDefinition, prefix: string, inv
       // A run continues from its checkpoint after a restart (the in-flight step runs again).
       resume: 'resume',
     },
-    handler: workflowHandler(definition, { invoker }),
+    handler: workflowHandler(definition, { invoker, ...(inspect ? { inspect } : {}) }),
   };
 }
 
@@ -166,7 +174,7 @@ export class WorkflowCatalog {
 
   /** Swaps the served set for `next` in one registry change; throws (changing nothing) on a name collision. */
   private install(next: Map<string, WorkflowDefinition>): void {
-    const tools = [...next.values()].map((definition) => workflowTool(definition, this.prefix, this.invoker));
+    const tools = [...next.values()].map((definition) => workflowTool(definition, this.prefix, this.invoker, this.options.inspect));
     try {
       this.options.tools.swap(this.registered, tools);
     } catch (error) {

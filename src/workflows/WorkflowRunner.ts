@@ -10,7 +10,7 @@
  * restart the task is resumed (`resume: 'resume'`) from that checkpoint: the
  * step that was in flight runs again (at-least-once per step).
  */
-import { createActor, fromPromise, type Actor, type Snapshot } from 'xstate';
+import { createActor, fromPromise, type Actor, type InspectionEvent, type Snapshot } from 'xstate';
 import {
   WORKFLOW_MACHINE_VERSION,
   workflowMachine,
@@ -92,6 +92,8 @@ const now = () => new Date().toISOString();
 /** What a workflow handler needs from the runtime. */
 export interface WorkflowRunnerDeps {
   invoker: ToolInvoker;
+  /** Receives the workflow actor's inspection events (the runtime's inspector or trace). */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 /** The tool handler running `definition`. */
@@ -131,14 +133,20 @@ class WorkflowRun {
       this.records = restored.steps.map((record) =>
         record.status === 'running' ? { ...record, status: 'interrupted', endedAt: now(), error: { message: 'The server stopped during this step; it runs again' } } : record,
       );
-      this.actor = createActor(machine, { snapshot: restored.snapshot as Snapshot<unknown> as never, input: undefined as never });
+      this.actor = createActor(machine, {
+        snapshot: restored.snapshot as Snapshot<unknown> as never,
+        input: undefined as never,
+        ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
+      });
     } else {
       this.actor = createActor(machine, {
         input: {
           workflow: this.definition.name,
           stepIds: this.definition.steps.map((step) => step.id),
           onFailureIds: (this.definition.onFailure ?? []).map((step) => step.id),
+          ...(this.ctx.taskId !== undefined ? { taskId: this.ctx.taskId } : {}),
         },
+        ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
       });
     }
     const finished = new Promise<void>((resolve) => {

@@ -2,6 +2,7 @@
  * The `workflows:` section of a config file, opened: the catalog of the
  * folder it names, loaded (all files valid) and registered.
  */
+import type { InspectionEvent } from 'xstate';
 import { ConfigError, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -9,7 +10,12 @@ import { WorkflowCatalog } from './WorkflowCatalog.js';
 import { WorkflowError } from './loadWorkflows.js';
 
 /** Loads the configured workflows into `tools`; `undefined` without a `workflows` section. */
-export async function openConfiguredWorkflows(loaded: LoadedConfig, tools: ToolRegistry, logger?: Logger): Promise<WorkflowCatalog | undefined> {
+export async function openConfiguredWorkflows(
+  loaded: LoadedConfig,
+  tools: ToolRegistry,
+  logger?: Logger,
+  inspect?: (event: InspectionEvent) => void,
+): Promise<WorkflowCatalog | undefined> {
   const section = loaded.config.workflows;
   if (!section) return undefined;
   const catalog = new WorkflowCatalog({
@@ -17,6 +23,7 @@ export async function openConfiguredWorkflows(loaded: LoadedConfig, tools: ToolR
     dir: resolveFromConfig(loaded, section.dir),
     ...(section.prefix !== undefined ? { prefix: section.prefix } : {}),
     ...(logger ? { logger } : {}),
+    ...(inspect ? { inspect } : {}),
   });
   try {
     await catalog.load();
