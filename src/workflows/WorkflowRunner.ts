@@ -165,6 +165,12 @@ class WorkflowRun {
       this.actor.start();
       if (this.ctx.signal.aborted) onAbort();
       await finished;
+      if (this.actor.getSnapshot().value === 'cancelled') {
+        // The aborted step may not have recorded its end yet: the record says how the run left it.
+        for (const record of this.records) {
+          if (record.status === 'running') Object.assign(record, { status: 'cancelled', endedAt: now() });
+        }
+      }
       await this.persist();
       return await this.finish(this.actor.getSnapshot());
     } finally {

@@ -19,6 +19,8 @@
  *   removeWorkflow: FILE
  *   tools:       { has?: [..], lacks?: [..], listChanged?: true }  waits for tools/list to show it
  *   reloadError: SUBSTRING                     the last reload reported this problem
+ *   retryWithInput: { responses, expect }   MRTR: repeats the last call with inputResponses and its requestState
+ *   schema:      { tool, match }             the tool's advertised inputSchema
  *   callTool:    alias of call
  *
  * MATCH is a subset match: objects match when every listed key matches,
@@ -144,6 +146,7 @@ async function runScenario(scenario: Scenario): Promise<void> {
       return ((outcome as { result: Json }).result.structuredContent as { events: string[] }).events;
     };
     await ops.call('events', { clear: true });
+    let lastCall: { tool: string; args: Json; capabilities: Json; result: Json } | undefined;
     for (const [index, step] of scenario.steps.entries()) {
       const what = `step ${index + 1} (${Object.keys(step)[0]})`;
       if (step.call !== undefined || step.callTool !== undefined) {
@@ -159,6 +162,7 @@ async function runScenario(scenario: Scenario): Promise<void> {
         }
         assert.equal(outcome.kind, 'result', `${what}: ${JSON.stringify(outcome)}`);
         const result = (outcome as { result: Json }).result;
+        lastCall = { tool: call.tool, args: call.args ?? {}, capabilities: call.noTasks ? NO_TASKS_CAPABILITIES : TASKS_CAPABILITIES, result };
         if (expect.task !== undefined) {
           assert.equal(result.resultType, 'task', `${what}: expected a task, got ${JSON.stringify(result)}`);
           tasks.set(expect.task, String(result.taskId));
@@ -166,6 +170,17 @@ async function runScenario(scenario: Scenario): Promise<void> {
           assert.notEqual(result.resultType, 'task', `${what}: expected a synchronous result, got a task`);
           if (expect.result !== undefined) assertMatch(result, expect.result, what);
         }
+      } else if (step.retryWithInput !== undefined) {
+        // MRTR: the same call again, with the answers and the requestState the server sent back.
+        const want = step.retryWithInput as { responses: Json; expect: unknown };
+        assert.ok(lastCall, `${what}: no earlier call`);
+        const outcome = await ops.send(
+          'tools/call',
+          { name: lastCall.tool, arguments: lastCall.args, inputResponses: want.responses, requestState: lastCall.result.requestState },
+          lastCall.capabilities,
+        );
+        assert.equal(outcome.kind, 'result', `${what}: ${JSON.stringify(outcome)}`);
+        assertMatch((outcome as { result: Json }).result, want.expect, what);
       } else if (step.status !== undefined) {
         const want = step.status as { task: string; is: string; message?: string };
         const task = await waitFor(async () => {
