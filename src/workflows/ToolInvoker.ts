@@ -10,7 +10,7 @@
  */
 import type { InputRequest, JsonObject, TaskEvent } from '../../machines/task/index.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
-import { ToolExecution } from '../runtime/ToolExecution.js';
+import { isInputRequiredSignal, ToolExecution } from '../runtime/ToolExecution.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 
 /** One call through the {@link ToolInvoker}. */
@@ -54,6 +54,8 @@ export class ToolInvoker {
       inputMode: 'wait',
       ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),
     });
+    // An MRTR unwinding from the caller's requestInput must reach the caller as it is, not as a callee failure.
+    let unwinding: unknown;
     const onAbort = () => execution.cancel();
     invocation.signal.addEventListener('abort', onAbort, { once: true });
     execution.attach((event: TaskEvent) => {
@@ -66,11 +68,15 @@ export class ToolInvoker {
       }
       invocation.requestInput(key, event.request).then(
         (answer) => execution.deliver({ [key]: answer }),
-        (error: unknown) => execution.abort(error),
+        (error: unknown) => {
+          if (isInputRequiredSignal(error)) unwinding = error;
+          execution.abort(error);
+        },
       );
     });
     try {
       const outcome = await execution.outcome;
+      if (unwinding !== undefined) throw unwinding;
       switch (outcome.kind) {
         case 'done':
           return outcome.result;
