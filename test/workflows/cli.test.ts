@@ -54,4 +54,23 @@ describe('taskvisor workflows', () => {
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /Invalid arguments for tool workflow_deploy: .*env.*version|Invalid arguments for tool workflow_deploy: env/);
   });
+
+  it('serve refuses to start with an invalid workflow or a workflow whose name collides with a tool, naming file, line and field', async (t) => {
+    const dir = await tempDir('taskvisor-wf-serve-');
+    t.after(() => dir.remove());
+    await mkdir(path.join(dir.path, 'flows'));
+    const tools = path.join(REPO_ROOT, 'test', 'workflows', 'fixtures', 'tools.ts');
+    await writeFile(path.join(dir.path, 'taskvisor.yaml'), `store: { kind: memory }\ntools: ["${tools}"]\nworkflows: { dir: ./flows, prefix: "" }\n`);
+    await writeFile(path.join(dir.path, 'flows', 'bad.yaml'), 'steps:\n  - id: a\n    tool: echo\n    condition: { fromStep: later, expect: { success: true } }\n');
+    const invalid = await runNode([CLI, 'serve', '--config', 'taskvisor.yaml', '--http', '127.0.0.1:0'], { cwd: dir.path });
+    assert.equal(invalid.code, 1, invalid.stderr);
+    assert.match(invalid.stderr, /taskvisor\.yaml:3:\d+: workflows\.dir: \.\/flows:/);
+    assert.match(invalid.stderr, /bad\.yaml:4:\d+: steps\[0\]\.condition\.fromStep: "later" is not an earlier step/);
+
+    await writeFile(path.join(dir.path, 'flows', 'bad.yaml'), 'steps:\n  - { id: a, tool: record, args: { label: x } }\n');
+    await writeFile(path.join(dir.path, 'flows', 'echo.yaml'), 'steps:\n  - { id: a, tool: record, args: { label: x } }\n');
+    const collision = await runNode([CLI, 'serve', '--config', 'taskvisor.yaml', '--http', '127.0.0.1:0'], { cwd: dir.path });
+    assert.equal(collision.code, 1, collision.stderr);
+    assert.match(collision.stderr, /A tool named "echo" is already registered \(a workflow tool name must not collide with another tool\)/);
+  });
 });
