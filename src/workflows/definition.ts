@@ -55,6 +55,10 @@ const common = {
   description: z.string().optional(),
   condition: ConditionSchema.optional(),
   allowFailure: z.boolean().optional(),
+  /** Accepted for muster files; every result is kept in `results` anyway. */
+  output: z.boolean().optional(),
+  /** muster's deprecated alias of `output`; accepted and ignored likewise. */
+  store: z.boolean().optional(),
 };
 
 /** A flat step: a tool call or an input request (what forEach, parallel and onFailure hold). */

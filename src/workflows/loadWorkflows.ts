@@ -41,8 +41,21 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
     const at = first.linePos?.[0] ?? (first.pos ? lineCounter.linePos(first.pos[0]) : undefined);
     throw new WorkflowError(`${label}${at ? `:${at.line}:${at.col}` : ''}: invalid YAML: ${first.message.split('\n')[0]}`, file);
   }
-  const where = (at: readonly PropertyKey[], wantKey = false) => `${label}${position(doc as Document, lineCounter, at, wantKey)}: ${dotted(at) || '(top level)'}`;
-  const parsed = WorkflowSchema.safeParse(doc.toJS({ maxAliasCount: 100 }) ?? {});
+  const raw = (doc.toJS({ maxAliasCount: 100 }) ?? {}) as Record<string, unknown>;
+  // muster's resource shape (kind: Workflow, metadata.name, spec: {...}) is read as the plain one.
+  const muster = raw.kind === 'Workflow' && typeof raw.spec === 'object' && raw.spec !== null;
+  const inFile = (at: readonly PropertyKey[]): PropertyKey[] =>
+    !muster ? [...at] : at[0] === 'name' ? ['metadata', 'name', ...at.slice(1)] : ['spec', ...at];
+  const where = (at: readonly PropertyKey[], wantKey = false) =>
+    `${label}${position(doc as Document, lineCounter, inFile(at), wantKey)}: ${dotted(inFile(at)) || '(top level)'}`;
+  if (muster) {
+    const extra = Object.keys(raw).filter((key) => !['apiVersion', 'kind', 'metadata', 'spec'].includes(key));
+    if (extra.length > 0) throw new WorkflowError(`${label}: ${extra.join(', ')}: unknown field next to kind: Workflow (allowed: apiVersion, kind, metadata, spec)`, file);
+  }
+  const body = muster
+    ? { ...(raw.spec as Record<string, unknown>), ...((raw.metadata as { name?: unknown } | undefined)?.name !== undefined ? { name: (raw.metadata as { name: unknown }).name } : {}) }
+    : raw;
+  const parsed = WorkflowSchema.safeParse(body);
   if (!parsed.success) {
     const lines = parsed.error.issues.slice(0, 10).map((issue) =>
       issue.code === 'unrecognized_keys'

@@ -49,6 +49,18 @@ describe('parseWorkflow', () => {
   });
 });
 
+describe("muster's resource shape", () => {
+  it('kind: Workflow with metadata.name and spec is read as the plain shape; errors point into spec', () => {
+    const definition = parseWorkflow(
+      'apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: from-muster\nspec:\n  description: d\n  args:\n    x: { type: string, required: true }\n  steps:\n    - { id: a, tool: echo, args: { value: "{{ .input.x }}" }, store: true }\n',
+      'm.yaml',
+    );
+    assert.equal(definition.name, 'from-muster');
+    assert.equal(definition.steps[0]!.tool, 'echo');
+    assert.match(problems('kind: Workflow\nmetadata: { name: m }\nspec:\n  steps:\n    - { id: a, tol: echo }\n'), /w\.yaml:5:\d+: spec\.steps\[0\]\.tol: unknown field/);
+  });
+});
+
 describe('checkWorkflowSet', () => {
   const flow = (name: string, calls: string[]) =>
     parseWorkflow(`name: ${name}\nsteps:\n${calls.map((tool, i) => `  - { id: s${i}, tool: ${tool} }\n`).join('')}`, `${name}.yaml`);
