@@ -7,6 +7,7 @@
  */
 import type { AnyStateMachine } from 'xstate';
 import { TASK_MACHINE_VERSION, taskMachine } from './task/index.js';
+import { WORKFLOW_MACHINE_VERSION, workflowMachine } from './workflow/index.js';
 
 export interface MachineEntry {
   /** Short, file-name-safe name: the CLI's `--machine NAME` and the export's file name. */
@@ -24,6 +25,12 @@ export const MACHINES: ReadonlyArray<MachineEntry> = Object.freeze([
     machine: taskMachine,
     version: TASK_MACHINE_VERSION,
     description: 'Lifecycle of one MCP task (SEP-2663): working ⇄ input_required → completed | failed | cancelled',
+  },
+  {
+    name: 'workflow',
+    machine: workflowMachine,
+    version: WORKFLOW_MACHINE_VERSION,
+    description: 'Executor of one YAML workflow run: steps in order → succeeded | (onFailure) failed | cancelled',
   },
 ]);
 

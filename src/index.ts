@@ -48,3 +48,10 @@ export { toStatelyJson, toMermaid, toDot } from './inspection/exportMachine.js';
 export { createTraceInspector, type TraceInspector, type TraceInspectorOptions, type TraceLine } from './inspection/trace.js';
 export { attachStatelyInspector, type StatelyInspector, type StatelyInspectorOptions } from './inspection/statelyInspector.js';
 export { composeInspectors, REDACTED } from './inspection/redact.js';
+// YAML workflows (docs/workflows.md)
+export { workflowMachine, WORKFLOW_MACHINE_VERSION } from '../machines/workflow/index.js';
+export { WorkflowCatalog, workflowTool, DEFAULT_WORKFLOW_PREFIX, type WorkflowCatalogOptions, type WorkflowReloadReport } from './workflows/WorkflowCatalog.js';
+export { ToolInvoker, type ToolInvocation } from './workflows/ToolInvoker.js';
+export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './workflows/loadWorkflows.js';
+export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './workflows/definition.js';
+export type { StepRecord, WorkflowCheckpoint } from './workflows/WorkflowRunner.js';

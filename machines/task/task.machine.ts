@@ -104,6 +104,9 @@ export const taskMachine = setup({
       enqueue.sendTo('worker', { type: 'INPUT', responses: accepted } satisfies WorkerMessage);
     }),
     markCancelRequested: assign({ cancelRequested: true }),
+    recordCheckpoint: assign({
+      checkpoint: ({ context, event }) => (event.type === 'CHECKPOINT' ? event.checkpoint : context.checkpoint),
+    }),
     /** A cancelled task's last progress message would read as if it were still running. */
     noteCancelled: assign({ statusMessage: 'The task was cancelled' }),
     abortWorker: sendTo('worker', { type: 'ABORT' } satisfies WorkerMessage),
@@ -192,6 +195,8 @@ export const taskMachine = setup({
       },
       on: {
         STATUS: { actions: ['setStatusMessage', 'touch'] },
+        // Not a visible change: no touch (lastUpdatedAt is about what clients see).
+        CHECKPOINT: { actions: 'recordCheckpoint' },
         WORK_DONE: { target: 'completed', actions: ['recordResult', 'clearInputRequests', 'touch'] },
         WORK_FAILED: { target: 'failed', actions: ['recordError', 'clearInputRequests', 'touch'] },
         WORK_ABORTED: { guard: 'isCancelRequested', target: 'cancelled', actions: ['clearInputRequests', 'noteCancelled', 'touch'] },

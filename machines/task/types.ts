@@ -64,6 +64,12 @@ export interface TaskContext {
   result?: JsonObject;
   error?: TaskError;
   clientCapabilities?: JsonObject;
+  /**
+   * Durable progress the worker saved (`ctx.saveCheckpoint`): plain JSON,
+   * persisted with the snapshot and handed back to a `resume: 'resume'` tool
+   * after a restart.
+   */
+  checkpoint?: unknown;
 }
 
 /** Every event carries `at` (epoch ms) so `lastUpdatedAt` can be kept monotone. */
@@ -76,7 +82,9 @@ export type TaskEvent =
   | { type: 'WORK_ABORTED'; at: number }
   | { type: 'CANCEL'; at: number }
   | { type: 'DEADLINE'; at: number }
-  | { type: 'SERVER_RESTARTED'; at: number };
+  | { type: 'SERVER_RESTARTED'; at: number }
+  /** The worker saved durable progress (replaces the previous checkpoint). */
+  | { type: 'CHECKPOINT'; at: number; checkpoint: unknown };
 
 /** Messages the task actor sends to its worker (the invoked `worker` actor). */
 export type WorkerMessage =

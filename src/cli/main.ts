@@ -29,6 +29,10 @@ Commands:
                         json|mermaid|dot (taskvisor machines help)
   token add             Add a bearer token to a token file (mode 0600)
                         (taskvisor token help)
+  workflows validate|run  Check workflow files; run one in-process
+                        (taskvisor workflows help)
+  tasks list|show       Admin view of the tasks in the config's store
+                        (taskvisor tasks help)
   help                  Show this text
   version               Print the version
 `;
@@ -87,6 +91,10 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./machines.js')).machinesCommand(rest);
     case 'token':
       return (await import('./token.js')).tokenCommand(rest);
+    case 'workflows':
+      return (await import('./workflows.js')).workflowsCommand(rest);
+    case 'tasks':
+      return (await import('./tasks.js')).tasksCommand(rest);
     default:
       process.stderr.write(`taskvisor: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
       return 2;

@@ -15,6 +15,8 @@ import { serveStdio } from '../transports/stdio.js';
 import { listenWebSocket } from '../transports/websocket.js';
 import { authFromConfig } from '../auth/fromConfig.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
+import { openConfiguredWorkflows } from '../workflows/configured.js';
+import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -47,8 +49,22 @@ function parseEnvPort(value: string): number {
   return port;
 }
 
+/** The store a config names, paths resolved (also what `taskvisor tasks` reads). */
+export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig {
+  const config = loaded?.config ?? {};
+  return config.store?.kind === 'memory'
+    ? { kind: 'memory' }
+    : config.store?.kind === 'postgres'
+      ? { ...config.store }
+    : config.store?.kind === 'sqlite'
+      ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
+      : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
+}
+
 /** Starts serving; resolves once listening, with a function that stops everything. */
-export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntime; url?: string; wsUrl?: string; stop: () => Promise<void> }> {
+export async function serve(
+  args: ServeArgs,
+): Promise<{ runtime: TaskvisorRuntime; url?: string; wsUrl?: string; workflows?: WorkflowCatalog; stop: () => Promise<void> }> {
   const logger = stderrLogger({ quiet: args.quiet ?? false });
   const configFile = args.config ?? (args.demo ? DEMO_CONFIG : undefined);
   const loaded: LoadedConfig | undefined = configFile ? await loadConfig(configFile) : undefined;
@@ -68,14 +84,7 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
   // Opened once the tools are loaded (a bad tool module leaves no trace file, no relay); until then nothing runs.
   let inspection: OpenedInspection | undefined;
 
-  const store: TaskStoreConfig =
-    config.store?.kind === 'memory'
-      ? { kind: 'memory' }
-      : config.store?.kind === 'postgres'
-        ? { ...config.store }
-      : config.store?.kind === 'sqlite'
-        ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
-        : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
+  const store = storeConfigOf(loaded);
   const runtime = createRuntime({
     ...(config.server?.name ? { name: config.server.name } : {}),
     ...(config.server?.version ? { version: config.server.version } : {}),
@@ -92,6 +101,8 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     logger,
   });
   if (loaded) await loadToolModules(loaded, runtime);
+  // Workflows are tools too: registered before start() so their unfinished runs can resume.
+  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect) : undefined;
   if (wantInspection) {
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
@@ -104,6 +115,10 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     // An unreachable or refused database is a setup problem: one line naming the config, no stack.
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
     throw error;
+  }
+  if (workflows) {
+    if (loaded?.config.workflows?.watch !== false) workflows.watch();
+    runtime.onClose(async () => workflows.close());
   }
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
   if (inspection?.trace) logger.info(`tracing task actors to ${inspection.trace.file}${args.traceRaw ? ' (not redacted)' : ''}`);
@@ -182,5 +197,5 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     logger.info('serving MCP over stdio');
     void stdio.closed.then(() => runtime.close());
   }
-  return { runtime, ...(url ? { url } : {}), ...(wsUrl ? { wsUrl } : {}), stop: () => runtime.close() };
+  return { runtime, ...(url ? { url } : {}), ...(wsUrl ? { wsUrl } : {}), ...(workflows ? { workflows } : {}), stop: () => runtime.close() };
 }

@@ -84,12 +84,13 @@ function describeIssue(issue: z.core.$ZodIssue, doc: Document, lineCounter: Line
   return `${file}${position(doc, lineCounter, issue.path, false)}: ${dotted(issue.path) || '(top level)'}: ${issue.message}`;
 }
 
-function dotted(at: readonly PropertyKey[]): string {
+/** `a.b[0].c` for a path (exported for other YAML files the runtime reads: workflows). */
+export function dotted(at: readonly PropertyKey[]): string {
   return at.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i > 0 ? '.' : ''}${String(part)}`)).join('');
 }
 
 /** `:line:col` of the node at `at` (or of its key), or of the nearest ancestor that exists. */
-function position(doc: Document, lineCounter: LineCounter, at: readonly PropertyKey[], wantKey: boolean): string {
+export function position(doc: Document, lineCounter: LineCounter, at: readonly PropertyKey[], wantKey: boolean): string {
   for (let depth = at.length; depth >= 0; depth--) {
     const parentPath = at.slice(0, Math.max(0, depth - 1));
     const key = depth > 0 ? at[depth - 1] : undefined;

@@ -149,6 +149,17 @@ export const ConfigSchema = z.strictObject({
   tools: z.array(ToolModuleEntrySchema).optional(),
   /** Bearer authentication for `http` and `ws` (issue 7; docs/security.md). */
   auth: AuthConfigSchema.optional(),
+  /** YAML workflows served as tools (docs/workflows.md). */
+  workflows: z
+    .strictObject({
+      /** Folder of `*.yaml` workflow files, relative to the config file. */
+      dir: z.string().min(1),
+      /** Tool name prefix. Default `workflow_`. */
+      prefix: z.string().regex(/^[A-Za-z0-9_.-]*$/, 'use A-Z a-z 0-9 _ - .').optional(),
+      /** Reload the folder when its files change. Default true. */
+      watch: z.boolean().optional(),
+    })
+    .optional(),
 });
 export type AuthConfig = z.infer<typeof AuthConfigSchema>;
 

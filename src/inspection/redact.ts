@@ -1,7 +1,7 @@
 /**
  * What the inspection outputs (the JSONL trace, the Stately inspector) keep
  * of task data. With redaction on, everything a tool's caller or the tool
- * itself put in — arguments, results, input answers, input request params,
+ * itself put in — arguments, results, checkpoints, input answers, input request params,
  * error data, actor outputs — becomes `"[redacted]"`; the shape stays
  * readable: tool names, statuses, input keys, timestamps, status messages.
  */
@@ -10,7 +10,7 @@ import type { InspectionEvent } from 'xstate';
 export const REDACTED = '[redacted]';
 
 /** Keys whose whole value is replaced (`args`, `result`, error `data`, request `params`, actor `output`…). */
-const WHOLE = new Set(['args', 'arguments', 'result', 'output', 'data', 'params', 'content']);
+const WHOLE = new Set(['args', 'arguments', 'result', 'results', 'output', 'data', 'params', 'content', 'checkpoint']);
 /** Keys whose object keeps its keys (the input keys) while each value is replaced. */
 const VALUES = new Set(['answers', 'responses', 'inputResponses']);
 

@@ -102,7 +102,14 @@ export class TaskSupervisor {
           const execution = this.executions.get(input.taskId) ?? this.startWorker(input);
           if (!execution) return () => {};
           this.executions.set(input.taskId, execution);
-          execution.attach((event: TaskEvent) => sendBack(event));
+          execution.attach(
+            (event: TaskEvent) => sendBack(event),
+            // Let the event reach the actor (and its persister) before waiting for the write.
+            async () => {
+              await Promise.resolve();
+              await this.live.get(input.taskId)?.persister.flushed();
+            },
+          );
           receive((message) => {
             if (message.type === 'ABORT') execution.cancel();
             else execution.deliver(message.responses);
@@ -390,6 +397,8 @@ export class TaskSupervisor {
     if (!tool || !live) return undefined;
     const context = live.actor.getSnapshot().context;
     return new ToolExecution({
+      // `resume`: continue from the last saved progress; `replay` starts over by definition.
+      ...(tool.options.resume === 'resume' && context.checkpoint !== undefined ? { checkpoint: context.checkpoint } : {}),
       tool,
       args: input.args,
       principal: context.owner,
@@ -406,9 +415,8 @@ export class TaskSupervisor {
   }
 
   /**
-   * Every unfinished task found in the store is resumed (`resume: 'replay'`)
-   * or failed with a `statusMessage` saying why: nothing stays `working`
-   * forever.
+   * Every unfinished task found in the store is resumed or failed (see
+   * {@link resumeRecord}): nothing stays `working` forever.
    */
   private async recover(): Promise<{ resumed: number; failed: number }> {
     let resumed = 0;
@@ -427,20 +435,23 @@ export class TaskSupervisor {
   }
 
   /**
-   * Handles one unfinished stored task per the restart table: resumed
-   * (`resume: 'replay'`) or failed with a `statusMessage` saying why. Called
-   * by start-up recovery and by cluster adoption of a dead instance's tasks.
+   * Takes over one unfinished stored task whose actor is not running in this
+   * process (found on start, or adopted from an instance that died): a tool
+   * with `resume: 'replay'` or `'resume'` runs again from its restored
+   * snapshot (`resume` with its last checkpoint); any other ends `failed` with
+   * a `statusMessage` saying why. A task already live here is left alone.
    */
-  async resumeRecord(record: TaskRecord): Promise<'resumed' | 'failed'> {
+  async resumeRecord(record: TaskRecord): Promise<'resumed' | 'failed' | 'live'> {
+    if (this.live.has(record.taskId)) return 'live';
     const tool = this.options.tools.get(record.tool);
     const reason =
       record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
         ? `The server restarted with a task machine version it cannot restore (stored ${record.machineVersion}, running ${TASK_MACHINE_VERSION})`
         : !tool
           ? `The server restarted and no longer has the tool ${record.tool}`
-          : tool.options.resume !== 'replay'
+          : tool.options.resume !== 'replay' && tool.options.resume !== 'resume'
             ? undefined // the machine's own restart error
-            : null; // replay
+            : null; // run again
     try {
       if (reason === null) {
         this.restore(record);

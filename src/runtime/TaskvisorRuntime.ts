@@ -192,6 +192,14 @@ export class TaskvisorRuntime {
     return this.supervisor.onChange(listener);
   }
 
+  /**
+   * The inspection hook the runtime was given (`options.inspect`), for other
+   * actors it runs on behalf of tasks (the workflow executor) to report to.
+   */
+  get inspect(): ((event: InspectionEvent) => void) | undefined {
+    return this.options.inspect;
+  }
+
   /** Number of task actors in memory. */
   get liveTasks(): number {
     return this.supervisor.liveCount;

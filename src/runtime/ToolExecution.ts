@@ -38,6 +38,8 @@ export interface ToolExecutionOptions {
   outstandingKeys?: readonly string[];
   /** Client capabilities of the creating request: input kinds it did not declare are refused (D-10, T-19). */
   clientCapabilities?: JsonObject;
+  /** The checkpoint a `resume: 'resume'` run starts from (`ctx.checkpoint`). */
+  checkpoint?: unknown;
   now?: () => number;
 }
 
@@ -49,6 +51,15 @@ class InputRequiredSignal extends Error {
   ) {
     super(`input ${key} required`);
   }
+}
+
+/**
+ * Whether `error` is the unwinding of a synchronous call that needs input
+ * (MRTR): code that catches errors around `ctx.elicit` (a workflow step) must
+ * rethrow it.
+ */
+export function isInputRequiredSignal(error: unknown): boolean {
+  return error instanceof InputRequiredSignal;
 }
 
 const CAPABILITY_OF: Record<InputRequest['method'], string> = {
@@ -72,6 +83,9 @@ export class ToolExecution {
   private statusMessageValue: string | undefined;
   private readonly inputNeededListeners = new Set<() => void>();
   private readonly now: () => number;
+  /** Resolves when the task's changes so far are stored; set once the run belongs to a task. */
+  private durable: (() => Promise<void>) | undefined;
+  private checkpointValue: unknown;
 
   constructor(private readonly options: ToolExecutionOptions) {
     this.issuedKeys = new Set(options.issuedKeys ?? []);
@@ -80,6 +94,7 @@ export class ToolExecution {
     this.inputMode = options.inputMode;
     this.taskIdValue = options.taskId;
     this.now = options.now ?? Date.now;
+    this.checkpointValue = options.checkpoint;
     this.outcome = this.run();
     // The outcome becomes the task's terminal event once an actor listens.
     void this.outcome.then((outcome) => this.emitOutcome(outcome));
@@ -110,9 +125,19 @@ export class ToolExecution {
     this.inputMode = 'wait';
   }
 
-  /** Connects the task actor: buffered events are replayed, later ones forwarded. */
-  attach(sink: (event: TaskEvent) => void): void {
+  /** The last checkpoint saved (or resumed from). */
+  get checkpoint(): unknown {
+    return this.checkpointValue;
+  }
+
+  /**
+   * Connects the task actor: buffered events are replayed, later ones
+   * forwarded. `durable` resolves when the task's changes so far are stored
+   * (what `saveCheckpoint` waits for).
+   */
+  attach(sink: (event: TaskEvent) => void, durable?: () => Promise<void>): void {
     this.sink = sink;
+    this.durable = durable;
     for (const event of this.buffered.splice(0)) sink(event);
   }
 
@@ -197,12 +222,24 @@ export class ToolExecution {
           params: { mode: 'form', ...params } as unknown as JsonObject,
         })) as ElicitResult,
       requestInput: (key: string, request: InputRequest) => this.requestInput(key, request),
+      checkpoint: this.options.checkpoint,
+      saveCheckpoint: (checkpoint: unknown) => this.saveCheckpoint(checkpoint),
       setStatus: (message: string) => {
         if (typeof message !== 'string') throw new TypeError('setStatus(message): message must be a string');
         this.statusMessageValue = message;
         this.emit({ type: 'STATUS', at: this.now(), message });
       },
     };
+  }
+
+  private async saveCheckpoint(checkpoint: unknown): Promise<void> {
+    // A copy through JSON: what is stored is what a restart reads back, and later mutation cannot leak in.
+    const json = JSON.stringify(checkpoint);
+    if (json === undefined) throw new TypeError('saveCheckpoint(checkpoint): the checkpoint must be JSON');
+    const value: unknown = JSON.parse(json);
+    this.checkpointValue = value;
+    this.emit({ type: 'CHECKPOINT', at: this.now(), checkpoint: value });
+    if (this.sink && this.durable) await this.durable();
   }
 
   private requestInput(key: string, request: InputRequest): Promise<unknown> {

@@ -34,6 +34,12 @@ export interface TaskRecord {
   version: number;
   /** Version of the machine the snapshot was taken from. */
   machineVersion: number;
+  /**
+   * Durable progress saved by the task's handler (`ToolContext.saveCheckpoint`),
+   * plain JSON; kept after the task ends. A workflow run keeps its step
+   * records here.
+   */
+  checkpoint?: unknown;
   /** The actor's persisted snapshot; dropped once the task is terminal. */
   snapshot?: unknown;
 }

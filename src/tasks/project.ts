@@ -40,6 +40,8 @@ export function recordOf(
   if (status === 'input_required') record.inputRequests = context.inputRequests;
   if (status === 'completed' && context.result) record.result = context.result;
   if (status === 'failed' && context.error) record.error = context.error;
+  // Kept after the end too: it is the durable progress report (a workflow's step records) admins read.
+  if (context.checkpoint !== undefined) record.checkpoint = context.checkpoint;
   if (!TERMINAL_STATUSES.has(status)) record.snapshot = persisted;
   return record;
 }

@@ -8,7 +8,7 @@ import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 export type TaskBehavior = 'auto' | 'always' | 'never';
 
 /** What a restarted server does with a task of this tool that was still running. */
-export type ResumePolicy = 'fail' | 'replay';
+export type ResumePolicy = 'fail' | 'replay' | 'resume';
 
 /** MCP tool annotations (hints for clients; never trusted for security). */
 export interface ToolAnnotations {
@@ -52,7 +52,9 @@ export interface ToolOptions<S extends z.ZodType<JsonObject> = z.ZodType<JsonObj
    * After a restart, `fail` (default) ends a running task `failed` with a
    * clear `statusMessage`; `replay` runs the handler again from the start with
    * the input answers already given replayed (the handler must be
-   * deterministic up to its inputs).
+   * deterministic up to its inputs); `resume` runs it again like `replay` and
+   * hands it the last checkpoint it saved (`ctx.checkpoint`) so it continues
+   * from there instead of from the start.
    */
   resume?: ResumePolicy;
 }
@@ -88,6 +90,18 @@ export interface ToolContext {
   requestInput(key: string, request: InputRequest): Promise<unknown>;
   /** Sets the task's `statusMessage`: progress for tasks goes there (T-32). */
   setStatus(message: string): void;
+  /**
+   * The checkpoint this run was resumed with (`resume: 'resume'` after a
+   * restart), else `undefined`.
+   */
+  readonly checkpoint: unknown;
+  /**
+   * Saves durable progress (plain JSON, replacing the previous checkpoint) as
+   * the task's `checkpoint`. Resolves once it is stored when the call is a
+   * task; outside a task it is kept in memory only and handed to the task if
+   * the call is promoted to one.
+   */
+  saveCheckpoint(checkpoint: unknown): Promise<void>;
 }
 
 export type ToolHandler<A extends JsonObject = JsonObject> = (

@@ -52,6 +52,33 @@ export class ToolRegistry {
     return removed;
   }
 
+  /**
+   * Removes `remove` and adds `add` as one change (one `list_changed`): every
+   * addition is checked first, and on any error nothing changes. Used to swap
+   * a set of tools in place (workflow hot reload).
+   */
+  swap(remove: readonly string[], add: readonly ToolDefinition[]): void {
+    const removed = new Set(remove);
+    const names = new Set<string>();
+    for (const definition of add) {
+      const { name } = definition;
+      if (!TOOL_NAME.test(name)) {
+        throw new Error(`Invalid tool name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ - .`);
+      }
+      if (names.has(name) || (this.tools.has(name) && !removed.has(name))) {
+        throw new Error(`A tool named ${JSON.stringify(name)} is already registered`);
+      }
+      if (typeof definition.handler !== 'function') throw new Error(`Tool ${JSON.stringify(name)}: the handler must be a function`);
+      validateOptions(name, definition.options);
+      toListed(name, definition.options);
+      names.add(name);
+    }
+    for (const name of removed) this.tools.delete(name);
+    for (const definition of add) this.tools.set(definition.name, definition);
+    this.listing = undefined;
+    this.changed();
+  }
+
   get(name: string): ToolDefinition | undefined {
     return this.tools.get(name);
   }
@@ -91,8 +118,8 @@ function validateOptions(name: string, options: ToolOptions): void {
   if (options.taskBehavior !== undefined && !['auto', 'always', 'never'].includes(options.taskBehavior)) {
     throw new Error(`${where}: taskBehavior must be 'auto', 'always' or 'never', got ${JSON.stringify(options.taskBehavior)}`);
   }
-  if (options.resume !== undefined && !['fail', 'replay'].includes(options.resume)) {
-    throw new Error(`${where}: resume must be 'fail' or 'replay', got ${JSON.stringify(options.resume)}`);
+  if (options.resume !== undefined && !['fail', 'replay', 'resume'].includes(options.resume)) {
+    throw new Error(`${where}: resume must be 'fail', 'replay' or 'resume', got ${JSON.stringify(options.resume)}`);
   }
   const isNonNegativeInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
   if (options.ttlMs !== undefined && options.ttlMs !== null && !isNonNegativeInt(options.ttlMs)) {

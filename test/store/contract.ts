@@ -82,6 +82,22 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
         for (const record of records) assert.deepEqual(await store.get(record.taskId), record);
       }));
 
+    it('the checkpoint field round-trips through create, put and reopen (working and terminal)', () =>
+      withStore(async ({ store, closeAndReopen }) => {
+        const checkpoint = { steps: [{ id: 'a', startedAt: 1, endedAt: 2, input: { n: [1, null, 'x'] }, result: { ok: true } }], cursor: 1 };
+        const working = dropUndefined(makeRecord({ checkpoint }));
+        await store.create(working);
+        assert.deepEqual((await store.get(working.taskId))?.checkpoint, checkpoint);
+        const next = { ...checkpoint, cursor: 2 };
+        const done = dropUndefined({ ...working, status: 'completed' as const, version: 2, snapshot: undefined, checkpoint: next, result: { content: [], resultType: 'complete' } });
+        await store.put(done);
+        assert.deepEqual(await store.get(working.taskId), done);
+        if (closeAndReopen) {
+          const reopened = await closeAndReopen();
+          assert.deepEqual((await reopened.get(working.taskId))?.checkpoint, next);
+        }
+      }));
+
     it('create rejects a duplicate id with TaskExistsError and keeps the original', () =>
       withStore(async ({ store }) => {
         const record = makeRecord();

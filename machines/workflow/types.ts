@@ -1,0 +1,60 @@
+/**
+ * Types of the workflow machine: the executor of one workflow run. Plain JSON
+ * only, so a persisted snapshot survives a JSON round trip (I-8).
+ */
+
+/** Which list of steps a cursor walks: the main steps, or `onFailure` after a failure. */
+export type WorkflowPhase = 'main' | 'onFailure';
+
+/** What the machine is started with. */
+export interface WorkflowInput {
+  workflow: string;
+  /** The task the run belongs to, when it is one (for traces and the inspector). */
+  taskId?: string;
+  /** Ids of the top-level steps, in order. */
+  stepIds: string[];
+  /** Ids of the `onFailure` steps, in order. */
+  onFailureIds: string[];
+}
+
+/** Why a run failed: the step that failed without `allowFailure`, and its error. */
+export interface WorkflowFailure {
+  stepId: string;
+  message: string;
+  code?: number;
+}
+
+export interface WorkflowContext {
+  workflow: string;
+  taskId?: string;
+  stepIds: string[];
+  onFailureIds: string[];
+  phase: WorkflowPhase;
+  /** Index of the step in flight (or next) within the phase's list. */
+  cursor: number;
+  /** Step results by step id, as templates see them (`results.<id>`). */
+  results: Record<string, unknown>;
+  /** How each step ended, by id. */
+  outcomes: Record<string, 'completed' | 'failed' | 'skipped'>;
+  failure?: WorkflowFailure;
+  /** The step executor itself failed (not a step): the run cannot go on. */
+  crash?: string;
+}
+
+/** What the invoked `runStep` actor is started with. */
+export interface StepRunInput {
+  phase: WorkflowPhase;
+  index: number;
+  stepId: string;
+  /** The results so far: what the step's templates see. */
+  results: Record<string, unknown>;
+  outcomes: Record<string, 'completed' | 'failed' | 'skipped'>;
+}
+
+/** How a step ended, as the step executor reports it. */
+export type StepRunOutput =
+  | { status: 'completed'; result: unknown }
+  | { status: 'skipped' }
+  | { status: 'failed'; message: string; code?: number; allowFailure: boolean; result?: unknown };
+
+export type WorkflowEvent = { type: 'CANCEL' };

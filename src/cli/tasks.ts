@@ -1,0 +1,132 @@
+/**
+ * `taskvisor tasks list|show`: the out-of-band admin view of the runs in the
+ * store a config names. Read only; never on the wire. With sqlite it is safe
+ * while a server uses the file (WAL readers); with lowdb it reads the files.
+ */
+import { parseArgs } from 'node:util';
+import type { TaskStatus } from '../../machines/task/index.js';
+import { ConfigError, loadConfig } from '../config/loadConfig.js';
+import { createTaskStore } from '../store/index.js';
+import type { TaskStore } from '../store/TaskStore.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { WorkflowCheckpoint } from '../workflows/WorkflowRunner.js';
+import { storeConfigOf } from './serve.js';
+
+export const TASKS_USAGE = `Usage:
+  taskvisor tasks list --config FILE [--status S]... [--owner O] [--tool T] [--limit N] [--json]
+      Tasks in the config's store, newest first.
+  taskvisor tasks show TASK_ID --config FILE [--json]
+      One task: status, result or error, and a workflow run's step records.
+`;
+
+const STATUSES = new Set<TaskStatus>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+
+export async function tasksCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === 'help' || sub === '--help') {
+    process.stdout.write(TASKS_USAGE);
+    return sub === undefined ? 2 : 0;
+  }
+  if (sub !== 'list' && sub !== 'show') {
+    process.stderr.write(`taskvisor tasks: unknown command ${JSON.stringify(sub)}\n\n${TASKS_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      config: { type: 'string', short: 'c' },
+      status: { type: 'string', multiple: true },
+      owner: { type: 'string' },
+      tool: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (!values.config) throw new ConfigError(`tasks ${sub}: --config FILE is required (it names the store)`);
+  const loaded = await loadConfig(values.config);
+  const storeConfig = storeConfigOf(loaded);
+  if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
+  const store = createTaskStore(storeConfig);
+  await store.open();
+  try {
+    return sub === 'list' ? await list(store, values, positionals) : await show(store, values, positionals);
+  } finally {
+    await store.close();
+  }
+}
+
+async function list(store: TaskStore, values: { status?: string[]; owner?: string; tool?: string; limit?: string; json?: boolean }, positionals: string[]): Promise<number> {
+  if (positionals.length > 0) throw new ConfigError(`tasks list: unexpected ${positionals.join(' ')}`);
+  for (const status of values.status ?? []) {
+    if (!STATUSES.has(status as TaskStatus)) throw new ConfigError(`--status ${status}: expected one of ${[...STATUSES].join(', ')}`);
+  }
+  const limit = values.limit === undefined ? 100 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit <= 0) throw new ConfigError(`--limit ${values.limit}: expected a positive integer`);
+  let records = await store.list({
+    ...(values.status ? { status: values.status as TaskStatus[] } : {}),
+    ...(values.owner !== undefined ? { owner: values.owner } : {}),
+    ...(values.tool === undefined ? { limit } : {}),
+  });
+  if (values.tool !== undefined) records = records.filter((record) => record.tool === values.tool).slice(0, limit);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(records.map(summary), null, 2)}\n`);
+    return 0;
+  }
+  process.stdout.write('TASK ID\tSTATUS\tTOOL\tOWNER\tCREATED\tUPDATED\tMESSAGE\n');
+  for (const record of records) {
+    const row = summary(record);
+    process.stdout.write(`${row.taskId}\t${row.status}\t${row.tool}\t${row.owner}\t${row.createdAt}\t${row.lastUpdatedAt}\t${row.statusMessage ?? ''}\n`);
+  }
+  return 0;
+}
+
+function summary(record: TaskRecord) {
+  return {
+    taskId: record.taskId,
+    status: record.status,
+    tool: record.tool,
+    owner: record.owner,
+    createdAt: new Date(record.createdAt).toISOString(),
+    lastUpdatedAt: new Date(record.lastUpdatedAt).toISOString(),
+    ...(record.statusMessage !== undefined ? { statusMessage: record.statusMessage } : {}),
+  };
+}
+
+async function show(store: TaskStore, values: { json?: boolean }, positionals: string[]): Promise<number> {
+  if (positionals.length !== 1) throw new ConfigError('tasks show: give exactly one TASK_ID');
+  const record = await store.get(positionals[0]!);
+  if (!record) {
+    process.stderr.write(`taskvisor: no task ${positionals[0]} in the store\n`);
+    return 1;
+  }
+  const { snapshot: _internal, ...shown } = record;
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ ...summary(record), ...shown, createdAt: summary(record).createdAt, lastUpdatedAt: summary(record).lastUpdatedAt }, null, 2)}\n`);
+    return 0;
+  }
+  const row = summary(record);
+  const out = [
+    `task      ${row.taskId}`,
+    `tool      ${row.tool}`,
+    `owner     ${row.owner}`,
+    `status    ${row.status}${row.statusMessage ? ` — ${row.statusMessage}` : ''}`,
+    `created   ${row.createdAt}`,
+    `updated   ${row.lastUpdatedAt}`,
+  ];
+  if (record.inputRequests) out.push(`waiting   ${Object.keys(record.inputRequests).join(', ')}`);
+  if (record.error) out.push(`error     ${record.error.code} ${record.error.message}`);
+  if (record.result) out.push(`result    ${JSON.stringify(record.result)}`);
+  const checkpoint = record.checkpoint as Partial<WorkflowCheckpoint> | undefined;
+  if (checkpoint?.kind === 'taskvisor.workflow' && Array.isArray(checkpoint.steps)) {
+    out.push(`steps of workflow ${checkpoint.workflow}:`);
+    for (const step of checkpoint.steps) {
+      out.push(
+        `  ${step.id}\t${step.status}\t${step.tool ?? ''}\t${step.startedAt}${step.durationMs !== undefined ? `\t${step.durationMs} ms` : ''}${step.error ? `\t${step.error.message}` : ''}`,
+      );
+    }
+  } else if (record.checkpoint !== undefined) out.push(`checkpoint ${JSON.stringify(record.checkpoint)}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+  return 0;
+}

@@ -1,0 +1,95 @@
+/**
+ * The internal tool-call path: how a workflow step (or any server-side code)
+ * calls a tool the runtime can reach — local tools, other workflows, upstream
+ * tools registered by an aggregator — by name, through the one ToolRegistry.
+ *
+ * The callee runs as a {@link ToolExecution} inside the caller's task: no task
+ * of its own. Its input requests go to the caller's `requestInput` sink (the
+ * caller's task asks the client), its cancellation follows the caller's
+ * signal, its arguments are validated by its own schema.
+ */
+import type { InputRequest, JsonObject, TaskEvent } from '../../machines/task/index.js';
+import { ErrorCode, ToolError } from '../core/errors.js';
+import { isInputRequiredSignal, ToolExecution } from '../runtime/ToolExecution.js';
+import type { ToolRegistry } from '../tools/ToolRegistry.js';
+
+/** One call through the {@link ToolInvoker}. */
+export interface ToolInvocation {
+  name: string;
+  args: JsonObject;
+  /** The principal the call is made for (the caller's). */
+  principal: string;
+  /** Aborting it cancels the callee (its `ctx.signal` fires). */
+  signal: AbortSignal;
+  /** Where the callee's input requests go; without it they fail the call. */
+  requestInput?: (key: string, request: InputRequest) => Promise<unknown>;
+  /** Where the callee's status messages go. */
+  onStatus?: (message: string) => void;
+  /** Client capabilities of the original request: input kinds it did not declare are refused (D-10). */
+  clientCapabilities?: JsonObject;
+}
+
+export class ToolInvoker {
+  constructor(private readonly tools: ToolRegistry) {}
+
+  /**
+   * Calls the tool and resolves its `CallToolResult` (an `isError: true`
+   * result is a result, not a rejection). Rejects with a {@link ToolError}
+   * for an unknown tool or bad arguments (-32602), with the callee's JSON-RPC
+   * error when it failed, and with the abort reason when `signal` fired.
+   */
+  async invoke(invocation: ToolInvocation): Promise<JsonObject> {
+    const tool = this.tools.get(invocation.name);
+    if (!tool) throw new ToolError(ErrorCode.InvalidParams, `Unknown tool: ${invocation.name}`);
+    const parsed = this.tools.inputSchemaOf(tool).safeParse(invocation.args);
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`).join('; ');
+      throw new ToolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${invocation.name}: ${detail}`);
+    }
+    invocation.signal.throwIfAborted();
+    const execution = new ToolExecution({
+      tool,
+      args: parsed.data,
+      principal: invocation.principal,
+      inputMode: 'wait',
+      ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),
+    });
+    // An MRTR unwinding from the caller's requestInput must reach the caller as it is, not as a callee failure.
+    let unwinding: unknown;
+    const onAbort = () => execution.cancel();
+    invocation.signal.addEventListener('abort', onAbort, { once: true });
+    execution.attach((event: TaskEvent) => {
+      if (event.type === 'STATUS') invocation.onStatus?.(event.message);
+      if (event.type !== 'INPUT_NEEDED') return;
+      const key = event.key;
+      if (!invocation.requestInput) {
+        execution.abort(new ToolError(ErrorCode.InternalError, `Tool ${invocation.name} asked for input, which this call cannot give`));
+        return;
+      }
+      invocation.requestInput(key, event.request).then(
+        (answer) => execution.deliver({ [key]: answer }),
+        (error: unknown) => {
+          if (isInputRequiredSignal(error)) unwinding = error;
+          execution.abort(error);
+        },
+      );
+    });
+    try {
+      const outcome = await execution.outcome;
+      if (unwinding !== undefined) throw unwinding;
+      switch (outcome.kind) {
+        case 'done':
+          return outcome.result;
+        case 'failed':
+          throw new ToolError(outcome.error.code, outcome.error.message, outcome.error.data);
+        case 'aborted':
+          throw invocation.signal.reason ?? new DOMException('The call was cancelled', 'AbortError');
+        case 'input-required':
+          throw new ToolError(ErrorCode.InternalError, `Tool ${invocation.name} needs input`);
+      }
+    } finally {
+      invocation.signal.removeEventListener('abort', onAbort);
+      execution.detach();
+    }
+  }
+}

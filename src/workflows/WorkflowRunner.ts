@@ -1,0 +1,430 @@
+/**
+ * One workflow run: the tool handler of a `workflow_<name>` tool. It drives
+ * the workflow machine (machines/workflow), whose invoked `runStep` actor is
+ * provided here: templates, conditions, the tool call through the
+ * {@link ToolInvoker}, input requests.
+ *
+ * Durability: the machine's persisted snapshot and the step records are the
+ * task's checkpoint (`ctx.saveCheckpoint`), written when a step starts and
+ * when it ends; a step starts only after its start record is stored. After a
+ * restart the task is resumed (`resume: 'resume'`) from that checkpoint: the
+ * step that was in flight runs again (at-least-once per step).
+ */
+import { createActor, fromPromise, type Actor, type InspectionEvent, type Snapshot } from 'xstate';
+import {
+  WORKFLOW_MACHINE_VERSION,
+  workflowMachine,
+  type StepRunInput,
+  type StepRunOutput,
+  type WorkflowContext,
+} from '../../machines/workflow/index.js';
+import type { JsonObject } from '../../machines/task/index.js';
+import { isInputRequiredSignal } from '../runtime/ToolExecution.js';
+import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../tools/ToolDefinition.js';
+import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from './definition.js';
+import { render, TemplateError, type TemplateScope } from './templates.js';
+import type { ToolInvoker } from './ToolInvoker.js';
+
+/** One step record, written live into the run's checkpoint. */
+export interface StepRecord {
+  /** Step id; sub-steps as `parent.sub` (parallel) or `parent[i].sub` (forEach). */
+  id: string;
+  phase: 'main' | 'onFailure';
+  /** Tool called, or `input` for an input step. */
+  tool?: string;
+  status: 'running' | 'completed' | 'failed' | 'skipped' | 'interrupted' | 'cancelled';
+  /** ISO 8601. */
+  startedAt: string;
+  endedAt?: string;
+  durationMs?: number;
+  /** Resolved arguments (tool steps) or request (input steps). */
+  input?: unknown;
+  result?: unknown;
+  error?: { message: string; code?: number };
+}
+
+/** What a workflow run keeps in its task's `checkpoint`. */
+export interface WorkflowCheckpoint {
+  kind: 'taskvisor.workflow';
+  workflow: string;
+  machineVersion: number;
+  /** The workflow actor's persisted snapshot. */
+  snapshot: unknown;
+  steps: StepRecord[];
+}
+
+type WorkflowActor = Actor<typeof workflowMachine>;
+
+/** Step outcome inside a composite step. */
+type Outcome = { status: 'completed'; result: unknown } | { status: 'skipped' } | { status: 'failed'; message: string; code?: number; result?: unknown };
+
+class StepFailure extends Error {
+  constructor(
+    message: string,
+    readonly code?: number,
+    readonly result?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The value `results.<id>` holds for a tool's CallToolResult: structured content, else JSON text, else text. */
+export function resultValue(result: JsonObject): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const content = Array.isArray(result.content) ? (result.content as Array<{ type?: string; text?: unknown }>) : [];
+  const texts = content.filter((block) => block.type === 'text' && typeof block.text === 'string').map((block) => block.text as string);
+  if (texts.length === 0) return result;
+  const text = texts.join('\n');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function errorText(result: JsonObject): string {
+  const value = resultValue(result);
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+const now = () => new Date().toISOString();
+
+/** What a workflow handler needs from the runtime. */
+export interface WorkflowRunnerDeps {
+  invoker: ToolInvoker;
+  /** Receives the workflow actor's inspection events (the runtime's inspector or trace). */
+  inspect?: (event: InspectionEvent) => void;
+}
+
+/** The tool handler running `definition`. */
+export function workflowHandler(definition: WorkflowDefinition, deps: WorkflowRunnerDeps): ToolHandler {
+  return (args, ctx) => new WorkflowRun(definition, deps, args, ctx).run();
+}
+
+class WorkflowRun {
+  private actor!: WorkflowActor;
+  private records: StepRecord[] = [];
+  private saving: Promise<void> = Promise.resolve();
+  /** A non-JSON error that broke the step executor (e.g. the MRTR input signal): rethrown as is. */
+  private fatal: unknown;
+  /** The statusMessage naming the step in flight; a callee's progress is appended to it. */
+  private stepStatus = '';
+  private readonly byId = new Map<string, { step: WorkflowStep | WorkflowSubStep; phase: 'main' | 'onFailure' }>();
+
+  constructor(
+    private readonly definition: WorkflowDefinition,
+    private readonly deps: WorkflowRunnerDeps,
+    private readonly input: JsonObject,
+    private readonly ctx: ToolContext,
+  ) {
+    for (const step of definition.steps) this.byId.set(step.id, { step, phase: 'main' });
+    for (const step of definition.onFailure ?? []) this.byId.set(step.id, { step, phase: 'onFailure' });
+  }
+
+  async run(): Promise<ToolResult> {
+    const machine = workflowMachine.provide({
+      actors: {
+        runStep: fromPromise<StepRunOutput, StepRunInput>(({ input, signal }) => this.runTopStep(input, signal)),
+      },
+    });
+    const restored = this.restorable();
+    if (restored) {
+      // The step that was in flight when the server died runs again (at-least-once): its record says so.
+      this.records = restored.steps.map((record) =>
+        record.status === 'running' ? { ...record, status: 'interrupted', endedAt: now(), error: { message: 'The server stopped during this step; it runs again' } } : record,
+      );
+      this.actor = createActor(machine, {
+        snapshot: restored.snapshot as Snapshot<unknown> as never,
+        input: undefined as never,
+        ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
+      });
+    } else {
+      this.actor = createActor(machine, {
+        input: {
+          workflow: this.definition.name,
+          stepIds: this.definition.steps.map((step) => step.id),
+          onFailureIds: (this.definition.onFailure ?? []).map((step) => step.id),
+          ...(this.ctx.taskId !== undefined ? { taskId: this.ctx.taskId } : {}),
+        },
+        ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
+      });
+    }
+    const finished = new Promise<void>((resolve) => {
+      this.actor.subscribe({
+        next: (snapshot) => {
+          // Every transition (a step ended, the run ended) is checkpointed.
+          this.persist();
+          if (snapshot.status === 'done') resolve();
+        },
+        error: () => resolve(),
+      });
+    });
+    const onAbort = () => this.actor.send({ type: 'CANCEL' });
+    this.ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      this.actor.start();
+      if (this.ctx.signal.aborted) onAbort();
+      await finished;
+      if (this.actor.getSnapshot().value === 'cancelled') {
+        // The aborted step may not have recorded its end yet: the record says how the run left it.
+        for (const record of this.records) {
+          if (record.status === 'running') Object.assign(record, { status: 'cancelled', endedAt: now() });
+        }
+      }
+      await this.persist();
+      return await this.finish(this.actor.getSnapshot());
+    } finally {
+      this.ctx.signal.removeEventListener('abort', onAbort);
+      this.actor.stop();
+    }
+  }
+
+  /** The checkpoint to resume from, when there is one and it fits this definition. */
+  private restorable(): WorkflowCheckpoint | undefined {
+    const checkpoint = this.ctx.checkpoint as Partial<WorkflowCheckpoint> | undefined;
+    if (!checkpoint || checkpoint.kind !== 'taskvisor.workflow') return undefined;
+    if (checkpoint.machineVersion !== WORKFLOW_MACHINE_VERSION) {
+      throw new Error(`Workflow ${this.definition.name}: its checkpoint was written by workflow machine version ${checkpoint.machineVersion}, this server runs ${WORKFLOW_MACHINE_VERSION}`);
+    }
+    const context = (checkpoint.snapshot as { context?: WorkflowContext } | undefined)?.context;
+    const ids = this.definition.steps.map((step) => step.id).join(',');
+    const failIds = (this.definition.onFailure ?? []).map((step) => step.id).join(',');
+    if (!context || context.stepIds.join(',') !== ids || context.onFailureIds.join(',') !== failIds) {
+      throw new Error(`Workflow ${this.definition.name} changed since this run was checkpointed (its steps differ); the run cannot be resumed`);
+    }
+    return checkpoint as WorkflowCheckpoint;
+  }
+
+  /** Queues a checkpoint write of the current state; resolves when it (and earlier ones) are stored. */
+  private persist(): Promise<void> {
+    this.saving = this.saving
+      .catch(() => {})
+      .then(() =>
+        this.ctx.saveCheckpoint({
+          kind: 'taskvisor.workflow',
+          workflow: this.definition.name,
+          machineVersion: WORKFLOW_MACHINE_VERSION,
+          snapshot: this.actor.getPersistedSnapshot(),
+          steps: this.records,
+        } satisfies WorkflowCheckpoint),
+      );
+    return this.saving;
+  }
+
+  private scope(results: Record<string, unknown>, vars: Record<string, unknown> = {}): TemplateScope {
+    return { input: this.input, results, vars };
+  }
+
+  /** Runs one top-level (or onFailure) step for the machine. */
+  private async runTopStep(input: StepRunInput, signal: AbortSignal): Promise<StepRunOutput> {
+    const entry = this.byId.get(input.stepId);
+    if (!entry) throw new Error(`Workflow ${this.definition.name} has no step ${input.stepId}`);
+    const forced = input.phase === 'onFailure';
+    const total = input.phase === 'main' ? this.definition.steps.length : (this.definition.onFailure ?? []).length;
+    this.stepStatus = `${input.phase === 'main' ? 'Step' : 'onFailure step'} ${input.index + 1}/${total}: ${input.stepId}`;
+    this.ctx.setStatus(this.stepStatus);
+    try {
+      const outcome = await this.runStep(entry.step, input.phase, this.scope(input.results), input.outcomes, input.stepId, '', signal);
+      if (outcome.status !== 'failed') return outcome;
+      const allowFailure = forced || entry.step.allowFailure === true;
+      return { status: 'failed', message: outcome.message, allowFailure, ...(outcome.code !== undefined ? { code: outcome.code } : {}), ...(outcome.result !== undefined ? { result: outcome.result } : {}) };
+    } catch (error) {
+      // Only a broken executor (or the MRTR unwinding) gets here: step errors are outcomes.
+      this.fatal = error;
+      throw error;
+    }
+  }
+
+  /** Runs a step of any kind; `recordId` is its id in the step records. */
+  private async runStep(
+    step: WorkflowStep | WorkflowSubStep,
+    phase: 'main' | 'onFailure',
+    scope: TemplateScope,
+    outcomes: Record<string, string>,
+    recordId: string,
+    keyPrefix: string,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
+    const record: StepRecord = { id: recordId, phase, startedAt: now(), status: 'running' };
+    if (step.tool !== undefined) record.tool = step.tool;
+    else if (step.input !== undefined) record.tool = 'input';
+    const started = Date.now();
+    const end = async (outcome: Outcome): Promise<Outcome> => {
+      record.status = signal.aborted && outcome.status === 'failed' ? 'cancelled' : outcome.status;
+      record.endedAt = now();
+      record.durationMs = Date.now() - started;
+      if (outcome.status === 'completed') record.result = outcome.result;
+      if (outcome.status === 'failed') record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
+      return outcome;
+    };
+    this.records.push(record);
+    try {
+      if (step.condition && !(await this.conditionHolds(step.condition, scope, outcomes, recordId))) {
+        return await end({ status: 'skipped' });
+      }
+      if ('forEach' in step && step.forEach) return await end(await this.runForEach(step, phase, scope, outcomes, recordId, keyPrefix, signal));
+      if ('parallel' in step && step.parallel) return await end(await this.runParallel(step, phase, scope, outcomes, recordId, keyPrefix, signal));
+      const site = { workflow: this.definition.name, step: recordId };
+      if (step.input) {
+        const params: ElicitParams = {
+          message: String(await render(step.input.message, scope, { ...site, field: 'input.message' })),
+          requestedSchema: step.input.requestedSchema as ElicitParams['requestedSchema'],
+        };
+        record.input = params;
+        // The start record is stored before anything runs (and before the client is asked).
+        await this.persist();
+        const answer = await this.ctx.elicit(`${keyPrefix}${step.input.key ?? recordId}`, params);
+        const result = { action: answer.action, ...(answer.content !== undefined ? { content: answer.content } : {}) };
+        // Documented rule: decline or cancel fails the step (allowFailure lets the run go on and branch on it).
+        if (answer.action !== 'accept') return await end({ status: 'failed', message: `The input request was ${answer.action === 'decline' ? 'declined' : 'cancelled'}`, result });
+        return await end({ status: 'completed', result });
+      }
+      const args = (await render(step.args ?? {}, scope, { ...site, field: 'args' })) as JsonObject;
+      record.input = args;
+      await this.persist();
+      const result = await this.deps.invoker.invoke({
+        name: step.tool!,
+        args,
+        principal: this.ctx.principal,
+        signal,
+        requestInput: (key, request) => this.ctx.requestInput(`${keyPrefix}${recordId}/${key}`, request),
+        onStatus: (message) => this.ctx.setStatus(`${this.stepStatus} — ${message}`),
+      });
+      if (result.isError === true) return await end({ status: 'failed', message: `Tool ${step.tool} returned an error: ${errorText(result)}`, result: resultValue(result) });
+      return await end({ status: 'completed', result: resultValue(result) });
+    } catch (error) {
+      if (isInputRequiredSignal(error)) throw error;
+      if (error instanceof StepFailure) return end({ status: 'failed', message: error.message, ...(error.code !== undefined ? { code: error.code } : {}) });
+      const coded = error as { code?: unknown; message?: unknown };
+      const message = error instanceof TemplateError ? error.message : typeof coded.message === 'string' ? coded.message : String(error);
+      return end({ status: 'failed', message, ...(typeof coded.code === 'number' ? { code: coded.code } : {}) });
+    }
+  }
+
+  private async conditionHolds(condition: WorkflowCondition, scope: TemplateScope, outcomes: Record<string, string>, stepId: string): Promise<boolean> {
+    const site = { workflow: this.definition.name, step: stepId };
+    if ('template' in condition) {
+      const value = await render(condition.template, scope, { ...site, field: 'condition.template' }, true);
+      return value === true || value === 'true';
+    }
+    const from = condition.fromStep;
+    if (!Object.hasOwn(outcomes, from) && !Object.hasOwn(scope.results, from)) {
+      throw new StepFailure(`workflow ${this.definition.name}, step ${stepId}, field condition.fromStep: step ${from} has not run`);
+    }
+    const matches = async (expect: NonNullable<typeof condition.expect>, field: string): Promise<boolean> => {
+      if (expect.success !== undefined && (outcomes[from] === 'completed') !== expect.success) return false;
+      for (const [path, expected] of Object.entries(expect.jsonPath ?? {})) {
+        const want = await render(expected, scope, { ...site, field: `${field}.jsonPath.${path}` });
+        if (JSON.stringify(valueAt(scope.results[from], path)) !== JSON.stringify(want)) return false;
+      }
+      return true;
+    };
+    if (condition.expect && !(await matches(condition.expect, 'condition.expect'))) return false;
+    if (condition.expectNot && (await matches(condition.expectNot, 'condition.expectNot'))) return false;
+    return true;
+  }
+
+  private async runForEach(
+    step: WorkflowStep,
+    phase: 'main' | 'onFailure',
+    scope: TemplateScope,
+    outcomes: Record<string, string>,
+    recordId: string,
+    keyPrefix: string,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
+    const forEach = step.forEach!;
+    const items = await render(forEach.items, scope, { workflow: this.definition.name, step: recordId, field: 'forEach.items' });
+    if (!Array.isArray(items)) throw new StepFailure(`workflow ${this.definition.name}, step ${recordId}, field forEach.items: expected an array, got ${JSON.stringify(items)?.slice(0, 100)}`);
+    const as = forEach.as ?? 'item';
+    const iterations: Array<Record<string, unknown>> = [];
+    for (const [index, item] of items.entries()) {
+      signal.throwIfAborted();
+      const local: Record<string, unknown> = {};
+      const localOutcomes: Record<string, string> = { ...outcomes };
+      for (const sub of forEach.steps) {
+        const subScope = { input: this.input, results: { ...scope.results, ...local }, vars: { ...scope.vars, [as]: item, [`${as}_index`]: index } };
+        const id = `${recordId}[${index}].${sub.id}`;
+        const outcome = await this.runStep(sub, phase, subScope, localOutcomes, id, keyPrefix, signal);
+        localOutcomes[sub.id] = outcome.status;
+        local[sub.id] = outcome.status === 'completed' ? outcome.result : outcome.status === 'failed' ? (outcome.result ?? null) : null;
+        if (outcome.status === 'failed' && !sub.allowFailure) {
+          return { status: 'failed', message: `${id}: ${outcome.message}`, ...(outcome.code !== undefined ? { code: outcome.code } : {}), result: [...iterations, local] };
+        }
+      }
+      iterations.push(local);
+    }
+    return { status: 'completed', result: iterations };
+  }
+
+  private async runParallel(
+    step: WorkflowStep,
+    phase: 'main' | 'onFailure',
+    scope: TemplateScope,
+    outcomes: Record<string, string>,
+    recordId: string,
+    keyPrefix: string,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
+    // Siblings see the results from before the parallel step, not each other's.
+    const settled = await Promise.all(
+      step.parallel!.map(async (sub) => ({ sub, outcome: await this.runStep(sub, phase, scope, outcomes, `${recordId}.${sub.id}`, keyPrefix, signal) })),
+    );
+    const result = Object.fromEntries(
+      settled.map(({ sub, outcome }) => [sub.id, outcome.status === 'completed' ? outcome.result : outcome.status === 'failed' ? (outcome.result ?? null) : null]),
+    );
+    const failed = settled.find(({ sub, outcome }) => outcome.status === 'failed' && !sub.allowFailure);
+    if (failed && failed.outcome.status === 'failed') {
+      return { status: 'failed', message: `${recordId}.${failed.sub.id}: ${failed.outcome.message}`, ...(failed.outcome.code !== undefined ? { code: failed.outcome.code } : {}), result };
+    }
+    return { status: 'completed', result };
+  }
+
+  /** The run's CallToolResult (or its error) from the machine's final state. */
+  private async finish(snapshot: ReturnType<WorkflowActor['getSnapshot']>): Promise<ToolResult> {
+    const context = snapshot.context;
+    const state = snapshot.value as string;
+    if (state === 'cancelled') throw this.ctx.signal.reason ?? new DOMException('The workflow was cancelled', 'AbortError');
+    if (state === 'crashed' || snapshot.status === 'error') throw this.fatal ?? new Error(`Workflow ${this.definition.name} failed: ${context.crash ?? 'internal error'}`);
+    const name = this.definition.name;
+    if (state === 'failed') {
+      const failure = context.failure!;
+      // T-16: a failing step is a tool-level error result (the task completes), naming the step.
+      const text = `Workflow ${name} failed at step ${failure.stepId}: ${failure.message}`;
+      return {
+        content: [{ type: 'text', text }],
+        isError: true,
+        structuredContent: {
+          workflow: name,
+          status: 'failed',
+          failedStep: failure.stepId,
+          error: { message: failure.message, ...(failure.code !== undefined ? { code: failure.code } : {}) },
+          results: context.results,
+        },
+      };
+    }
+    if (this.definition.output !== undefined) {
+      let output: unknown;
+      try {
+        output = await render(this.definition.output, this.scope(context.results), { workflow: name, field: 'output' });
+      } catch (error) {
+        return { content: [{ type: 'text', text: `Workflow ${name} failed at step output: ${(error as Error).message}` }], isError: true };
+      }
+      const text = typeof output === 'string' ? output : JSON.stringify(output);
+      const structured = output !== null && typeof output === 'object' && !Array.isArray(output);
+      return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: output as JsonObject } : {}) };
+    }
+    const structuredContent = { workflow: name, status: 'completed', results: context.results };
+    return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
+  }
+}
+
+/** The value at a dotted path with `[i]` indexes (`a.b[0].c`), or `undefined`. */
+export function valueAt(value: unknown, path: string): unknown {
+  let current = value;
+  for (const part of path.split(/\.|\[(\d+)\]/).filter((p) => p !== undefined && p !== '')) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = Object.hasOwn(current, part) ? (current as Record<string, unknown>)[part] : undefined;
+  }
+  return current;
+}

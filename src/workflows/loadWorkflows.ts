@@ -1,0 +1,219 @@
+/**
+ * Reads and validates workflow files. Every error names the file, the line
+ * and column, the path and the field, like config errors do:
+ *
+ *   deploy.yaml:12:9: steps[1].args.name: invalid expression {{ input. }}: …
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { dotted, position } from '../config/loadConfig.js';
+import { argsSchema } from './argsSchema.js';
+import { WorkflowSchema, type WorkflowDefinition, type WorkflowStep, type WorkflowSubStep } from './definition.js';
+import { checkTemplates } from './templates.js';
+
+/** Workflow files larger than this are refused before parsing. */
+export const MAX_WORKFLOW_BYTES = 512 * 1024;
+
+/** A workflow file (or set of files) that cannot be used; `message` is ready to print, one problem a line. */
+export class WorkflowError extends Error {
+  constructor(
+    message: string,
+    /** The file at fault, when one is. */
+    readonly file?: string,
+  ) {
+    super(message);
+    this.name = 'WorkflowError';
+  }
+}
+
+/** Whether a file name is a workflow file. */
+export const isWorkflowFile = (name: string) => /\.ya?ml$/i.test(name) && !name.startsWith('.');
+
+/** Parses and validates one workflow file's text; `file` names it in messages and gives the default name. */
+export function parseWorkflow(text: string, file: string): WorkflowDefinition {
+  const relative = path.relative(process.cwd(), file);
+  const label = path.basename(file) === file || !relative || relative.startsWith('..') ? file : relative;
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    const at = first.linePos?.[0] ?? (first.pos ? lineCounter.linePos(first.pos[0]) : undefined);
+    throw new WorkflowError(`${label}${at ? `:${at.line}:${at.col}` : ''}: invalid YAML: ${first.message.split('\n')[0]}`, file);
+  }
+  const raw = (doc.toJS({ maxAliasCount: 100 }) ?? {}) as Record<string, unknown>;
+  // muster's resource shape (kind: Workflow, metadata.name, spec: {...}) is read as the plain one.
+  const muster = raw.kind === 'Workflow' && typeof raw.spec === 'object' && raw.spec !== null;
+  const inFile = (at: readonly PropertyKey[]): PropertyKey[] =>
+    !muster ? [...at] : at[0] === 'name' ? ['metadata', 'name', ...at.slice(1)] : ['spec', ...at];
+  const where = (at: readonly PropertyKey[], wantKey = false) =>
+    `${label}${position(doc as Document, lineCounter, inFile(at), wantKey)}: ${dotted(inFile(at)) || '(top level)'}`;
+  if (muster) {
+    const extra = Object.keys(raw).filter((key) => !['apiVersion', 'kind', 'metadata', 'spec'].includes(key));
+    if (extra.length > 0) throw new WorkflowError(`${label}: ${extra.join(', ')}: unknown field next to kind: Workflow (allowed: apiVersion, kind, metadata, spec)`, file);
+  }
+  const body = muster
+    ? { ...(raw.spec as Record<string, unknown>), ...((raw.metadata as { name?: unknown } | undefined)?.name !== undefined ? { name: (raw.metadata as { name: unknown }).name } : {}) }
+    : raw;
+  const parsed = WorkflowSchema.safeParse(body);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.slice(0, 10).map((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => `${where([...issue.path, key], true)}: unknown field`).join('\n')
+        : `${where(issue.path)}: ${issue.message}`,
+    );
+    throw new WorkflowError(lines.join('\n'), file);
+  }
+  const workflow = parsed.data;
+  const name = workflow.name ?? path.basename(file).replace(/\.ya?ml$/i, '');
+  const problems: string[] = [];
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(name)) problems.push(`${where([])}: the file name ${JSON.stringify(name)} is not a workflow name; set name:`);
+  try {
+    argsSchema(workflow.args);
+  } catch (error) {
+    const field = /^args\.([^.:]+)\.?([^:]*):/.exec((error as Error).message);
+    problems.push(`${field ? where(['args', field[1]!, ...(field[2] ? [field[2]] : [])]) : where(['args'])}: ${(error as Error).message.replace(/^[^:]*: /, '')}`);
+  }
+  // Step ids: unique across steps and onFailure (results.<id> must be unambiguous), sub-step ids unique in their parent.
+  const seen = new Map<string, string>();
+  const claim = (id: string, at: PropertyKey[]) => {
+    const before = seen.get(id);
+    if (before) problems.push(`${where([...at, 'id'])}: duplicate step id ${JSON.stringify(id)} (also at ${before})`);
+    else seen.set(id, dotted(at));
+  };
+  const checkTemplatesAt = (value: unknown, at: PropertyKey[]) => {
+    for (const problem of checkTemplates(value, '')) {
+      const sub = problem.field.split(/\.|\[(\d+)\]/).filter((p) => p !== undefined && p !== '').map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+      problems.push(`${where([...at, ...sub])}: ${problem.message}`);
+    }
+  };
+  const checkFlat = (step: WorkflowStep | WorkflowSubStep, at: PropertyKey[], earlier: ReadonlySet<string>) => {
+    if (step.args) checkTemplatesAt(step.args, [...at, 'args']);
+    if (step.input) {
+      checkTemplatesAt(step.input.message, [...at, 'input', 'message']);
+      if (step.input.requestedSchema.required) {
+        const missing = step.input.requestedSchema.required.filter((key) => !Object.hasOwn(step.input!.requestedSchema.properties, key));
+        if (missing.length) problems.push(`${where([...at, 'input', 'requestedSchema', 'required'])}: ${missing.join(', ')} not in properties`);
+      }
+    }
+    if (step.condition) {
+      if ('template' in step.condition) checkTemplatesAt(step.condition.template, [...at, 'condition', 'template']);
+      else if (!earlier.has(step.condition.fromStep)) {
+        problems.push(`${where([...at, 'condition', 'fromStep'])}: ${JSON.stringify(step.condition.fromStep)} is not an earlier step`);
+      }
+    }
+  };
+  const earlier = new Set<string>();
+  workflow.steps.forEach((step, i) => {
+    const at: PropertyKey[] = ['steps', i];
+    claim(step.id, at);
+    checkFlat(step, at, earlier);
+    const subs = step.forEach?.steps ?? step.parallel;
+    if (step.forEach) checkTemplatesAt(step.forEach.items, [...at, 'forEach', 'items']);
+    if (subs) {
+      const subIds = new Set<string>();
+      const subAt: PropertyKey[] = step.forEach ? [...at, 'forEach', 'steps'] : [...at, 'parallel'];
+      subs.forEach((sub, j) => {
+        if (subIds.has(sub.id)) problems.push(`${where([...subAt, j, 'id'])}: duplicate step id ${JSON.stringify(sub.id)} in ${step.id}`);
+        subIds.add(sub.id);
+        // In a forEach, earlier sub-steps of the same iteration count; parallel siblings do not see each other.
+        checkFlat(sub, [...subAt, j], step.forEach ? new Set([...earlier, ...[...subIds].slice(0, -1)]) : earlier);
+      });
+    }
+    earlier.add(step.id);
+  });
+  (workflow.onFailure ?? []).forEach((step, i) => {
+    claim(step.id, ['onFailure', i]);
+    checkFlat(step, ['onFailure', i], earlier);
+  });
+  if (workflow.output !== undefined) checkTemplatesAt(workflow.output, ['output']);
+  if (problems.length > 0) throw new WorkflowError(problems.join('\n'), file);
+  return { ...workflow, name, file: path.resolve(file) };
+}
+
+/** Reads and validates one workflow file. */
+export async function loadWorkflowFile(file: string): Promise<WorkflowDefinition> {
+  let size: number;
+  try {
+    size = (await stat(file)).size;
+  } catch (error) {
+    throw new WorkflowError(`${file}: cannot read the workflow file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, file);
+  }
+  if (size > MAX_WORKFLOW_BYTES) throw new WorkflowError(`${file}: the workflow file is ${size} bytes; the limit is ${MAX_WORKFLOW_BYTES}`, file);
+  return parseWorkflow(await readFile(file, 'utf8'), file);
+}
+
+/** What reading a folder found: the valid definitions and, per bad file, its error. */
+export interface WorkflowDirContents {
+  definitions: WorkflowDefinition[];
+  errors: WorkflowError[];
+}
+
+/** Reads every `*.yaml`/`*.yml` file of `dir` (not recursive). */
+export async function loadWorkflowDir(dir: string): Promise<WorkflowDirContents> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter(isWorkflowFile).sort();
+  } catch (error) {
+    throw new WorkflowError(`${dir}: cannot read the workflows folder: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const definitions: WorkflowDefinition[] = [];
+  const errors: WorkflowError[] = [];
+  for (const name of names) {
+    try {
+      definitions.push(await loadWorkflowFile(path.join(dir, name)));
+    } catch (error) {
+      errors.push(error instanceof WorkflowError ? error : new WorkflowError(`${name}: ${(error as Error).message}`, path.join(dir, name)));
+    }
+  }
+  return { definitions, errors };
+}
+
+/** Every tool a workflow's steps call (main, sub-steps, onFailure). */
+export function toolsCalledBy(definition: WorkflowDefinition): string[] {
+  const out = new Set<string>();
+  const visit = (step: WorkflowStep | WorkflowSubStep) => {
+    if (step.tool) out.add(step.tool);
+    for (const sub of ('forEach' in step ? step.forEach?.steps : undefined) ?? []) visit(sub);
+    for (const sub of ('parallel' in step ? step.parallel : undefined) ?? []) visit(sub);
+  };
+  for (const step of [...definition.steps, ...(definition.onFailure ?? [])]) visit(step);
+  return [...out];
+}
+
+/**
+ * Problems of a set of workflows served together: two files with one name,
+ * and workflows that call themselves through other workflows (a cycle would
+ * never end). `prefix` turns a name into its tool name.
+ */
+export function checkWorkflowSet(definitions: readonly WorkflowDefinition[], prefix: string): WorkflowError[] {
+  const errors: WorkflowError[] = [];
+  const byTool = new Map<string, WorkflowDefinition>();
+  for (const definition of definitions) {
+    const tool = prefix + definition.name;
+    const other = byTool.get(tool);
+    if (other) errors.push(new WorkflowError(`${definition.file}: workflow name ${JSON.stringify(definition.name)} is also used by ${other.file}`, definition.file));
+    else byTool.set(tool, definition);
+  }
+  // Depth-first search for a cycle in the "calls" graph among workflows.
+  const state = new Map<string, 'visiting' | 'done'>();
+  const reported = new Set<string>();
+  const visit = (tool: string, trail: string[]): void => {
+    if (state.get(tool) === 'done') return;
+    if (state.get(tool) === 'visiting') {
+      const cycle = [...trail.slice(trail.indexOf(tool)), tool];
+      const key = [...cycle].sort().join(',');
+      if (!reported.has(key)) {
+        reported.add(key);
+        const definition = byTool.get(tool)!;
+        errors.push(new WorkflowError(`${definition.file}: workflows call each other in a cycle: ${cycle.join(' → ')}`, definition.file));
+      }
+      return;
+    }
+    state.set(tool, 'visiting');
+    for (const callee of toolsCalledBy(byTool.get(tool)!)) if (byTool.has(callee)) visit(callee, [...trail, tool]);
+    state.set(tool, 'done');
+  };
+  for (const tool of byTool.keys()) visit(tool, []);
+  return errors;
+}
