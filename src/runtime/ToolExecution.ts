@@ -8,6 +8,7 @@
 import type { InputRequest, JsonObject, TaskError, TaskEvent } from '../../machines/task/index.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
 import type { ElicitParams, ElicitResult, ToolContext, ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
+import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
 
 /** How a run ended. */
 export type ExecutionOutcome =
@@ -61,6 +62,11 @@ class InputRequiredSignal extends Error {
 export function isInputRequiredSignal(error: unknown): boolean {
   return error instanceof InputRequiredSignal;
 }
+/** `{elicitation: {url: {}}}` as "elicitation.url", for error messages. */
+const describeCapabilities = (capabilities: Record<string, JsonObject>): string =>
+  Object.entries(capabilities)
+    .flatMap(([name, members]) => (Object.keys(members).length > 0 ? Object.keys(members).map((member) => `${name}.${member}`) : [name]))
+    .join(', ');
 
 const CAPABILITY_OF: Record<InputRequest['method'], string> = {
   'elicitation/create': 'elicitation',
@@ -251,11 +257,12 @@ export class ToolExecution {
     if (Object.hasOwn(this.answers, key)) return Promise.resolve(this.answers[key]);
     const capability = CAPABILITY_OF[request.method];
     if (!capability) return Promise.reject(new TypeError(`Unsupported input request method ${JSON.stringify(request.method)}`));
-    if (this.options.clientCapabilities && this.options.clientCapabilities[capability] === undefined) {
-      // Only request kinds the client declared on the originating call (T-19, D-10).
+    // Only request kinds the client declared on the originating call, down to members like elicitation.url (T-19, D-10).
+    const missing = this.options.clientCapabilities && missingCapabilities(requiredCapabilitiesFor(request), this.options.clientCapabilities);
+    if (missing) {
       return Promise.reject(
-        new ToolError(ErrorCode.MissingRequiredClientCapability, `The client did not declare the ${capability} capability`, {
-          requiredCapabilities: { [capability]: {} },
+        new ToolError(ErrorCode.MissingRequiredClientCapability, `The client did not declare the ${describeCapabilities(missing)} capability`, {
+          requiredCapabilities: missing,
         }),
       );
     }

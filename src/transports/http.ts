@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { classifyInboundRequest, createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, isJsonContentType, type AuthInfo } from '@modelcontextprotocol/server';
 import { admit, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
@@ -15,6 +15,8 @@ import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
 import type { JsonObject } from '../../machines/task/index.js';
 import { serveHttpListen } from './httpListen.js';
 import { logTransportError } from '../runtime/transportErrors.js';
+import { ErrorCode } from '../core/errors.js';
+import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -107,6 +109,8 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
   const serveListen = async (request: Request, principal: Principal): Promise<Response | undefined> => {
     const length = Number(request.headers.get('content-length') ?? '0');
     if (length > (options.maxBodyBytes ?? 4 * 1024 * 1024)) return undefined;
+    // Not JSON: the SDK answers 415 exactly as for any other POST.
+    if (!isJsonContentType(request.headers.get('content-type'))) return undefined;
     let body: unknown;
     try {
       body = JSON.parse(await request.clone().text());
@@ -128,6 +132,17 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
       );
     }
     if (outcome.kind !== 'modern' || outcome.messageKind !== 'request' || outcome.message.method !== 'subscriptions/listen') return undefined;
+    // T-63, §4.5: MCP-Protocol-Version is required on every modern request POST, listen included. The SDK's
+    // presence rung (validateStandardRequestHeaders) is not exported, so its answer is mirrored here; an
+    // unsupported version is left to parseListenRequest (-32022 first, as the SDK orders it).
+    const claimed = outcome.classification.revision;
+    if (request.headers.get('mcp-protocol-version') === null && claimed !== undefined && SUPPORTED_MODERN_VERSIONS.includes(claimed)) {
+      const detail = `the body envelope names protocol version ${claimed} but the required MCP-Protocol-Version header is absent`;
+      return Response.json(
+        { jsonrpc: '2.0', id: outcome.message.id, error: { code: ErrorCode.HeaderMismatch, message: `Bad Request: the request headers and body disagree: ${detail}`, data: { mismatch: { header: '(missing)', body: detail } } } },
+        { status: 400 },
+      );
+    }
     return serveHttpListen({
       hub: runtime.subscriptions,
       principal: principal.id,
