@@ -42,3 +42,6 @@ export { toStatelyJson, toMermaid, toDot } from './inspection/exportMachine.js';
 export { createTraceInspector, type TraceInspector, type TraceInspectorOptions, type TraceLine } from './inspection/trace.js';
 export { attachStatelyInspector, type StatelyInspector, type StatelyInspectorOptions } from './inspection/statelyInspector.js';
 export { composeInspectors, REDACTED } from './inspection/redact.js';
+// Resource limits (docs/security-limits.md).
+export { DEFAULT_LIMITS, LIMIT_EXCEEDED, resolveLimits, type Limits } from './limits/Limits.js';
+export { StdioLineTransport, type StdioLineTransportOptions } from './transports/StdioLineTransport.js';

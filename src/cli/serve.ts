@@ -82,6 +82,7 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     ...(config.tasks?.finishedRetentionMs !== undefined ? { finishedRetentionMs: config.tasks.finishedRetentionMs } : {}),
     ...(config.tasks?.poll ? { poll: config.tasks.poll } : {}),
     ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
+    ...(config.limits ? { limits: config.limits } : {}),
     ...(wantInspection ? { inspect: (event: InspectionEvent) => inspection?.inspect?.(event) } : {}),
     logger,
   });

@@ -7,6 +7,7 @@
  */
 import type { InputRequest, JsonObject, TaskError, TaskEvent } from '../../machines/task/index.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
+import { limitExceeded } from '../limits/Limits.js';
 import type { ElicitParams, ElicitResult, ToolContext, ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
 
 /** How a run ended. */
@@ -38,6 +39,8 @@ export interface ToolExecutionOptions {
   outstandingKeys?: readonly string[];
   /** Client capabilities of the creating request: input kinds it did not declare are refused (D-10, T-19). */
   clientCapabilities?: JsonObject;
+  /** Input requests the run may have outstanding at once; one more fails with a limit error. Default: unbounded. */
+  maxPendingInputRequests?: number;
   now?: () => number;
 }
 
@@ -230,6 +233,12 @@ export class ToolExecution {
       return Promise.reject(new Error(`Input key ${JSON.stringify(key)} was already used by this call; keys are unique for the task's life (T-18)`));
     }
     if (this.inputMode === 'return') return Promise.reject(new InputRequiredSignal(key, request));
+    const maxPending = this.options.maxPendingInputRequests;
+    if (maxPending !== undefined && this.outstanding.size >= maxPending) {
+      // The handler sees the error; uncaught, it ends the task failed with it (I-5).
+      const error = limitExceeded('maxPendingInputRequestsPerTask', maxPending, `too many input requests outstanding on this task; key ${JSON.stringify(key)} was not issued`);
+      return Promise.reject(new ToolError(error.code, error.message, error.data));
+    }
     this.issuedKeys.add(key);
     this.outstanding.add(key);
     const answered = this.wait(key);
