@@ -197,12 +197,15 @@ export class TaskSupervisor {
       this.executions.set(taskId, options.execution);
     }
     const persister = this.newPersister(1);
-    const actor = createActor(this.machine, { input, inspect: this.inspectFor(persister) });
-    // Constructed, not started: the worker has not run, the snapshot holds the invokes to start (I-1).
-    const record = recordOf(actor.getSnapshot(), actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
+    let actor: TaskActor;
+    let record: TaskRecord;
     try {
+      actor = createActor(this.machine, { input, inspect: this.inspectFor(persister) });
+      // Constructed, not started: the worker has not run, the snapshot holds the invokes to start (I-1).
+      record = recordOf(actor.getSnapshot(), actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
       await this.options.store.create(record);
     } catch (error) {
+      // Nothing was adopted: the run stops and the owner's slot is given back.
       options.execution?.abort(new DOMException('The task could not be stored', 'AbortError'));
       this.executions.delete(taskId);
       this.releaseOwned(options.principal);
