@@ -160,7 +160,7 @@ async function fuzzHttpFrame(served: Served, frame: Frame): Promise<void> {
 /** Sends frames on a message connection, then a probe; checks the answers. */
 async function fuzzConnection(
   frames: Frame[],
-  connection: { send(text: string): void; received: Json[]; waitFor(p: (m: Json) => boolean, timeoutMs: number): Promise<Json>; closedWith(): number | undefined },
+  connection: { send(text: string): void; readonly received: readonly Json[]; waitFor(p: (m: Json) => boolean, timeoutMs: number): Promise<Json>; closedWith(): number | undefined },
   context: string,
   maxFrameBytes: number,
 ): Promise<void> {
@@ -282,5 +282,106 @@ export async function runFuzz(options: FuzzOptions): Promise<{ frames: number }>
     return { frames: sent };
   } finally {
     await served.runtime.close();
+  }
+}
+
+/**
+ * The same frames on the stdin of a real `taskvisor serve --stdio` child
+ * (one principal: the frames aim at random task ids, never at the tasks made
+ * first). The child must answer every probe, stay alive, and show its tasks
+ * unchanged afterwards (`tasks/get`, without the adaptive polling hint).
+ */
+export async function runStdioChildFuzz(options: { runs: number; seed: number; cli: string; tsxImport: string; configFile: string; cwd: string }): Promise<{ frames: number }> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['--import', options.tsxImport, options.cli, 'serve', '--stdio', '--quiet', '--config', options.configFile], {
+    cwd: options.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const received: Json[] = [];
+  const wakers = new Set<() => void>();
+  let stderr = '';
+  let buffer = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    let cut: number;
+    while ((cut = buffer.indexOf('\n')) >= 0) {
+      received.push(JSON.parse(buffer.slice(0, cut)) as Json);
+      buffer = buffer.slice(cut + 1);
+    }
+    for (const wake of [...wakers]) wake();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let alive = true;
+  void exited.then(() => {
+    alive = false;
+    for (const wake of [...wakers]) wake();
+  });
+  const waitFor = (predicate: (m: Json) => boolean, timeoutMs: number) =>
+    new Promise<Json>((resolve, reject) => {
+      const timer = setTimeout(() => finish(new Error(`nothing matching within ${timeoutMs} ms`)), timeoutMs);
+      const finish = (error?: Error, value?: Json) => {
+        clearTimeout(timer);
+        wakers.delete(check);
+        if (error) reject(error);
+        else resolve(value!);
+      };
+      const check = () => {
+        const found = received.find(predicate);
+        if (found) finish(undefined, found);
+        else if (!alive) finish(new Error(`the child exited: ${stderr.slice(-2000)}`));
+      };
+      wakers.add(check);
+      check();
+    });
+  const call = async (message: Json, timeoutMs = 45_000) => {
+    child.stdin.write(`${JSON.stringify(message)}\n`);
+    return waitFor((m) => m.id === message.id && ('result' in m || 'error' in m), timeoutMs);
+  };
+  let sent = 0;
+  try {
+    const create = async (name: string) => ((await call(request('tools/call', { name, arguments: {} }))).result as Json).taskId as string;
+    const ids = [await create('hold'), await create('done'), await create('ask3')];
+    const view = async () =>
+      Promise.all(
+        ids.map(async (taskId) => {
+          const { pollIntervalMs: _hint, ...task } = (await call(request('tasks/get', { taskId }))).result as Json;
+          return task;
+        }),
+      );
+    let before = await view();
+    for (let i = 0; before.map((t) => t.status).join() !== 'working,completed,input_required'; i++) {
+      if (i > 400) throw new Error(`the child's tasks did not settle: ${JSON.stringify(before)}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      before = await view();
+    }
+    const details = await fc.check(
+      fc.asyncProperty(fc.array(frameArbitrary([]), { minLength: 1, maxLength: 4 }), async (batch) => {
+        sent += batch.length;
+        const from = received.length;
+        const window = {
+          send: (text: string) => void child.stdin.write(`${text}\n`),
+          get received() {
+            return received.slice(from);
+          },
+          waitFor: (p: (m: Json) => boolean, t: number) => waitFor((m) => received.indexOf(m) >= from && p(m), t),
+          closedWith: () => undefined,
+        };
+        await fuzzConnection(batch, window, 'stdio child', FUZZ_LIMITS.maxRequestBodyBytes!);
+      }),
+      { numRuns: options.runs, seed: options.seed, endOnFailure: true },
+    );
+    if (details.failed) {
+      const squeeze = (text: string) => text.replace(/(.)\1{40,}/gs, (run, c: string) => `${c}…×${run.length}`);
+      throw new Error(
+        `fuzz stdio child failed (replay: FUZZ_SEED=${options.seed})\nframes: ${squeeze(JSON.stringify(details.counterexample?.[0])).slice(0, 4000)}\nerror: ${squeeze(String((details.errorInstance as Error | undefined)?.message ?? details.errorInstance)).slice(0, 2000)}`,
+      );
+    }
+    assert.ok(alive, `the child died: ${stderr.slice(-2000)}`);
+    assert.deepEqual(await view(), before, "the child's tasks changed during the fuzz run");
+    return { frames: sent };
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
   }
 }
