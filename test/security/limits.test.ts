@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createRuntime, LIMIT_EXCEEDED, listenHttp, listenWebSocket, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, DEFAULT_LIMITS, LIMIT_EXCEEDED, listenHttp, listenWebSocket, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
 import { CLI, spawnNode, tempDir, TSX_IMPORT, waitFor, type Child } from '../support/processes.js';
 import { openHttpListen, post, RawWs, request, type Json } from '../support/rawWire.js';
 import limitTools from './fixtures/limitTools.js';
@@ -258,5 +258,28 @@ describe('limits from the config file, over stdio (CLI)', () => {
     await waitFor(() => lines.find((l) => l.id === null && /batch/.test(String((l.error as ErrorBody | undefined)?.message))), { what: 'the batch answer' });
     send(JSON.stringify({ jsonrpc: '2.0', id: 'bad-1', method: 42 }));
     assert.equal(((await answerTo('bad-1')).error as ErrorBody).code, -32600);
+  });
+});
+
+describe('limits as library options', () => {
+  it('missing limits take the defaults; runtime.limits shows the values in force', () => {
+    const runtime = createRuntime({ store: { kind: 'memory' }, limits: { maxJsonDepth: 7 }, logger: silentLogger });
+    assert.deepEqual(runtime.limits, { ...DEFAULT_LIMITS, maxJsonDepth: 7 });
+    assert.ok(Object.isFrozen(runtime.limits));
+  });
+
+  it('a bad value or an unknown limit throws a RangeError naming it, before anything opens', () => {
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
+      [{ maxJsonDepth: 0 }, /^limits\.maxJsonDepth: expected a positive integer, got 0$/],
+      [{ maxLiveTasksPerPrincipal: 1.5 }, /^limits\.maxLiveTasksPerPrincipal: expected a positive integer, got 1\.5$/],
+      [{ requestTimeoutMs: 2 ** 31 }, /^limits\.requestTimeoutMs: at most 2147483647 ms$/],
+      [{ maxRequestBodyBytes: null }, /^limits\.maxRequestBodyBytes: expected a positive integer, got null$/],
+      [{ maxBody: 1 }, /^limits\.maxBody: unknown limit \(known: maxRequestBodyBytes, /],
+    ];
+    for (const [limits, message] of bad) {
+      assert.throws(() => createRuntime({ store: { kind: 'memory' }, limits: limits as never, logger: silentLogger }), (error: Error) => error instanceof RangeError && message.test(error.message));
+    }
+    // null is allowed where it means "no cap".
+    assert.equal(createRuntime({ store: { kind: 'memory' }, limits: { maxTaskTtlMs: null }, logger: silentLogger }).limits.maxTaskTtlMs, null);
   });
 });
