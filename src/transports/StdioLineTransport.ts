@@ -57,10 +57,9 @@ export class StdioLineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('stdio is closed'));
+    // Resolves once written out (backpressure included), rejects on a write error such as EPIPE.
     return new Promise((resolve, reject) => {
-      const ok = this.stdout.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : undefined));
-      if (ok) resolve();
-      else this.stdout.once('drain', () => resolve());
+      this.stdout.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : resolve()));
     });
   }
 
@@ -71,7 +70,8 @@ export class StdioLineTransport implements Transport {
     this.stdin.off('error', this.onStreamError);
     this.stdin.off('end', this.onEnd);
     this.stdin.off('close', this.onEnd);
-    this.stdout.off('error', this.onStreamError);
+    // The stdout error listener stays: a write still in flight can fail with EPIPE after the client
+    // went away, and an 'error' event without a listener would crash the process.
     if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
     this.chunks = [];
     this.onclose?.();
@@ -79,7 +79,9 @@ export class StdioLineTransport implements Transport {
 
   private readonly onEnd = () => void this.close();
 
-  private readonly onStreamError = (error: Error) => this.onerror?.(error);
+  private readonly onStreamError = (error: Error) => {
+    if (!this.closed) this.onerror?.(error);
+  };
 
   private readonly onData = (data: Buffer | string) => {
     let chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
