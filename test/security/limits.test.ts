@@ -76,6 +76,8 @@ describe('limits over Streamable HTTP and WebSocket (two principals)', () => {
     assert.equal(first.resultType, 'task');
     const refused = await post(httpUrl, callTool('hold'), as('alice'));
     limitError(refused.message, 'maxLiveTasksPerPrincipal');
+    // A handler's JSON-RPC error travels in an HTTP 200 body, like every other handler error (D-19).
+    assert.equal(refused.status, 200);
     const socket = await ws('alice');
     limitError(await socket.call(callTool('hold')), 'maxLiveTasksPerPrincipal');
 
