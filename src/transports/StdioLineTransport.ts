@@ -57,9 +57,22 @@ export class StdioLineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('stdio is closed'));
-    // Resolves once written out (backpressure included), rejects on a write error such as EPIPE.
+    // Resolves once handed to the stream (at once, or after 'drain' under backpressure), as the SDK's own
+    // stdio transport does: the SDK awaits each send, so waiting for the OS write would slow every answer.
     return new Promise((resolve, reject) => {
-      this.stdout.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : resolve()));
+      let settled = false;
+      const settle = (error?: Error) => {
+        if (settled) return;
+        settled = true;
+        this.stdout.off('error', settle);
+        this.stdout.off('drain', onDrain);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onDrain = () => settle();
+      this.stdout.once('error', settle);
+      if (this.stdout.write(`${JSON.stringify(message)}\n`)) settle();
+      else this.stdout.once('drain', onDrain);
     });
   }
 
