@@ -22,15 +22,3 @@ export function exceedsJsonDepth(text: string, max: number): boolean {
   }
   return false;
 }
-
-/** Nesting depth of an already parsed value exceeds `max` (iterative: no recursion to overflow). */
-export function valueExceedsDepth(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (current === null || typeof current !== 'object') continue;
-    if (depth + 1 > max) return true;
-    for (const child of Object.values(current as object)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
