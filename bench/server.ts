@@ -74,6 +74,8 @@ if (config.mode === 'bare') {
     store: (config.store ?? { kind: 'memory' }) as TaskStoreConfig,
     ...(config.ttlMs !== undefined ? { ttlMs: config.ttlMs } : {}),
     reapIntervalMs: 0,
+    // The bench measures capacity with one principal; the per-principal limit (default 1000) would cut it short.
+    limits: { maxLiveTasksPerPrincipal: Number.MAX_SAFE_INTEGER },
     logger: quietLogger,
   });
   registerBenchTools(runtime, config.resume ? { resume: config.resume } : {});

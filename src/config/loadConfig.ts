@@ -15,6 +15,12 @@ import { ConfigSchema, type TaskvisorConfig, type ToolModuleEntry } from './sche
 /** Config files larger than this are refused before parsing. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
+/** Deepest `[`/`{` nesting accepted in a config file (the format itself needs 4); refused before parsing. */
+export const MAX_CONFIG_NESTING = 32;
+
+/** Most alias expansions accepted (YAML "billion laughs" protection). */
+export const MAX_CONFIG_ALIASES = 100;
+
 /** A config problem; `message` is ready to print. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -36,14 +42,26 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
   const absolute = path.resolve(file);
   let size: number;
   try {
-    size = (await stat(absolute)).size;
+    const info = await stat(absolute);
+    // A directory, FIFO or device (e.g. /dev/zero, which never ends) is refused before any read.
+    if (!info.isFile()) throw new ConfigError(`${file}: the config path is ${info.isDirectory() ? 'a directory' : 'not a regular file'}; expected a YAML or JSON file`);
+    size = info.size;
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     throw new ConfigError(`${file}: cannot read the config file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
   if (size > MAX_CONFIG_BYTES) {
     throw new ConfigError(`${file}: the config file is ${size} bytes; the limit is ${MAX_CONFIG_BYTES}`);
   }
-  const text = await readFile(absolute, 'utf8');
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(absolute);
+  } catch (error) {
+    throw new ConfigError(`${file}: cannot read the config file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  // Read past the size seen by stat (the file grew): still bounded.
+  if (bytes.length > MAX_CONFIG_BYTES) throw new ConfigError(`${file}: the config file is over ${MAX_CONFIG_BYTES} bytes`);
+  const text = decodeUtf8(bytes, file);
   const { config, positionOf } = parseConfigDocument(text, file);
   return { file: absolute, config, positionOf };
 }
@@ -53,18 +71,112 @@ export function parseConfig(text: string, file: string): TaskvisorConfig {
   return parseConfigDocument(text, file).config;
 }
 
+/** The text of a UTF-8 file; invalid bytes are an error naming their line and column, never replaced silently. */
+function decodeUtf8(bytes: Buffer, file: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    // Find the first bad byte: the longest prefix that decodes.
+    let good = 0;
+    let bad = bytes.length;
+    while (bad - good > 1) {
+      const middle = (good + bad) >> 1;
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, middle));
+        good = middle;
+      } catch {
+        bad = middle;
+      }
+    }
+    // A prefix can end inside a valid multi-byte sequence; step back to a character boundary.
+    const before = bytes.subarray(0, good).toString('utf8');
+    const lines = before.split('\n');
+    const line = lines.length;
+    const col = [...lines.at(-1)!].length + 1;
+    throw new ConfigError(`${file}:${line}:${col}: the config file is not valid UTF-8 (byte 0x${bytes[good]!.toString(16).padStart(2, '0')} at offset ${good})`);
+  }
+}
+
+/** The first `[`/`{` deeper than `max`, outside quoted strings and comments, as `:line:col`; or undefined. */
+function tooDeep(text: string, max: number): string | undefined {
+  let depth = 0;
+  let line = 1;
+  let lineStart = 0;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') {
+      line++;
+      lineStart = i + 1;
+      if (quote === undefined) continue;
+    }
+    if (quote) {
+      if (quote === '"' && c === '\\') i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === '"' || c === "'") quote = c;
+    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]!))) {
+      const end = text.indexOf('\n', i);
+      i = (end === -1 ? text.length : end) - 1;
+    } else if (c === '[' || c === '{') {
+      if (++depth > max) return `:${line}:${i - lineStart + 1}`;
+    } else if (c === ']' || c === '}') depth = Math.max(0, depth - 1);
+  }
+  return undefined;
+}
+
+/** Throws a ConfigError at the position JSON.parse names when `text` is not strict JSON. */
+function checkStrictJson(text: string, file: string): void {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message;
+    const offset = Number(/at position (\d+)/.exec(message)?.[1] ?? NaN);
+    let where = '';
+    if (Number.isInteger(offset)) {
+      const lines = text.slice(0, offset).split('\n');
+      where = `:${lines.length}:${lines.at(-1)!.length + 1}`;
+    }
+    throw new ConfigError(`${file}${where}: invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, '')}`);
+  }
+}
+
 function parseConfigDocument(text: string, file: string): Pick<Required<LoadedConfig>, 'config' | 'positionOf'> {
   const lineCounter = new LineCounter();
-  // YAML is a superset of JSON, so one parser gives positions for both.
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // Refused before parsing: the YAML parser recurses per level and would run out of stack.
+  const deep = tooDeep(text, MAX_CONFIG_NESTING);
+  if (deep) throw new ConfigError(`${file}${deep}: the config nests deeper than ${MAX_CONFIG_NESTING} levels`);
+  // YAML is a superset of JSON but more lenient (trailing commas, comments): a .json file must be strict JSON.
+  if (file.endsWith('.json')) checkStrictJson(text, file);
+  // One parser gives positions for both.
+  let doc: Document;
+  try {
+    doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  } catch (error) {
+    throw new ConfigError(`${file}: invalid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
+  }
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
     // `linePos` is only filled in with prettyErrors; `pos` (offsets) always is.
     const at = first.linePos?.[0] ?? (first.pos ? lineCounter.linePos(first.pos[0]) : undefined);
     const where = at ? `:${at.line}:${at.col}` : '';
-    throw new ConfigError(`${file}${where}: invalid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${first.message.split('\n')[0]}`);
+    // Block nesting (indentation) is not caught by the bracket scan; the parser reports its stack overflow as an error.
+    const reason = /Maximum call stack/.test(first.message)
+      ? 'the config nests too deeply to parse'
+      : first.message.split('\n')[0];
+    throw new ConfigError(`${file}${where}: invalid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${reason}`);
   }
-  const data = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_CONFIG_ALIASES }) ?? {};
+  } catch (error) {
+    // yaml throws a ReferenceError for an alias bomb ("billion laughs") and for an alias to nothing.
+    const reason = /Excessive alias count/.test((error as Error).message)
+      ? `YAML aliases expand too much (more than ${MAX_CONFIG_ALIASES} alias uses): refused as a resource exhaustion attempt`
+      : (error as Error).message;
+    throw new ConfigError(`${file}: invalid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${reason}`);
+  }
   const parsed = ConfigSchema.safeParse(data);
   if (parsed.success) return { config: parsed.data, positionOf: (at) => position(doc, lineCounter, at, false) };
   const messages = parsed.error.issues.slice(0, 10).map((issue) => describeIssue(issue, doc, lineCounter, file));

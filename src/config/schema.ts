@@ -3,6 +3,7 @@
  * strict: an unknown key is an error, not a silent no-op.
  */
 import { z } from 'zod';
+import { LimitsSchema } from './limitsSchema.js';
 
 const nonNegativeInt = z.number().int().min(0);
 
@@ -160,6 +161,8 @@ export const ConfigSchema = z.strictObject({
       watch: z.boolean().optional(),
     })
     .optional(),
+  /** Resource limits (docs/security-limits.md); safe defaults when absent. */
+  limits: LimitsSchema.optional(),
 });
 export type AuthConfig = z.infer<typeof AuthConfigSchema>;
 

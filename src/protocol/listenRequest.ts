@@ -10,6 +10,7 @@ import {
 import type { JsonObject } from '../../machines/task/index.js';
 import { ErrorCode, TASKS_EXTENSION_ID } from '../core/errors.js';
 import type { ListenFilter } from '../subscriptions/ListenSubscription.js';
+import { limitExceededError } from '../limits/Limits.js';
 
 export const SUPPORTED_MODERN_VERSIONS = ['2026-07-28'];
 
@@ -38,7 +39,7 @@ export function isModernListenRequest(message: unknown): message is { id: string
 }
 
 /** Validates the envelope and the filter of a listen request. */
-export function parseListenRequest(params: JsonObject | undefined): ListenRequestOutcome {
+export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = MAX_LISTEN_TASK_IDS): ListenRequestOutcome {
   if (params === null || typeof params !== 'object') return invalid('params is required');
   const meta = params._meta as Record<string, unknown> | undefined;
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
@@ -71,7 +72,9 @@ export function parseListenRequest(params: JsonObject | undefined): ListenReques
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
       return invalid('notifications.taskIds must be an array of strings');
     }
-    if (ids.length > MAX_LISTEN_TASK_IDS) return invalid(`notifications.taskIds may name at most ${MAX_LISTEN_TASK_IDS} tasks`);
+    if (ids.length > maxTaskIds) {
+      return { ok: false, httpStatus: 400, error: limitExceededError('maxTaskIdsPerListen', maxTaskIds, `notifications.taskIds names ${ids.length} tasks`) };
+    }
     const extensions = (capabilities as { extensions?: Record<string, unknown> }).extensions;
     const declared = extensions?.[TASKS_EXTENSION_ID];
     if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {

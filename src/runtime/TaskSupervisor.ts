@@ -29,6 +29,7 @@ import type { PollPolicy } from './PollPolicy.js';
 import { ToolExecution } from './ToolExecution.js';
 import type { Logger } from './Logger.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
+import { DEFAULT_LIMITS, limitExceeded, type Limits } from '../limits/Limits.js';
 
 /** Unfinished tasks recovered concurrently per batch on start. */
 const RECOVERY_BATCH = 500;
@@ -57,6 +58,8 @@ export interface TaskSupervisorOptions {
   finishedRetentionMs?: number;
   /** Sets the `pollIntervalMs` a task is shown with (T-27); without it the stored hint is shown. */
   pollPolicy?: PollPolicy;
+  /** Live tasks per principal, pending input requests per task. Default: `DEFAULT_LIMITS`. */
+  limits?: Pick<Limits, 'maxLiveTasksPerPrincipal' | 'maxPendingInputRequestsPerTask'>;
   now?: () => number;
   /**
    * Recover the store's unfinished tasks in `start()` (default true). A
@@ -89,6 +92,9 @@ export class TaskSupervisor {
   /** Runs by task id, for the worker actor to adopt or start. */
   private readonly executions = new Map<string, ToolExecution>();
   private readonly listeners = new Set<TaskChangeListener>();
+  /** Unfinished tasks per owner: live actors plus creations under way (so concurrent creates cannot overshoot). */
+  private readonly liveByOwner = new Map<string, number>();
+  private readonly limits: Pick<Limits, 'maxLiveTasksPerPrincipal' | 'maxPendingInputRequestsPerTask'>;
   private readonly machine;
   private readonly now: () => number;
   private reaper: NodeJS.Timeout | undefined;
@@ -96,6 +102,7 @@ export class TaskSupervisor {
 
   constructor(private readonly options: TaskSupervisorOptions) {
     this.now = options.now ?? Date.now;
+    this.limits = options.limits ?? DEFAULT_LIMITS;
     this.machine = taskMachine.provide({
       actors: {
         worker: fromCallback<WorkerMessage, WorkerInput>(({ input, sendBack, receive }) => {
@@ -166,6 +173,7 @@ export class TaskSupervisor {
     for (const live of lives) live.persister.stop();
     for (const live of lives) live.actor.stop();
     this.live.clear();
+    this.liveByOwner.clear();
     for (const execution of this.executions.values()) execution.abort(new DOMException('The server is stopping', 'AbortError'));
     this.executions.clear();
   }
@@ -182,6 +190,13 @@ export class TaskSupervisor {
    */
   async create(options: CreateTaskOptions): Promise<TaskRecord> {
     if (this.stopping) throw new ProtocolError(-32603, 'The server is shutting down');
+    // Counted per owner only: one principal at its limit never blocks another (I-7).
+    const owned = this.liveByOwner.get(options.principal) ?? 0;
+    if (owned >= this.limits.maxLiveTasksPerPrincipal) {
+      options.execution?.abort(new DOMException('Too many unfinished tasks', 'AbortError'));
+      throw limitExceeded('maxLiveTasksPerPrincipal', this.limits.maxLiveTasksPerPrincipal, 'too many unfinished tasks for this principal; wait for some to finish or cancel them');
+    }
+    this.liveByOwner.set(options.principal, owned + 1);
     const taskId = options.execution?.taskId ?? newTaskId();
     const input: TaskInput = {
       taskId,
@@ -199,14 +214,18 @@ export class TaskSupervisor {
       this.executions.set(taskId, options.execution);
     }
     const persister = this.newPersister(1);
-    const actor = createActor(this.machine, { input, inspect: this.inspectFor(persister) });
-    // Constructed, not started: the worker has not run, the snapshot holds the invokes to start (I-1).
-    const record = recordOf(actor.getSnapshot(), actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
+    let actor: TaskActor;
+    let record: TaskRecord;
     try {
+      actor = createActor(this.machine, { input, inspect: this.inspectFor(persister) });
+      // Constructed, not started: the worker has not run, the snapshot holds the invokes to start (I-1).
+      record = recordOf(actor.getSnapshot(), actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
       await this.options.store.create(record);
     } catch (error) {
+      // Nothing was adopted: the run stops and the owner's slot is given back.
       options.execution?.abort(new DOMException('The task could not be stored', 'AbortError'));
       this.executions.delete(taskId);
+      this.releaseOwned(options.principal);
       throw error;
     }
     this.adopt(actor, persister, record);
@@ -388,6 +407,13 @@ export class TaskSupervisor {
     live.persister.stop();
     live.actor.stop();
     this.live.delete(taskId);
+    this.releaseOwned(live.actor.getSnapshot().context.owner);
+  }
+
+  private releaseOwned(owner: string): void {
+    const owned = (this.liveByOwner.get(owner) ?? 1) - 1;
+    if (owned > 0) this.liveByOwner.set(owner, owned);
+    else this.liveByOwner.delete(owner);
   }
 
   /** Starts the run of a task whose worker has none yet: a fresh `always` task, or a `replay` after restart. */
@@ -410,6 +436,7 @@ export class TaskSupervisor {
       issuedKeys: context.issuedKeys,
       outstandingKeys: Object.keys(context.inputRequests),
       ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
+      maxPendingInputRequests: this.limits.maxPendingInputRequestsPerTask,
       now: this.now,
     });
   }
@@ -468,6 +495,8 @@ export class TaskSupervisor {
 
   private restore(record: TaskRecord): void {
     const persister = this.newPersister(record.version);
+    // A recovered task counts against its owner's limit, but is never refused for it (it exists already).
+    this.liveByOwner.set(record.owner, (this.liveByOwner.get(record.owner) ?? 0) + 1);
     const actor = createActor(this.machine, {
       snapshot: record.snapshot as never,
       input: undefined as never,

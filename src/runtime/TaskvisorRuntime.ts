@@ -26,6 +26,7 @@ import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import { ClusterNode } from '../cluster/ClusterNode.js';
 import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
+import { resolveLimits, type Limits } from '../limits/Limits.js';
 
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -56,6 +57,12 @@ export interface RuntimeOptions {
   inspect?: (event: InspectionEvent) => void;
   /** Frames a listen stream may have pending before it is closed as too slow. Default 1000. */
   maxListenBacklog?: number;
+  /**
+   * Resource limits (request size, tasks and listen streams per principal,
+   * timeouts); each missing one has a safe default (see `Limits`). A bad
+   * value throws a `RangeError` naming it.
+   */
+  limits?: Partial<Limits>;
   /** Key (≥ 32 bytes) protecting MRTR `requestState`. Default: random per process. */
   requestStateKey?: string | Uint8Array;
   logger?: Logger;
@@ -76,6 +83,8 @@ export class TaskvisorRuntime {
   readonly logger: Logger;
   /** Open `subscriptions/listen` streams, fed by task and tool-list changes. */
   readonly subscriptions: SubscriptionHub;
+  /** The limits in force (defaults filled in); transports take their size limits from here. */
+  readonly limits: Readonly<Limits>;
   private readonly supervisor: TaskSupervisor;
   private readonly caller: ToolCaller;
   private readonly requestState: RequestStateCodec<MrtrState>;
@@ -87,6 +96,7 @@ export class TaskvisorRuntime {
   readonly cluster: ClusterNode | undefined;
 
   constructor(private readonly options: RuntimeOptions = {}) {
+    this.limits = Object.freeze(resolveLimits(options.limits));
     this.logger = options.logger ?? stderrLogger();
     this.store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
     const pollPolicy = new PollPolicy({ defaultMs: options.pollIntervalMs ?? 1000, ...(options.poll ?? {}) });
@@ -107,10 +117,12 @@ export class TaskvisorRuntime {
       ...(options.finishedRetentionMs !== undefined ? { finishedRetentionMs: options.finishedRetentionMs } : {}),
       ...(options.inspect ? { inspect: options.inspect } : {}),
       pollPolicy,
+      limits: this.limits,
     });
     const defaults: TaskDefaults = {
       ttlMs: options.ttlMs !== undefined ? options.ttlMs : 3_600_000,
       promoteAfterMs: options.promoteAfterMs ?? 200,
+      limits: this.limits,
     };
     this.caller = new ToolCaller(this.tools, this.supervisor, defaults, pollPolicy);
     this.pollRateLimiter = options.pollRateLimit ? new PollRateLimiter(options.pollRateLimit) : undefined;
@@ -120,6 +132,8 @@ export class TaskvisorRuntime {
       readTask: (taskId, principal) => this.supervisor.get(taskId, principal),
       serverInfo: this.serverInfo,
       ...(options.maxListenBacklog !== undefined ? { maxBacklog: options.maxListenBacklog } : {}),
+      maxTaskIdsPerListen: this.limits.maxTaskIdsPerListen,
+      maxStreamsPerPrincipal: this.limits.maxListenStreamsPerPrincipal,
     });
     this.supervisor.onChange((record) => this.subscriptions.publishTask(record));
     this.cluster = ownership

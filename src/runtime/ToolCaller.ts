@@ -12,6 +12,7 @@ import type { TaskSupervisor } from './TaskSupervisor.js';
 import type { PollPolicy } from './PollPolicy.js';
 import { ToolExecution, type ExecutionOutcome, type InputMode } from './ToolExecution.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
+import { capTtl, DEFAULT_LIMITS, limitExceeded, type Limits } from '../limits/Limits.js';
 
 /** Defaults a runtime applies to tools that do not set their own. */
 export interface TaskDefaults {
@@ -19,6 +20,8 @@ export interface TaskDefaults {
   ttlMs: number | null;
   /** `auto` tools become tasks after this long. */
   promoteAfterMs: number;
+  /** Synchronous call timeout, ttl cap, pending input requests per run. Default: `DEFAULT_LIMITS`. */
+  limits?: Pick<Limits, 'requestTimeoutMs' | 'maxTaskTtlMs' | 'maxPendingInputRequestsPerTask'>;
 }
 
 export interface ToolCallRequest {
@@ -45,7 +48,11 @@ export class ToolCaller {
     private readonly supervisor: TaskSupervisor,
     private readonly defaults: TaskDefaults,
     private readonly pollPolicy: PollPolicy,
-  ) {}
+  ) {
+    this.limits = defaults.limits ?? DEFAULT_LIMITS;
+  }
+
+  private readonly limits: Pick<Limits, 'requestTimeoutMs' | 'maxTaskTtlMs' | 'maxPendingInputRequestsPerTask'>;
 
   /**
    * Calls a tool. Unknown tools and bad arguments raise `-32602`; a tool's
@@ -80,7 +87,8 @@ export class ToolCaller {
       tool,
       args,
       principal: request.principal,
-      ttlMs: tool.options.ttlMs !== undefined ? tool.options.ttlMs : this.defaults.ttlMs,
+      // T-26: the server may shorten a ttl; the cap bounds how long any task can hold memory and a store row.
+      ttlMs: capTtl(tool.options.ttlMs !== undefined ? tool.options.ttlMs : this.defaults.ttlMs, this.limits.maxTaskTtlMs),
       pollIntervalMs: this.pollPolicy.initial(tool.name, tool.options.pollIntervalMs),
       ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
       ...(execution ? { execution } : {}),
@@ -95,6 +103,7 @@ export class ToolCaller {
       principal: request.principal,
       inputMode,
       answers: request.answers ?? {},
+      maxPendingInputRequests: this.limits.maxPendingInputRequestsPerTask,
       ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
     });
   }
@@ -103,9 +112,19 @@ export class ToolCaller {
   private async callSync(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest): Promise<ToolCallOutcome> {
     const execution = this.startExecution(tool, args, request, 'return');
     const release = linkAbort(request.signal, execution);
+    const timeoutMs = this.limits.requestTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     try {
-      return this.settleSync(await execution.outcome, request);
+      const outcome = await Promise.race([execution.outcome, timedOut]);
+      if (outcome === 'timeout') {
+        // The handler is told through its signal; the request is answered now, whatever it does.
+        execution.abort(new DOMException('The request timed out', 'TimeoutError'));
+        throw limitExceeded('requestTimeoutMs', timeoutMs, `the tool ${tool.name} did not finish in time; long work belongs in a task`);
+      }
+      return this.settleSync(outcome, request);
     } finally {
+      clearTimeout(timer);
       release();
     }
   }

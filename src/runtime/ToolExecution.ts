@@ -7,6 +7,7 @@
  */
 import type { InputRequest, JsonObject, TaskError, TaskEvent } from '../../machines/task/index.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
+import { limitExceeded } from '../limits/Limits.js';
 import type { ElicitParams, ElicitResult, ToolContext, ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
 import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
 
@@ -41,6 +42,8 @@ export interface ToolExecutionOptions {
   clientCapabilities?: JsonObject;
   /** The checkpoint a `resume: 'resume'` run starts from (`ctx.checkpoint`). */
   checkpoint?: unknown;
+  /** Input requests the run may have outstanding at once; one more fails with a limit error. Default: unbounded. */
+  maxPendingInputRequests?: number;
   now?: () => number;
 }
 
@@ -274,6 +277,12 @@ export class ToolExecution {
       return Promise.reject(new Error(`Input key ${JSON.stringify(key)} was already used by this call; keys are unique for the task's life (T-18)`));
     }
     if (this.inputMode === 'return') return Promise.reject(new InputRequiredSignal(key, request));
+    const maxPending = this.options.maxPendingInputRequests;
+    if (maxPending !== undefined && this.outstanding.size >= maxPending) {
+      // The handler sees the error; uncaught, it ends the task failed with it (I-5).
+      const error = limitExceeded('maxPendingInputRequestsPerTask', maxPending, `too many input requests outstanding on this task; key ${JSON.stringify(key)} was not issued`);
+      return Promise.reject(new ToolError(error.code, error.message, error.data));
+    }
     this.issuedKeys.add(key);
     this.outstanding.add(key);
     const answered = this.wait(key);

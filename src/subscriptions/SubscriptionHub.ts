@@ -6,6 +6,7 @@
  */
 import { TERMINAL_STATUSES } from '../../machines/task/index.js';
 import { toDetailedTask } from '../protocol/wire.js';
+import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import {
   ListenSubscription,
@@ -24,6 +25,8 @@ export interface SubscriptionHubOptions {
   maxBacklog?: number;
   /** Most task ids one listen may name; the rest are left out of the acknowledgement. Default 1000. */
   maxTaskIdsPerListen?: number;
+  /** Open streams one principal may hold over all connections. Default 32. */
+  maxStreamsPerPrincipal?: number;
 }
 
 export interface OpenListen {
@@ -42,10 +45,28 @@ export class SubscriptionHub {
   private readonly opening = new Map<ListenSubscription, Set<string>>();
   private readonly maxBacklog: number;
   private readonly maxTaskIds: number;
+  private readonly maxStreamsPerPrincipal: number;
+  private readonly openByPrincipal = new Map<string, number>();
 
   constructor(private readonly options: SubscriptionHubOptions) {
     this.maxBacklog = options.maxBacklog ?? 1000;
-    this.maxTaskIds = options.maxTaskIdsPerListen ?? 1000;
+    this.maxTaskIds = options.maxTaskIdsPerListen ?? DEFAULT_LIMITS.maxTaskIdsPerListen;
+    this.maxStreamsPerPrincipal = options.maxStreamsPerPrincipal ?? DEFAULT_LIMITS.maxListenStreamsPerPrincipal;
+  }
+
+  /** Most task ids one listen request may name (callers refuse longer lists before opening). */
+  get maxTaskIdsPerListen(): number {
+    return this.maxTaskIds;
+  }
+
+  /**
+   * The JSON-RPC error refusing one more stream for `principal`, or undefined
+   * when it may open one. Callers check this right before `openListen`
+   * (which registers synchronously, so nothing can slip in between).
+   */
+  refusal(principal: string): { code: number; message: string; data: { limit: string; max: number } } | undefined {
+    if ((this.openByPrincipal.get(principal) ?? 0) < this.maxStreamsPerPrincipal) return undefined;
+    return limitExceededError('maxListenStreamsPerPrincipal', this.maxStreamsPerPrincipal, 'too many open subscriptions/listen streams for this principal; close one first');
   }
 
   /** Open streams. */
@@ -74,6 +95,7 @@ export class SubscriptionHub {
       onClosed: (closed) => this.forget(closed),
     });
     this.open.add(subscription);
+    this.openByPrincipal.set(request.principal, (this.openByPrincipal.get(request.principal) ?? 0) + 1);
     const changedMeanwhile = new Set<string>();
     this.opening.set(subscription, changedMeanwhile);
     if (request.requested.toolsListChanged) {
@@ -162,7 +184,11 @@ export class SubscriptionHub {
   }
 
   private forget(subscription: ListenSubscription): void {
-    this.open.delete(subscription);
+    if (this.open.delete(subscription)) {
+      const left = (this.openByPrincipal.get(subscription.principal) ?? 1) - 1;
+      if (left > 0) this.openByPrincipal.set(subscription.principal, left);
+      else this.openByPrincipal.delete(subscription.principal);
+    }
     this.opening.delete(subscription);
     this.toolWatchers.delete(subscription);
     for (const taskId of [...subscription.taskIds]) this.unwatch(subscription, taskId);

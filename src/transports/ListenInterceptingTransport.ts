@@ -84,7 +84,7 @@ export class ListenInterceptingTransport implements Transport {
   }
 
   private async openListen(id: RequestId, params: JsonObject | undefined): Promise<void> {
-    const parsed = parseListenRequest(params);
+    const parsed = parseListenRequest(params, this.hub.maxTaskIdsPerListen);
     if (!parsed.ok) {
       await this.inner.send({ jsonrpc: '2.0', id, error: parsed.error } as JSONRPCMessage);
       return;
@@ -95,6 +95,11 @@ export class ListenInterceptingTransport implements Transport {
         id,
         error: { code: -32600, message: `A listen stream with id ${JSON.stringify(id)} is already open on this connection` },
       } as JSONRPCMessage);
+      return;
+    }
+    const refused = this.hub.refusal(this.principal);
+    if (refused) {
+      await this.inner.send({ jsonrpc: '2.0', id, error: refused } as JSONRPCMessage);
       return;
     }
     let stream: ListenSubscription | undefined;

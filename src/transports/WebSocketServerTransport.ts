@@ -9,7 +9,9 @@
  * frame, a batch or JSON that is not a JSON-RPC message with `-32600`. The
  * connection stays open after any of these.
  */
-import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { DEFAULT_LIMITS } from '../limits/Limits.js';
+import { decodeFrame } from './frames.js';
 import { WebSocket, type RawData } from 'ws';
 
 /** Normal closure (RFC 6455 §7.4.1). */
@@ -20,6 +22,8 @@ export const WS_CLOSE_GOING_AWAY = 1001;
 export interface WebSocketServerTransportOptions {
   /** How long `close()` waits for the peer's close frame before dropping the socket. Default 2 s. */
   closeTimeoutMs?: number;
+  /** Deepest accepted nesting of one message. Default `DEFAULT_LIMITS.maxJsonDepth`. */
+  maxJsonDepth?: number;
 }
 
 type OnMessage = NonNullable<Transport['onmessage']>;
@@ -98,26 +102,13 @@ export class WebSocketServerTransport implements Transport {
       this.reject(-32600, 'Invalid Request: binary frames are not accepted; send one JSON-RPC message per text frame');
       return;
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(rawText(data));
-    } catch {
-      this.reject(-32700, 'Parse error: the frame is not valid JSON');
+    // Parse errors, batches, malformed messages and too-deep nesting get their JSON-RPC error (frames.ts).
+    const decoded = decodeFrame(rawText(data), this.options.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth);
+    if (!decoded.ok) {
+      this.reject(decoded.error.code, decoded.error.message, decoded.id, decoded.error.data);
       return;
     }
-    if (Array.isArray(value)) {
-      this.reject(-32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per frame');
-      return;
-    }
-    let message: JSONRPCMessage;
-    try {
-      message = parseJSONRPCMessage(value);
-    } catch {
-      const id = (value as { id?: unknown } | null)?.id;
-      // Only a request gets an answer; anything without an id is answered with id null.
-      this.reject(-32600, 'Invalid Request: not a JSON-RPC 2.0 message', typeof id === 'string' || typeof id === 'number' ? id : null);
-      return;
-    }
+    const message = decoded.message;
     if (!this.started) this.early.push(message);
     else this.deliver(message);
   }
@@ -130,8 +121,8 @@ export class WebSocketServerTransport implements Transport {
     }
   }
 
-  private reject(code: number, message: string, id: string | number | null = null): void {
-    this.send({ jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage).catch((error: unknown) =>
+  private reject(code: number, message: string, id: string | number | null = null, data?: unknown): void {
+    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } } as unknown as JSONRPCMessage).catch((error: unknown) =>
       this.onerror?.(error instanceof Error ? error : new Error(String(error))),
     );
   }

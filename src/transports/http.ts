@@ -17,6 +17,7 @@ import { serveHttpListen } from './httpListen.js';
 import { logTransportError } from '../runtime/transportErrors.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
+import { screenHttpBody } from './httpBodyScreen.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -46,7 +47,7 @@ export interface HttpEntryOptions {
    * ever sent, wildcard or not.
    */
   allowedOrigins?: string[] | false;
-  /** Largest request body in bytes. Default 4 MiB. */
+  /** Largest request body in bytes. Default `runtime.limits.maxRequestBodyBytes`. */
   maxBodyBytes?: number;
   /** SSE keep-alive comment interval on listen streams, ms; 0 disables. Default 15 s. */
   keepAliveMs?: number;
@@ -72,11 +73,12 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
   const bearer = options.auth ? bearerGate(options.auth, runtime.logger) : undefined;
   const principalOf = (authInfo: AuthInfo | undefined): Principal =>
     (authInfo?.extra?.principal as Principal | undefined) ?? ANONYMOUS_PRINCIPAL;
+  const bodyLimits = { maxBodyBytes: options.maxBodyBytes ?? runtime.limits.maxRequestBodyBytes, maxJsonDepth: runtime.limits.maxJsonDepth };
   const handler = createMcpHandler(
     runtime.serverFactory((ctx) => principalOf(ctx.authInfo)),
     {
       legacy: 'stateless',
-      ...(options.maxBodyBytes !== undefined ? { maxRequestBodySize: options.maxBodyBytes } : {}),
+      maxRequestBodySize: bodyLimits.maxBodyBytes,
       onerror: (error) => logTransportError(runtime.logger, 'http', error),
     },
   );
@@ -93,11 +95,18 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
     if (admitted instanceof Response) return admitted;
     const principal = admitted;
     const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
-    if (request.method === 'POST' && request.headers.get('mcp-method')?.trim() === 'subscriptions/listen') {
-      const listen = await serveListen(request, principal);
+    // Size and nesting depth are refused before anything parses or validates the body (limits).
+    let parsedBody: unknown;
+    if (request.method === 'POST') {
+      const screened = await screenHttpBody(request, bodyLimits);
+      if (screened instanceof Response) return screened;
+      parsedBody = screened.parsedBody;
+    }
+    if (request.method === 'POST' && parsedBody !== undefined && request.headers.get('mcp-method')?.trim() === 'subscriptions/listen') {
+      const listen = serveListen(request, principal, parsedBody);
       if (listen) return listen;
     }
-    return handler.fetch(request, { authInfo });
+    return handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
   };
 
   /**
@@ -106,17 +115,9 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
    * envelope and era are judged exactly as for every other request (T-63).
    * Returns undefined to let the SDK answer (legacy traffic, unreadable bodies).
    */
-  const serveListen = async (request: Request, principal: Principal): Promise<Response | undefined> => {
-    const length = Number(request.headers.get('content-length') ?? '0');
-    if (length > (options.maxBodyBytes ?? 4 * 1024 * 1024)) return undefined;
+  const serveListen = (request: Request, principal: Principal, body: unknown): Response | undefined => {
     // Not JSON: the SDK answers 415 exactly as for any other POST.
     if (!isJsonContentType(request.headers.get('content-type'))) return undefined;
-    let body: unknown;
-    try {
-      body = JSON.parse(await request.clone().text());
-    } catch {
-      return undefined;
-    }
     const outcome = classifyInboundRequest({
       httpMethod: request.method,
       ...optionalHeader('protocolVersionHeader', request.headers.get('mcp-protocol-version')),

@@ -28,10 +28,13 @@ const encoder = new TextEncoder();
 
 /** Serves one listen request; resolves the HTTP response (an SSE stream, or a JSON-RPC error). */
 export function serveHttpListen(options: HttpListenOptions): Response {
-  const parsed = parseListenRequest(options.params);
+  const parsed = parseListenRequest(options.params, options.hub.maxTaskIdsPerListen);
   if (!parsed.ok) {
     return Response.json({ jsonrpc: '2.0', id: options.id, error: parsed.error }, { status: parsed.httpStatus });
   }
+  // 429: the principal holds too many streams; other principals' streams are untouched.
+  const refused = options.hub.refusal(options.principal);
+  if (refused) return Response.json({ jsonrpc: '2.0', id: options.id, error: refused }, { status: 429 });
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
   let keepAlive: NodeJS.Timeout | undefined;

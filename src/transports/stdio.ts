@@ -4,11 +4,12 @@
  * principal (I-7). Nothing but protocol goes to stdout.
  */
 import type { Readable, Writable } from 'node:stream';
-import { serveStdio as sdkServeStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { LOCAL_PRINCIPAL, type Principal } from '../core/principal.js';
 import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 import { logTransportError } from '../runtime/transportErrors.js';
+import { StdioLineTransport } from './StdioLineTransport.js';
 
 export interface StdioOptions {
   stdin?: Readable;
@@ -21,7 +22,13 @@ export function serveStdio(runtime: TaskvisorRuntime, options: StdioOptions = {}
   const principal = options.principal ?? LOCAL_PRINCIPAL;
   // Listens are served by taskvisor's hub: the SDK's stdio listen router strips taskIds (P8).
   const transport = new ListenInterceptingTransport(
-    new StdioServerTransport(options.stdin, options.stdout),
+    // Our line transport: every bad line gets its JSON-RPC error, limits apply (runtime.limits).
+    new StdioLineTransport({
+      ...(options.stdin ? { stdin: options.stdin } : {}),
+      ...(options.stdout ? { stdout: options.stdout } : {}),
+      maxLineBytes: runtime.limits.maxRequestBodyBytes,
+      maxJsonDepth: runtime.limits.maxJsonDepth,
+    }),
     runtime.subscriptions,
     principal.id,
     runtime.logger,

@@ -53,7 +53,7 @@ export interface WebSocketListenOptions {
    * on loopback binds, else no check. `false` turns it off.
    */
   allowedOrigins?: string[] | false;
-  /** Largest inbound frame in bytes; a bigger one closes the socket with 1009. Default 4 MiB. */
+  /** Largest inbound frame in bytes; a bigger one closes the socket with 1009. Default `runtime.limits.maxRequestBodyBytes`. */
   maxPayloadBytes?: number;
   /** Ping interval; a socket that has not answered the previous ping is terminated. 0 disables. Default 30 s. */
   keepAliveMs?: number;
@@ -68,8 +68,6 @@ export interface WebSocketListener {
   /** Ends every listen stream gracefully, closes every socket with 1001, stops listening. */
   close(): Promise<void>;
 }
-
-const DEFAULT_MAX_PAYLOAD = 4 * 1024 * 1024;
 
 interface Connection {
   socket: WebSocket;
@@ -92,7 +90,7 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
   let closing = false;
 
   // Offered subprotocols: ws picks the first by default; the v1 SDK client offers `mcp` and fails without it.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? runtime.limits.maxRequestBodyBytes });
 
   const server = createServer((req, res) => {
     if (bearer && new URL(req.url ?? '/', 'http://x').pathname === bearer.metadataPath(path)) {
@@ -136,7 +134,7 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
   };
 
   const accept = (socket: WebSocket, principal: Principal): void => {
-    const transport = new WebSocketServerTransport(socket);
+    const transport = new WebSocketServerTransport(socket, { maxJsonDepth: runtime.limits.maxJsonDepth });
     // Listens are served by taskvisor's hub: the SDK's listen router strips taskIds (P8).
     const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);
     const handle = sdkServeStdio(runtime.serverFactory(() => principal), {

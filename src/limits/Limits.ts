@@ -1,0 +1,92 @@
+/**
+ * Resource limits a hostile (or merely buggy) client could otherwise use to
+ * exhaust the server's memory, connections or time. Every limit has a safe
+ * default; a limit hit answers a JSON-RPC error and touches nothing that
+ * belongs to another principal (I-7).
+ *
+ * Error code: `-32000`, the implementation-defined server-error code
+ * (JSON-RPC 2.0 §5.1), which the SDK itself answers for an oversized HTTP
+ * body (413). The spec's own codes (-32020…-32022) mean other things and
+ * -32002/-32042 are retired, so none of those may be reused. `data.limit`
+ * names the limit and `data.max` its value, so a client can tell them apart.
+ */
+import { ProtocolError } from '@modelcontextprotocol/server';
+
+/** The code of every limit error (see the module comment). */
+export const LIMIT_EXCEEDED = -32000;
+
+/** The limits of one runtime (`RuntimeOptions.limits`, config `limits:`). */
+export interface Limits {
+  /** Largest HTTP request body and WebSocket frame, bytes. HTTP answers 413, WebSocket closes with 1009. Default 4 MiB. */
+  maxRequestBodyBytes: number;
+  /** Deepest nesting of arrays/objects in one JSON-RPC message. Default 64. */
+  maxJsonDepth: number;
+  /** Unfinished tasks one principal may own at a time. Default 1000. */
+  maxLiveTasksPerPrincipal: number;
+  /** Input requests one task may have outstanding at once. Default 16. */
+  maxPendingInputRequestsPerTask: number;
+  /** Open `subscriptions/listen` streams per principal (all connections together). Default 32. */
+  maxListenStreamsPerPrincipal: number;
+  /** Task ids one listen request may name. Default 1000. */
+  maxTaskIdsPerListen: number;
+  /** Longest a synchronous `tools/call` may run before it is aborted with an error, ms. Default 5 min. */
+  requestTimeoutMs: number;
+  /**
+   * Longest lifetime (ttl) a task may get; longer or unlimited ttls are cut to
+   * it (T-26: the server may change ttl). `null`: no cap. Default `null`: a
+   * ttl is chosen by the server's own config and tools, never by a client.
+   */
+  maxTaskTtlMs: number | null;
+}
+
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  maxRequestBodyBytes: 4 * 1024 * 1024,
+  maxJsonDepth: 64,
+  maxLiveTasksPerPrincipal: 1000,
+  maxPendingInputRequestsPerTask: 16,
+  maxListenStreamsPerPrincipal: 32,
+  maxTaskIdsPerListen: 1000,
+  requestTimeoutMs: 300_000,
+  maxTaskTtlMs: null,
+});
+
+/** Upper bounds that keep a limit meaningful (a timer cannot wait longer than 2^31-1 ms in one step). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The complete limits from partial ones. Throws a `RangeError` naming the
+ * option for a value that is not a positive integer (or `null` where allowed).
+ */
+export function resolveLimits(partial: Partial<Limits> = {}): Limits {
+  const limits: Limits = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(partial) as [keyof Limits, unknown][]) {
+    if (value === undefined) continue;
+    if (!Object.hasOwn(DEFAULT_LIMITS, key)) throw new RangeError(`limits.${key}: unknown limit (known: ${Object.keys(DEFAULT_LIMITS).join(', ')})`);
+    if (value === null && key === 'maxTaskTtlMs') {
+      limits.maxTaskTtlMs = null;
+      continue;
+    }
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(`limits.${key}: expected a positive integer, got ${JSON.stringify(value)}`);
+    }
+    if (key === 'requestTimeoutMs' && value > MAX_TIMER_MS) throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
+    (limits as unknown as Record<string, number>)[key] = value;
+  }
+  return limits;
+}
+
+/** The JSON-RPC error of a limit hit. */
+export function limitExceeded(limit: keyof Limits, max: number, message: string): ProtocolError {
+  return new ProtocolError(LIMIT_EXCEEDED, `Limit exceeded: ${message} (${limit} = ${max})`, { limit, max });
+}
+
+/** The same error as a plain JSON-RPC error object (for answers built outside the SDK). */
+export function limitExceededError(limit: keyof Limits, max: number, message: string): { code: number; message: string; data: { limit: string; max: number } } {
+  return { code: LIMIT_EXCEEDED, message: `Limit exceeded: ${message} (${limit} = ${max})`, data: { limit, max } };
+}
+
+/** A task's ttl under the cap: an unlimited or longer ttl becomes the cap (T-26: the server may change ttl). */
+export function capTtl(ttlMs: number | null, maxTaskTtlMs: number | null): number | null {
+  if (maxTaskTtlMs === null) return ttlMs;
+  return ttlMs === null ? maxTaskTtlMs : Math.min(ttlMs, maxTaskTtlMs);
+}
