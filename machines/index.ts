@@ -7,6 +7,7 @@
  */
 import type { AnyStateMachine } from 'xstate';
 import { TASK_MACHINE_VERSION, taskMachine } from './task/index.js';
+import { UPSTREAM_MACHINE_VERSION, UPSTREAM_SUPERVISOR_MACHINE_VERSION, upstreamMachine, upstreamSupervisorMachine } from './upstream/index.js';
 
 export interface MachineEntry {
   /** Short, file-name-safe name: the CLI's `--machine NAME` and the export's file name. */
@@ -24,6 +25,18 @@ export const MACHINES: ReadonlyArray<MachineEntry> = Object.freeze([
     machine: taskMachine,
     version: TASK_MACHINE_VERSION,
     description: 'Lifecycle of one MCP task (SEP-2663): working ⇄ input_required → completed | failed | cancelled',
+  },
+  {
+    name: 'upstream',
+    machine: upstreamMachine,
+    version: UPSTREAM_MACHINE_VERSION,
+    description: 'One upstream MCP connection: connecting → ready ⇄ degraded → backoff (capped exponential jitter) → connecting; stopped | failed',
+  },
+  {
+    name: 'upstream-supervisor',
+    machine: upstreamSupervisorMachine,
+    version: UPSTREAM_SUPERVISOR_MACHINE_VERSION,
+    description: 'Parent of the upstream connection actors; contains a crashed child (xstate.error.actor.*) and respawns it',
   },
 ]);
 
