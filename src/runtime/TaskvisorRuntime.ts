@@ -23,6 +23,9 @@ import { PollPolicy, type PollPolicyOptions } from './PollPolicy.js';
 import { PollRateLimiter, type PollRateLimitOptions } from './PollRateLimiter.js';
 import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
 import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+import { UpstreamManager } from '../upstreams/UpstreamManager.js';
+import type { UpstreamSpec } from '../upstreams/UpstreamSpec.js';
+import path from 'node:path';
 import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
 
@@ -55,6 +58,18 @@ export interface RuntimeOptions {
   inspect?: (event: InspectionEvent) => void;
   /** Frames a listen stream may have pending before it is closed as too slow. Default 1000. */
   maxListenBacklog?: number;
+  /**
+   * Upstream MCP servers whose tools this runtime re-exposes as
+   * `<toolNamespace>_<prefix>_<tool>` and whose tasks it forwards (docs/aggregator.md).
+   */
+  upstreams?: UpstreamSpec[];
+  /** First part of upstream tool names; the whole `<toolNamespace>_` space is reserved for them. Default `x`. */
+  toolNamespace?: string;
+  /**
+   * The runtime state file (secrets, upstream discover cache, upstream health).
+   * Default: `runtime-state.json` next to the store (`./.taskvisor/` for a memory store).
+   */
+  stateFile?: string;
   /** Key (≥ 32 bytes) protecting MRTR `requestState`. Default: random per process. */
   requestStateKey?: string | Uint8Array;
   logger?: Logger;
@@ -82,6 +97,8 @@ export class TaskvisorRuntime {
   private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
   private readonly closers = new Set<() => Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
+  /** The aggregator's upstream connections; `undefined` when no upstream is configured. */
+  readonly upstreams: UpstreamManager | undefined;
 
   constructor(private readonly options: RuntimeOptions = {}) {
     this.logger = options.logger ?? stderrLogger();
@@ -111,6 +128,15 @@ export class TaskvisorRuntime {
     });
     this.supervisor.onChange((record) => this.subscriptions.publishTask(record));
     this.tools.onChange(() => this.subscriptions.publishToolsChanged());
+    this.upstreams = options.upstreams?.length
+      ? new UpstreamManager({
+          upstreams: options.upstreams,
+          ...(options.toolNamespace !== undefined ? { namespace: options.toolNamespace } : {}),
+          stateFile: options.stateFile ?? defaultStateFile(options.store),
+          tools: this.tools,
+          logger: this.logger,
+        })
+      : undefined;
   }
 
   /**
@@ -134,6 +160,7 @@ export class TaskvisorRuntime {
     this.state = 'starting';
     await this.store.open();
     const report = await this.supervisor.start();
+    await this.upstreams?.start();
     this.state = 'started';
     if (report.resumed + report.failed > 0) {
       this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
@@ -148,6 +175,7 @@ export class TaskvisorRuntime {
     // Listen streams end gracefully with their result (§1.9) before the transports go.
     this.subscriptions.closeAll();
     await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
+    await this.upstreams?.stop();
     await this.supervisor.stop();
     await this.store.close();
   }
@@ -207,6 +235,7 @@ export class TaskvisorRuntime {
         supervisor: this.supervisor,
         principal: principal.id,
         ...(this.pollRateLimiter ? { pollRateLimiter: this.pollRateLimiter } : {}),
+        ...(this.upstreams ? { forwarder: this.upstreams.forwarder } : {}),
       });
     }
     return server;
@@ -216,6 +245,15 @@ export class TaskvisorRuntime {
 /** Creates a runtime; register tools, `await start()`, then serve it. */
 export function createRuntime(options?: RuntimeOptions): TaskvisorRuntime {
   return new TaskvisorRuntime(options);
+}
+
+/** `runtime-state.json` next to the store's files. */
+function defaultStateFile(store: RuntimeOptions['store']): string {
+  if (store && !isStore(store)) {
+    if (store.kind === 'lowdb') return path.resolve(store.dir, 'runtime-state.json');
+    if (store.kind === 'sqlite') return path.resolve(path.dirname(store.file), 'runtime-state.json');
+  }
+  return path.resolve(DEFAULT_STORE_DIR, 'runtime-state.json');
 }
 
 function isStore(value: unknown): value is TaskStore {
