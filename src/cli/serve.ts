@@ -13,6 +13,7 @@ import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { serveStdio } from '../transports/stdio.js';
 import { listenWebSocket } from '../transports/websocket.js';
+import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -83,6 +84,13 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
     ...(config.tasks?.poll ? { poll: config.tasks.poll } : {}),
     ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
     ...(wantInspection ? { inspect: (event: InspectionEvent) => inspection?.inspect?.(event) } : {}),
+    ...(config.upstreams?.length
+      ? {
+          upstreams: upstreamsOf(loaded),
+          stateFile: stateFileOf(loaded),
+          ...(config.aggregator?.toolNamespace ? { toolNamespace: config.aggregator.toolNamespace } : {}),
+        }
+      : {}),
     logger,
   });
   if (loaded) await loadToolModules(loaded, runtime);
@@ -146,6 +154,7 @@ export async function serve(args: ServeArgs): Promise<{ runtime: TaskvisorRuntim
         ? `sqlite ${path.relative(process.cwd(), store.file)}`
         : 'memory';
   logger.info(`${runtime.tools.names().length} tools (${runtime.tools.names().join(', ')}); store: ${storeText}`);
+  if (runtime.upstreams) logger.info(`${runtime.upstreams.status().length} upstreams (connecting in the background); state file ${path.relative(process.cwd(), stateFileOf(loaded))}`);
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
   if (args.stdio) {
