@@ -24,6 +24,7 @@ import { PollRateLimiter, type PollRateLimitOptions } from './PollRateLimiter.js
 import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
 import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import { UpstreamManager } from '../upstreams/UpstreamManager.js';
+import { WrappedTaskIds } from '../upstreams/WrappedTaskIds.js';
 import type { UpstreamSpec } from '../upstreams/UpstreamSpec.js';
 import path from 'node:path';
 import type { z } from 'zod';
@@ -137,6 +138,15 @@ export class TaskvisorRuntime {
           logger: this.logger,
         })
       : undefined;
+    if (this.upstreams) {
+      const upstreams = this.upstreams;
+      // Listens naming wrapped ids are relayed from the upstreams (src/upstreams/TaskForwarder.follow).
+      this.subscriptions.useRemoteTasks({
+        owns: (taskId) => WrappedTaskIds.looksWrapped(taskId),
+        read: (taskId, principal) => upstreams.forwarder.read(taskId, principal),
+        follow: (taskId, principal, current, onChange) => upstreams.forwarder.follow(taskId, principal, current, onChange),
+      });
+    }
   }
 
   /**

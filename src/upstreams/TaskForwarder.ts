@@ -99,6 +99,46 @@ export class TaskForwarder {
     return { ...stripMeta(this.answer(outcome)), taskId };
   }
 
+  /** The task as a `notifications/tasks` frame carries it: no `resultType`, no upstream `_meta` (T-31). */
+  async read(taskId: string, principal: string): Promise<JsonObject> {
+    return asNotification(await this.get(taskId, principal, undefined));
+  }
+
+  /**
+   * Follows a wrapped task for a listen stream: polls the upstream at the
+   * task's own `pollIntervalMs` (bounded 100 ms – 5 s) and reports each
+   * visible change. While the upstream is down nothing is reported (never an
+   * invented status); polling goes on slowly until it is back.
+   */
+  follow(taskId: string, principal: string, current: JsonObject, onChange: (task: JsonObject) => void): () => void {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let last = visibleKey(current);
+    let delay = followDelay(current);
+    const tick = async () => {
+      if (stopped) return;
+      try {
+        const task = await this.read(taskId, principal);
+        if (stopped) return;
+        delay = followDelay(task);
+        const key = visibleKey(task);
+        if (key !== last) {
+          last = key;
+          onChange(task);
+        }
+        if (TERMINAL.has(String(task.status))) return;
+      } catch {
+        delay = Math.min(5_000, Math.max(1_000, delay * 2));
+      }
+      if (!stopped) timer = setTimeout(() => void tick(), delay);
+    };
+    timer = setTimeout(() => void tick(), delay);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+
   /** `tasks/update` of a wrapped id: the input responses go to the upstream as they came. */
   async update(taskId: string, principal: string, responses: Record<string, unknown>, inbound: JsonObject | undefined): Promise<void> {
     const { connection, id } = this.route(taskId, principal);
@@ -173,6 +213,21 @@ export class TaskForwarder {
       task = this.answer(await this.send(connection, 'tasks/get', { taskId: upstreamId }, capabilities));
     }
   }
+}
+
+function asNotification(task: JsonObject): JsonObject {
+  const { resultType: _resultType, _meta: _dropped, ...rest } = task;
+  return rest;
+}
+
+/** What a listener sees change: status, message, input requests, result, error. */
+function visibleKey(task: JsonObject): string {
+  return JSON.stringify([task.status, task.statusMessage, task.inputRequests, task.result, task.error]);
+}
+
+function followDelay(task: JsonObject): number {
+  const hint = typeof task.pollIntervalMs === 'number' ? task.pollIntervalMs : 1000;
+  return Math.min(5_000, Math.max(100, hint));
 }
 
 /** The inbound capabilities with the tasks extension set (or removed when `tasks` is false). */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { GetTaskResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
+import { GetTaskResultV2Schema, TaskStatusNotificationV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { connect, envelope, taskSession, type ConnectedClient } from '../support/extTasksClient.js';
 import { errorOf, getTask, rawRequest, resultOf, callTool, waitFor } from '../support/processes.js';
 import { DEMO_TOOLS, type Aggregator } from './harness.js';
@@ -117,6 +117,45 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       await rawRequest(alice, { method: 'tasks/cancel', params: { taskId: id, _meta: envelope() } });
     });
 
+    it('listen relay: a listen naming a wrapped id gets the upstream changes as notifications/tasks with the wrapped id', async () => {
+      const listener = await connect({ kind: 'http', url: aggregator.url, headers: { 'x-user': 'alice' } });
+      const frames: Array<Record<string, unknown>> = [];
+      listener.client.fallbackNotificationHandler = async (notification) => {
+        frames.push(notification as unknown as Record<string, unknown>);
+      };
+      try {
+        const id = String(resultOf(await callTool(alice, 'x_demo_hello_world', {})).taskId);
+        const foreign = String(resultOf(await callTool(bob, 'x_demo_sleep', { ms: 5_000 })).taskId);
+        const subscription = await listener.client.listen({ taskIds: [id, foreign] } as never);
+        const frame = (status: string) =>
+          waitFor(() => frames.find((f) => f.method === 'notifications/tasks' && (f.params as { status: string }).status === status)?.params as Record<string, unknown> | undefined, {
+            timeoutMs: 10_000,
+            what: `a ${status} frame`,
+          });
+        const asking = await frame('input_required');
+        assert.equal(asking.taskId, id);
+        assert.deepEqual(Object.keys(asking.inputRequests as object), ['name']);
+        resultOf(await rawRequest(alice, { method: 'tasks/update', params: { taskId: id, inputResponses: { name: { action: 'accept', content: { name: 'Grace' } } }, _meta: envelope() } }));
+        const done = await frame('completed');
+        assert.equal(done.taskId, id);
+        assert.deepEqual(done.result, { content: [{ type: 'text', text: 'Hello, Grace!' }], resultType: 'complete' });
+        await subscription.close();
+        const wire = listener.received as Array<Record<string, unknown>>;
+        const ack = wire.find((m) => m.method === 'notifications/subscriptions/acknowledged')!.params as { notifications: { taskIds: string[] } };
+        assert.deepEqual(ack.notifications.taskIds, [id], "bob's id is left out like an unknown one");
+        for (const message of wire.filter((m) => m.method === 'notifications/tasks')) {
+          assert.ok(TaskStatusNotificationV2Schema.safeParse(message).success, JSON.stringify(message));
+          const params = message.params as Record<string, unknown>;
+          assert.equal(params.taskId, id);
+          assert.equal(params.resultType, undefined);
+          assert.ok((params._meta as Record<string, unknown>)['io.modelcontextprotocol/subscriptionId'] !== undefined);
+        }
+        await rawRequest(bob, { method: 'tasks/cancel', params: { taskId: foreign, _meta: envelope() } });
+      } finally {
+        await listener.close();
+      }
+    });
+
     it('collapse: a 2026-07-28 client without the capability gets the final result', async () => {
       const plain = await connect({ kind: 'http', url: aggregator.url }, { elicitation: { form: {} } });
       try {
@@ -173,6 +212,5 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       assert.equal(error.code, -32601);
     });
 
-    void waitFor;
   });
 }
