@@ -135,8 +135,13 @@ export class UpstreamConnection {
     return tools;
   }
 
+  /**
+   * A liveness probe: `ping` on 2025-11-25; 2026-07-28 has no `ping`, so
+   * there it is `server/discover` (stateless and cheap).
+   */
   async ping(): Promise<void> {
-    await withTimeout(this.client.ping(), this.timeoutMs, () => `ping timed out after ${this.timeoutMs} ms`);
+    const probe = this.era === 'modern' ? this.client.discover() : this.client.ping();
+    await withTimeout(probe, this.timeoutMs, () => `${this.era === 'modern' ? 'server/discover' : 'ping'} timed out after ${this.timeoutMs} ms`);
   }
 
   /**

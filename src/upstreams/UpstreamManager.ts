@@ -283,8 +283,9 @@ export class UpstreamManager implements UpstreamDirectory {
           return { toolCount, protocolVersion: connection.protocolVersion, tasks: connection.tasks };
         } catch (error) {
           await connection.close();
-          // A stale cached verdict must not fail every attempt: probe afresh next time.
-          if (cached) await this.state?.forgetUpstream(name);
+          // A stale cached verdict must not fail every attempt: probe afresh next time —
+          // unless the upstream was simply unreachable, which says nothing about its era.
+          if (cached && !UNREACHABLE.test(String((error as Error)?.message ?? error))) await this.state?.forgetUpstream(name);
           this.options.logger.error(`upstream ${name}: cannot connect`, error);
           throw error;
         }
@@ -319,6 +320,9 @@ export class UpstreamManager implements UpstreamDirectory {
     };
   }
 }
+
+/** Connection failures that say nothing about what the upstream speaks. */
+const UNREACHABLE = /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENOENT|spawn|timed out|closed/i;
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -5,7 +5,7 @@
  * over stdio (spawned by the aggregator) or over Streamable HTTP.
  */
 import { join } from 'node:path';
-import { createRuntime, listenHttp, silentLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, listenHttp, silentLogger, stderrLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
 import type { UpstreamSpec } from '../../src/upstreams/UpstreamSpec.js';
 import { CLI, freePort, REPO_ROOT, spawnNode, tempDir, type Child } from '../support/processes.js';
 
@@ -31,7 +31,7 @@ export interface Aggregator {
 export async function startAggregator(upstreams: UpstreamSpec[], options: { dir?: string } = {}): Promise<Aggregator> {
   const temp = options.dir ? undefined : await tempDir('taskvisor-agg-');
   const dir = options.dir ?? temp!.path;
-  const runtime = createRuntime({ store: { kind: 'memory' }, stateFile: join(dir, 'state', 'runtime-state.json'), upstreams, logger: silentLogger });
+  const runtime = createRuntime({ store: { kind: 'memory' }, stateFile: join(dir, 'state', 'runtime-state.json'), upstreams, logger: process.env.TASKVISOR_TEST_LOG ? stderrLogger() : silentLogger });
   await runtime.start();
   for (const spec of upstreams) await runtime.upstreams!.waitFor(spec.name, (status) => status.state === 'ready', 40_000);
   const http: HttpListener = await listenHttp(runtime, {
