@@ -42,3 +42,19 @@ export { toStatelyJson, toMermaid, toDot } from './inspection/exportMachine.js';
 export { createTraceInspector, type TraceInspector, type TraceInspectorOptions, type TraceLine } from './inspection/trace.js';
 export { attachStatelyInspector, type StatelyInspector, type StatelyInspectorOptions } from './inspection/statelyInspector.js';
 export { composeInspectors, REDACTED } from './inspection/redact.js';
+// Aggregator: upstream MCP servers as supervised actors (docs/aggregator.md).
+export { UpstreamManager, type UpstreamStatus, type UpstreamManagerOptions } from './upstreams/UpstreamManager.js';
+export type { UpstreamSpec, UpstreamTransportSpec } from './upstreams/UpstreamSpec.js';
+export { TaskForwarder } from './upstreams/TaskForwarder.js';
+export { WrappedTaskIds } from './upstreams/WrappedTaskIds.js';
+export { forwardedToolName, DEFAULT_TOOL_NAMESPACE } from './upstreams/toolNames.js';
+export { RuntimeStateFile, type RuntimeState, type UpstreamHealth } from './state/RuntimeStateFile.js';
+export {
+  upstreamMachine,
+  upstreamSupervisorMachine,
+  UPSTREAM_MACHINE_VERSION,
+  UPSTREAM_SUPERVISOR_MACHINE_VERSION,
+  backoffDelay,
+  type UpstreamState,
+  type BackoffPolicy,
+} from '../machines/upstream/index.js';
