@@ -18,7 +18,7 @@ import type { JsonObject } from '../../machines/task/index.js';
 import { ErrorCode, missingTasksCapability, TASKS_EXTENSION_ID, taskNotFound } from '../core/errors.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../runtime/ToolCaller.js';
 import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
-import { UpstreamUnavailableError } from './UpstreamConnection.js';
+import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
 import { WrappedTaskIds } from './WrappedTaskIds.js';
 
 const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
@@ -105,38 +105,63 @@ export class TaskForwarder {
   }
 
   /**
-   * Follows a wrapped task for a listen stream: polls the upstream at the
-   * task's own `pollIntervalMs` (bounded 100 ms – 5 s) and reports each
-   * visible change. While the upstream is down nothing is reported (never an
-   * invented status); polling goes on slowly until it is back.
+   * Follows a wrapped task for a listen stream and reports each visible
+   * change. A Tasks-capable upstream is subscribed to (`subscriptions/listen`
+   * with its task id, pushes arrive at once); in any case the task is also
+   * polled at its own `pollIntervalMs` (bounded 100 ms – 5 s), since pushing
+   * is optional for the upstream (T-29, T-50). While the upstream is down
+   * nothing is reported (never an invented status); polling goes on slowly
+   * and the subscription is opened again once it is back.
    */
   follow(taskId: string, principal: string, current: JsonObject, onChange: (task: JsonObject) => void): () => void {
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     let last = visibleKey(current);
     let delay = followDelay(current);
+    let unsubscribe: (() => void) | undefined;
+    const ref = this.ids.unwrap(taskId, principal);
+    const report = (task: JsonObject) => {
+      if (stopped) return;
+      const key = visibleKey(task);
+      if (key === last) return;
+      last = key;
+      onChange(task);
+      if (TERMINAL.has(String(task.status))) stop();
+    };
+    const subscribe = () => {
+      const connection = ref ? this.directory.connection(ref.upstream) : undefined;
+      if (!ref || unsubscribe || !connection?.isOpen || !connection.tasks) return;
+      unsubscribe = connection.listen(
+        [ref.taskId],
+        (frame) => {
+          if (frame.taskId === ref.taskId) report({ ...asNotification(stripMeta(frame)), taskId });
+        },
+        () => {
+          unsubscribe = undefined; // the stream ended (upstream gone or closed it): polling goes on, we re-subscribe on the next good poll
+        },
+      );
+    };
     const tick = async () => {
       if (stopped) return;
       try {
         const task = await this.read(taskId, principal);
-        if (stopped) return;
         delay = followDelay(task);
-        const key = visibleKey(task);
-        if (key !== last) {
-          last = key;
-          onChange(task);
-        }
-        if (TERMINAL.has(String(task.status))) return;
+        report(task);
+        subscribe();
       } catch {
         delay = Math.min(5_000, Math.max(1_000, delay * 2));
       }
       if (!stopped) timer = setTimeout(() => void tick(), delay);
     };
-    timer = setTimeout(() => void tick(), delay);
-    return () => {
+    const stop = () => {
       stopped = true;
       clearTimeout(timer);
+      unsubscribe?.();
+      unsubscribe = undefined;
     };
+    subscribe();
+    timer = setTimeout(() => void tick(), delay);
+    return stop;
   }
 
   /** `tasks/update` of a wrapped id: the input responses go to the upstream as they came. */

@@ -19,6 +19,7 @@ import { TASKS_EXTENSION_ID } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { CachedDiscovery } from '../state/RuntimeStateFile.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS, type UpstreamSpec } from './UpstreamSpec.js';
+import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
 
 export const UPSTREAM_CLIENT_INFO = { name: 'taskvisor-aggregator', version: '0.1.0' };
 
@@ -35,13 +36,7 @@ export interface UpstreamTool {
   annotations?: JsonObject;
 }
 
-/** The connection is gone (closed, timed out, never opened): the caller may retry once it is back. */
-export class UpstreamUnavailableError extends Error {
-  constructor(readonly upstream: string, message: string) {
-    super(message);
-    this.name = 'UpstreamUnavailableError';
-  }
-}
+export { UpstreamUnavailableError };
 
 interface Pending {
   resolve: (outcome: RawOutcome) => void;
@@ -58,6 +53,8 @@ export class UpstreamConnection {
   private readonly closeListeners = new Set<(reason: string) => void>();
   private readonly toolsChangedListeners = new Set<() => void>();
   private stderrTail = '';
+  /** Open upstream listen streams by request id: their frames and their end. */
+  private readonly streams = new Map<string, { frame(params: JsonObject): void; ended(): void }>();
 
   constructor(
     readonly spec: UpstreamSpec,
@@ -107,6 +104,17 @@ export class UpstreamConnection {
     const original = transport.onmessage;
     transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
       const id = message.id;
+      const subscription = ((message.params as JsonObject | undefined)?._meta as JsonObject | undefined)?.['io.modelcontextprotocol/subscriptionId'];
+      if (typeof message.method === 'string' && typeof subscription === 'string' && this.streams.has(subscription)) {
+        if (message.method === 'notifications/tasks') this.streams.get(subscription)!.frame(message.params as JsonObject);
+        return;
+      }
+      if (typeof id === 'string' && this.streams.has(id) && ('result' in message || 'error' in message)) {
+        const stream = this.streams.get(id)!;
+        this.streams.delete(id);
+        stream.ended();
+        return;
+      }
       if (typeof id === 'string' && this.pending.has(id) && ('result' in message || 'error' in message)) {
         const pending = this.pending.get(id)!;
         this.pending.delete(id);
@@ -200,6 +208,37 @@ export class UpstreamConnection {
     });
   }
 
+  /**
+   * Opens an upstream `subscriptions/listen` for `taskIds` (declaring the
+   * tasks extension, T-30) and hands every `notifications/tasks` frame of it
+   * to `frame`. Closing drops the stream: on HTTP by aborting its response
+   * stream, elsewhere with `notifications/cancelled` (§4.6).
+   */
+  listen(taskIds: string[], frame: (params: JsonObject) => void, ended: () => void = () => {}): () => void {
+    const transport = this.transport;
+    if (this.closed || !transport || this.era !== 'modern') return () => {};
+    const id = `tv:listen:${++this.counter}`;
+    const abort = new AbortController();
+    this.streams.set(id, { frame, ended });
+    const params = {
+      notifications: { taskIds },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': this.protocolVersion,
+        'io.modelcontextprotocol/clientInfo': UPSTREAM_CLIENT_INFO,
+        'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION_ID]: {} } },
+      },
+    };
+    const end = () => {
+      if (this.streams.delete(id)) ended();
+    };
+    transport.send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params } as never, { requestSignal: abort.signal } as never).catch(end);
+    return () => {
+      if (!this.streams.delete(id)) return;
+      if ((transport as { hasPerRequestStream?: boolean }).hasPerRequestStream) abort.abort();
+      else void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'no longer followed' } } as never).catch(() => {});
+    };
+  }
+
   onClose(listener: (reason: string) => void): () => void {
     this.closeListeners.add(listener);
     return () => this.closeListeners.delete(listener);
@@ -227,6 +266,10 @@ export class UpstreamConnection {
       clearTimeout(pending.timer);
       pending.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name}: ${detail}`));
       this.pending.delete(id);
+    }
+    for (const [id, stream] of this.streams) {
+      this.streams.delete(id);
+      stream.ended();
     }
     for (const listener of this.closeListeners) listener(detail);
   }

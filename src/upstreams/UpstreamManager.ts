@@ -23,7 +23,8 @@ import { RuntimeStateFile, type UpstreamHealth } from '../state/RuntimeStateFile
 import type { ListedTool, ToolRegistry } from '../tools/ToolRegistry.js';
 import { TaskForwarder, type UpstreamDirectory } from './TaskForwarder.js';
 import { upstreamActors } from './UpstreamActors.js';
-import { UpstreamConnection, type UpstreamTool } from './UpstreamConnection.js';
+// Loaded on the first connect: the SDK client costs startup time servers without upstreams should not pay.
+import type { UpstreamConnection, UpstreamTool } from './UpstreamConnection.js';
 import { DEFAULT_BACKOFF, type UpstreamSpec } from './UpstreamSpec.js';
 import { DEFAULT_TOOL_NAMESPACE, forwardedToolName, upstreamToolPrefix } from './toolNames.js';
 import { UPSTREAM_NAME_PATTERN, WrappedTaskIds } from './WrappedTaskIds.js';
@@ -269,6 +270,7 @@ export class UpstreamManager implements UpstreamDirectory {
         const spec = this.specs.get(name)!;
         await this.connections.get(name)?.close();
         this.connections.delete(name);
+        const { UpstreamConnection } = await import('./UpstreamConnection.js');
         const connection = new UpstreamConnection(spec, this.options.logger);
         const cached = this.state?.upstream(name);
         try {
