@@ -204,7 +204,8 @@ export class TaskForwarder {
   /** A `tasks/*` answer, with the upstream's unknown-id error made ours word for word. */
   private answer(outcome: RawOutcome): JsonObject {
     if (outcome.kind === 'result') return outcome.result;
-    if (outcome.error.code === ErrorCode.InvalidParams && /task/i.test(outcome.error.message)) throw taskNotFound();
+    // Only the upstream's "no such task" becomes ours word for word; other -32602s (bad inputResponses…) pass as they are.
+    if (outcome.error.code === ErrorCode.InvalidParams && /task not found|task has expired|unknown task/i.test(outcome.error.message)) throw taskNotFound();
     throw protocolError(outcome.error);
   }
 

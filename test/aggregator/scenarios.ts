@@ -71,6 +71,13 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       assert.equal(asked.length, 1);
       const update = alice.exchanges.find((exchange) => exchange.method === 'tasks/update');
       assert.match((update!.params as { taskId: string }).taskId, WRAPPED);
+      // A malformed answer is the upstream's own -32602 about the answer, not a "task not found".
+      const asking = String(resultOf(await callTool(alice, 'x_demo_hello_world', {})).taskId);
+      await waitFor(async () => resultOf(await getTask(alice, asking)).status === 'input_required', { timeoutMs: 10_000, what: 'input_required' });
+      const bad = errorOf(await rawRequest(alice, { method: 'tasks/update', params: { taskId: asking, inputResponses: { name: { action: 'maybe' } }, _meta: envelope() } }));
+      assert.equal(bad.code, -32602);
+      assert.match(bad.message, /inputResponses\.name/);
+      await rawRequest(alice, { method: 'tasks/cancel', params: { taskId: asking, _meta: envelope() } });
     });
 
     it('cancel: tasks/cancel of a wrapped id cancels the upstream task', async () => {
