@@ -33,7 +33,7 @@ export async function startAggregator(upstreams: UpstreamSpec[], options: { dir?
   const dir = options.dir ?? temp!.path;
   const runtime = createRuntime({ store: { kind: 'memory' }, stateFile: join(dir, 'state', 'runtime-state.json'), upstreams, logger: process.env.TASKVISOR_TEST_LOG ? stderrLogger() : silentLogger });
   await runtime.start();
-  for (const spec of upstreams) await runtime.upstreams!.waitFor(spec.name, (status) => status.state === 'ready', 40_000);
+  for (const spec of upstreams) if (spec.autoStart !== false) await runtime.upstreams!.waitFor(spec.name, (status) => status.state === 'ready', 40_000);
   const http: HttpListener = await listenHttp(runtime, {
     port: 0,
     authenticate: (request) => ({ id: request.headers.get('x-user') ?? 'alice' }),

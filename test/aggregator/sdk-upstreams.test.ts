@@ -25,6 +25,7 @@ describe('upstreams written with the plain v2 SDK and with the v1 SDK', () => {
     aggregator = await startAggregator([
       { name: 'plain', type: 'stdio', command: process.execPath, args: ['--import', TSX_IMPORT, fixture('plain-v2-server.ts')], cwd: REPO_ROOT },
       { name: 'legacy', type: 'stdio', command: process.execPath, args: ['--import', TSX_IMPORT, fixture('v1-server.ts')], cwd: REPO_ROOT, toolPrefix: 'legacy' },
+      { name: 'lazy', type: 'stdio', command: process.execPath, args: ['--import', TSX_IMPORT, fixture('plain-v2-server.ts')], cwd: REPO_ROOT, autoStart: false },
     ]);
     tasksClient = await connect({ kind: 'http', url: aggregator.url });
     plainClient = await connect({ kind: 'http', url: aggregator.url }, {});
@@ -44,11 +45,21 @@ describe('upstreams written with the plain v2 SDK and with the v1 SDK', () => {
     assert.equal(byName.legacy!.state, 'ready');
     assert.equal(byName.legacy!.protocolVersion, '2025-11-25');
     assert.equal(byName.legacy!.tasks, false);
+    assert.equal(byName.lazy!.state, 'not started');
   });
 
   it('lists both catalogs under x_<prefix>_, without double prefixing', async () => {
     const names = (await tasksClient.client.listTools()).tools.map((tool) => tool.name).sort();
     assert.deepEqual(names, ['x_legacy_greet', 'x_plain_add', 'x_plain_slow_add']);
+  });
+
+  it('autoStart: false connects only when started', async () => {
+    const lazy = () => aggregator.runtime.upstreams!.status().find((status) => status.name === 'lazy')!;
+    assert.equal(lazy().state, 'not started');
+    aggregator.runtime.upstreams!.startUpstream('lazy');
+    await aggregator.runtime.upstreams!.waitFor('lazy', (status) => status.state === 'ready', 30_000);
+    const names = (await tasksClient.client.listTools()).tools.map((tool) => tool.name);
+    assert.ok(names.includes('x_lazy_add'), names.join(', '));
   });
 
   for (const [label, who] of [
