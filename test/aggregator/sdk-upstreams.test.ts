@@ -50,7 +50,16 @@ describe('upstreams written with the plain v2 SDK and with the v1 SDK', () => {
 
   it('lists both catalogs under x_<prefix>_, without double prefixing', async () => {
     const names = (await tasksClient.client.listTools()).tools.map((tool) => tool.name).sort();
-    assert.deepEqual(names, ['x_legacy_greet', 'x_plain_add', 'x_plain_slow_add']);
+    assert.deepEqual(names, ['x_legacy_greet', 'x_plain_add', 'x_plain_rogue', 'x_plain_slow_add']);
+  });
+
+  it('a task the upstream returns unasked is collapsed, never handed out (even to a Tasks-capable caller)', async () => {
+    for (const client of [tasksClient, plainClient]) {
+      const result = resultOf(await rawRequest(client, { method: 'tools/call', params: { name: 'x_plain_rogue', arguments: {}, _meta: client === tasksClient ? envelope() : envelope({}) } }));
+      assert.equal(result.resultType, 'complete', JSON.stringify(result));
+      assert.equal(result.taskId, undefined);
+      assert.deepEqual(result.content, [{ type: 'text', text: 'rogue rogue-1 done' }]);
+    }
   });
 
   it('autoStart: false connects only when started', async () => {
