@@ -44,8 +44,10 @@ export class WrappedTaskIds {
     const taskId = Buffer.from(encoded, 'base64url').toString('utf8');
     // Canonical encoding only: two spellings of one id must not both verify.
     if (Buffer.from(taskId, 'utf8').toString('base64url') !== encoded) return undefined;
-    const given = Buffer.from(mac, 'base64url');
-    const expected = this.mac(upstream, taskId, principal);
+    // Compared as text: 22 base64url characters carry 132 bits for a 128-bit MAC, so decoding would
+    // accept several spellings of one MAC (the last character's spare bits).
+    const given = Buffer.from(mac, 'ascii');
+    const expected = Buffer.from(this.mac(upstream, taskId, principal).toString('base64url'), 'ascii');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     return { upstream, taskId };
   }
