@@ -8,6 +8,7 @@
 import type { AnyStateMachine } from 'xstate';
 import { TASK_MACHINE_VERSION, taskMachine } from './task/index.js';
 import { WORKFLOW_MACHINE_VERSION, workflowMachine } from './workflow/index.js';
+import { UPSTREAM_MACHINE_VERSION, UPSTREAM_SUPERVISOR_MACHINE_VERSION, upstreamMachine, upstreamSupervisorMachine } from './upstream/index.js';
 
 export interface MachineEntry {
   /** Short, file-name-safe name: the CLI's `--machine NAME` and the export's file name. */
@@ -31,6 +32,18 @@ export const MACHINES: ReadonlyArray<MachineEntry> = Object.freeze([
     machine: workflowMachine,
     version: WORKFLOW_MACHINE_VERSION,
     description: 'Executor of one YAML workflow run: steps in order → succeeded | (onFailure) failed | cancelled',
+  },
+  {
+    name: 'upstream',
+    machine: upstreamMachine,
+    version: UPSTREAM_MACHINE_VERSION,
+    description: 'One upstream MCP connection: connecting → ready ⇄ degraded → backoff (capped exponential jitter) → connecting; stopped | failed',
+  },
+  {
+    name: 'upstream-supervisor',
+    machine: upstreamSupervisorMachine,
+    version: UPSTREAM_SUPERVISOR_MACHINE_VERSION,
+    description: 'Parent of the upstream connection actors; contains a crashed child (xstate.error.actor.*) and respawns it',
   },
 ]);
 

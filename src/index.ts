@@ -58,3 +58,19 @@ export type { StepRecord, WorkflowCheckpoint } from './workflows/WorkflowRunner.
 // Resource limits (docs/security-limits.md).
 export { DEFAULT_LIMITS, LIMIT_EXCEEDED, resolveLimits, type Limits } from './limits/Limits.js';
 export { StdioLineTransport, type StdioLineTransportOptions } from './transports/StdioLineTransport.js';
+// Aggregator: upstream MCP servers as supervised actors (docs/aggregator.md).
+export { UpstreamManager, type UpstreamStatus, type UpstreamManagerOptions } from './upstreams/UpstreamManager.js';
+export type { UpstreamSpec, UpstreamTransportSpec } from './upstreams/UpstreamSpec.js';
+export { TaskForwarder } from './upstreams/TaskForwarder.js';
+export { WrappedTaskIds } from './upstreams/WrappedTaskIds.js';
+export { forwardedToolName, DEFAULT_TOOL_NAMESPACE } from './upstreams/toolNames.js';
+export { RuntimeStateFile, type RuntimeState, type UpstreamHealth } from './state/RuntimeStateFile.js';
+export {
+  upstreamMachine,
+  upstreamSupervisorMachine,
+  UPSTREAM_MACHINE_VERSION,
+  UPSTREAM_SUPERVISOR_MACHINE_VERSION,
+  backoffDelay,
+  type UpstreamState,
+  type BackoffPolicy,
+} from '../machines/upstream/index.js';

@@ -25,6 +25,11 @@ Commands:
     --trace FILE        Write every task actor's inspection events to FILE
                         (JSONL, mode 0600; task data redacted)
     --trace-raw         Do not redact task data in the trace
+  upstreams             Health of each upstream of a running server: state,
+                        tools, retry time, last error (read from its state file)
+    --config FILE       The server's config (finds its state file)
+    --state FILE        Or the runtime state file itself
+    --json              Machine-readable output
   machines list|export  List the state machines, or export them as
                         json|mermaid|dot (taskvisor machines help)
   token add             Add a bearer token to a token file (mode 0600)
@@ -95,6 +100,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./workflows.js')).workflowsCommand(rest);
     case 'tasks':
       return (await import('./tasks.js')).tasksCommand(rest);
+    case 'upstreams':
+      return (await import('./upstreams.js')).upstreamsCommand(rest);
     default:
       process.stderr.write(`taskvisor: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
       return 2;

@@ -17,6 +17,7 @@ import { authFromConfig } from '../auth/fromConfig.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { openConfiguredWorkflows } from '../workflows/configured.js';
 import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -99,6 +100,13 @@ export async function serve(
     ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
     ...(config.limits ? { limits: config.limits } : {}),
     ...(wantInspection ? { inspect: (event: InspectionEvent) => inspection?.inspect?.(event) } : {}),
+    ...(config.upstreams?.length
+      ? {
+          upstreams: upstreamsOf(loaded),
+          stateFile: stateFileOf(loaded),
+          ...(config.aggregator?.toolNamespace ? { toolNamespace: config.aggregator.toolNamespace } : {}),
+        }
+      : {}),
     logger,
   });
   if (loaded) await loadToolModules(loaded, runtime);
@@ -191,6 +199,7 @@ export async function serve(
   if (!auth && exposed.length > 0) {
     logger.info(`warning: no auth configured and ${exposed.join(', ')} is not a loopback address: every caller there is the same anonymous principal`);
   }
+  if (runtime.upstreams) logger.info(`${runtime.upstreams.status().length} upstreams (connecting in the background); state file ${path.relative(process.cwd(), stateFileOf(loaded))}`);
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
   if (args.stdio) {

@@ -57,6 +57,49 @@ export const AuthConfigSchema = z
       ctx.addIssue({ code: 'custom', path: auth.keyFile === undefined ? ['jwksUrl'] : ['keyFile'], message: 'give exactly one of jwksUrl and keyFile' });
     }
   });
+/** Upstream names: part of wrapped task ids and `Mcp-Name` headers, so header-safe. */
+const upstreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1-64 characters of A-Z a-z 0-9 _ -');
+
+const upstreamCommon = {
+  name: upstreamName,
+  /** Prefix of this upstream's tools: `<namespace>_<toolPrefix>_<tool>`. Default: the name (`_` → `-`). */
+  toolPrefix: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'use 1-64 characters of A-Z a-z 0-9 - (no _: it separates the parts of a tool name)').optional(),
+  /** Per-request timeout in ms. Default 30000. */
+  timeout: z.number().int().positive().optional(),
+  /** Connect when the server starts. Default true. */
+  autoStart: z.boolean().optional(),
+  /** Ping period while connected; 0 disables. Default 15000. */
+  pingIntervalMs: nonNegativeInt.optional(),
+  /** Failed pings in a row before reconnecting. Default 3. */
+  maxPingFailures: z.number().int().positive().optional(),
+  backoff: z
+    .strictObject({
+      initialMs: z.number().int().positive().optional(),
+      maxMs: z.number().int().positive().optional(),
+      factor: z.number().min(1).optional(),
+      /** Connection attempts in a row before giving up (`failed`); null = forever. */
+      maxAttempts: z.number().int().positive().nullable().optional(),
+    })
+    .optional(),
+};
+
+export const UpstreamEntrySchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    ...upstreamCommon,
+    type: z.literal('stdio'),
+    command: z.string().min(1),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    /** Working directory of the child, relative to the config file. */
+    cwd: z.string().min(1).optional(),
+  }),
+  z.strictObject({
+    ...upstreamCommon,
+    type: z.literal('streamable-http'),
+    url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+], { error: 'expected type: stdio (with command) or type: streamable-http (with url)' });
 
 export const ConfigSchema = z.strictObject({
   server: z
@@ -163,8 +206,28 @@ export const ConfigSchema = z.strictObject({
     .optional(),
   /** Resource limits (docs/security-limits.md); safe defaults when absent. */
   limits: LimitsSchema.optional(),
+  /** Upstream MCP servers to aggregate (docs/aggregator.md). */
+  upstreams: z
+    .array(UpstreamEntrySchema)
+    .superRefine((entries, ctx) => {
+      const seen = new Set<string>();
+      entries.forEach((entry, index) => {
+        if (seen.has(entry.name)) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate upstream name ${JSON.stringify(entry.name)}` });
+        seen.add(entry.name);
+      });
+    })
+    .optional(),
+  aggregator: z
+    .strictObject({
+      /** First part of every upstream tool name; `<namespace>_` is reserved for upstream tools. Default `x`. */
+      toolNamespace: z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,15}$/, 'use a letter then up to 15 letters or digits').optional(),
+    })
+    .optional(),
+  /** The runtime state file (secrets, upstream capability cache and health), relative to the config file. */
+  state: z.strictObject({ file: z.string().min(1).optional() }).optional(),
 });
 export type AuthConfig = z.infer<typeof AuthConfigSchema>;
 
 export type TaskvisorConfig = z.infer<typeof ConfigSchema>;
 export type ToolModuleEntry = z.infer<typeof ToolModuleEntrySchema>;
+export type UpstreamEntry = z.infer<typeof UpstreamEntrySchema>;

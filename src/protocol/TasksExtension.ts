@@ -15,7 +15,8 @@ import type { InputRequest } from '../../machines/task/index.js';
 import { ErrorCode, missingTasksCapability, TASKS_EXTENSION_ID } from '../core/errors.js';
 import type { TaskSupervisor } from '../runtime/TaskSupervisor.js';
 import type { PollRateLimiter } from '../runtime/PollRateLimiter.js';
-import { declaresTasks } from './envelope.js';
+import type { TaskForwarder } from '../upstreams/TaskForwarder.js';
+import { clientCapabilitiesOf, declaresTasks } from './envelope.js';
 import { toDetailedTask } from './wire.js';
 
 /** Explicit schemas are required: `tasks/get|cancel` are 2025 spec names the 2026 era gate would refuse otherwise. */
@@ -33,11 +34,13 @@ export interface TasksExtensionOptions {
   principal: string;
   /** Paces clients polling much faster than asked (T-27); absent = off. */
   pollRateLimiter?: PollRateLimiter;
+  /** Routes wrapped upstream task ids (src/upstreams); absent = every id is local. */
+  forwarder?: TaskForwarder;
 }
 
 export const TasksExtension = {
   /** Declares `extensions["io.modelcontextprotocol/tasks"]: {}` (T-11) and registers the handlers. Call before connect. */
-  attach(server: Server, { supervisor, principal, pollRateLimiter }: TasksExtensionOptions): void {
+  attach(server: Server, { supervisor, principal, pollRateLimiter, forwarder }: TasksExtensionOptions): void {
     server.registerCapabilities({ extensions: { [TASKS_EXTENSION_ID]: {} } });
 
     // Checked on each request's own envelope (T-33).
@@ -47,6 +50,8 @@ export const TasksExtension = {
 
     server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }, ctx) => {
       requireTasks(ctx, 'tasks/get');
+      // A wrapped id goes upstream (MAC-checked for this principal, I-7); anything else stays local.
+      if (forwarder?.owns(taskId)) return (await forwarder.get(taskId, principal, clientCapabilitiesOf(ctx))) as never;
       let record = await supervisor.get(taskId, principal);
       if (pollRateLimiter && (await pollRateLimiter.admit(principal, taskId, record.pollIntervalMs)) > 0) {
         record = await supervisor.get(taskId, principal); // answered late: answer with the state as it is now
@@ -60,6 +65,11 @@ export const TasksExtension = {
       const responses = ctx.mcpReq.inputResponses;
       if (responses === undefined || responses === null || typeof responses !== 'object') {
         throw new ProtocolError(ErrorCode.InvalidParams, 'Invalid params for tasks/update: inputResponses is required (an object keyed by input request key)');
+      }
+      if (forwarder?.owns(taskId)) {
+        // The upstream validates its own input requests' answers.
+        await forwarder.update(taskId, principal, responses as Record<string, unknown>, clientCapabilitiesOf(ctx));
+        return { resultType: 'complete' };
       }
       const record = await supervisor.get(taskId, principal);
       // Validate answers to outstanding keys against their request kind; other keys are ignored (T-22).
@@ -87,6 +97,10 @@ export const TasksExtension = {
 
     server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async ({ taskId }, ctx) => {
       requireTasks(ctx, 'tasks/cancel');
+      if (forwarder?.owns(taskId)) {
+        await forwarder.cancel(taskId, principal, clientCapabilitiesOf(ctx));
+        return { resultType: 'complete' };
+      }
       await supervisor.cancel(taskId, principal);
       return { resultType: 'complete' }; // T-23: an acknowledgement only
     });

@@ -59,6 +59,8 @@ export const ToolsSurface = {
           return outcome.result as never;
         case 'task':
           return toCreateTaskResult(outcome.task) as never;
+        case 'forwarded-task':
+          return outcome.task as never;
         case 'input-required':
           return inputRequired({
             inputRequests: { [outcome.key]: outcome.request as never },

@@ -24,6 +24,10 @@ import { PollRateLimiter, type PollRateLimitOptions } from './PollRateLimiter.js
 import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
 import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import { ClusterNode } from '../cluster/ClusterNode.js';
+import { UpstreamManager } from '../upstreams/UpstreamManager.js';
+import { WrappedTaskIds } from '../upstreams/WrappedTaskIds.js';
+import type { UpstreamSpec } from '../upstreams/UpstreamSpec.js';
+import path from 'node:path';
 import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
 import { resolveLimits, type Limits } from '../limits/Limits.js';
@@ -63,6 +67,18 @@ export interface RuntimeOptions {
    * value throws a `RangeError` naming it.
    */
   limits?: Partial<Limits>;
+  /**
+   * Upstream MCP servers whose tools this runtime re-exposes as
+   * `<toolNamespace>_<prefix>_<tool>` and whose tasks it forwards (docs/aggregator.md).
+   */
+  upstreams?: UpstreamSpec[];
+  /** First part of upstream tool names; the whole `<toolNamespace>_` space is reserved for them. Default `x`. */
+  toolNamespace?: string;
+  /**
+   * The runtime state file (secrets, upstream discover cache, upstream health).
+   * Default: `runtime-state.json` next to the store (`./.taskvisor/` for a memory store).
+   */
+  stateFile?: string;
   /** Key (≥ 32 bytes) protecting MRTR `requestState`. Default: random per process. */
   requestStateKey?: string | Uint8Array;
   logger?: Logger;
@@ -94,6 +110,8 @@ export class TaskvisorRuntime {
   private readonly pollRateLimiter: PollRateLimiter | undefined;
   /** Present when the store is shared by several instances (it implements `ownership`). */
   readonly cluster: ClusterNode | undefined;
+  /** The aggregator's upstream connections; `undefined` when no upstream is configured. */
+  readonly upstreams: UpstreamManager | undefined;
 
   constructor(private readonly options: RuntimeOptions = {}) {
     this.limits = Object.freeze(resolveLimits(options.limits));
@@ -140,6 +158,24 @@ export class TaskvisorRuntime {
       ? new ClusterNode({ store: this.store, ownership, supervisor: this.supervisor, hub: this.subscriptions, logger: this.logger })
       : undefined;
     this.tools.onChange(() => this.subscriptions.publishToolsChanged());
+    this.upstreams = options.upstreams?.length
+      ? new UpstreamManager({
+          upstreams: options.upstreams,
+          ...(options.toolNamespace !== undefined ? { namespace: options.toolNamespace } : {}),
+          stateFile: options.stateFile ?? defaultStateFile(options.store),
+          tools: this.tools,
+          logger: this.logger,
+        })
+      : undefined;
+    if (this.upstreams) {
+      const upstreams = this.upstreams;
+      // Listens naming wrapped ids are relayed from the upstreams (src/upstreams/TaskForwarder.follow).
+      this.subscriptions.useRemoteTasks({
+        owns: (taskId) => WrappedTaskIds.looksWrapped(taskId),
+        read: (taskId, principal) => upstreams.forwarder.read(taskId, principal),
+        follow: (taskId, principal, current, onChange) => upstreams.forwarder.follow(taskId, principal, current, onChange),
+      });
+    }
   }
 
   /**
@@ -164,6 +200,7 @@ export class TaskvisorRuntime {
     await this.store.open();
     const report = await this.supervisor.start();
     await this.cluster?.start();
+    await this.upstreams?.start();
     this.state = 'started';
     if (report.resumed + report.failed > 0) {
       this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
@@ -179,6 +216,7 @@ export class TaskvisorRuntime {
     this.subscriptions.closeAll();
     await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
     await this.cluster?.stop();
+    await this.upstreams?.stop();
     await this.supervisor.stop();
     // After the last write: survivors adopt this instance's unfinished tasks at once.
     await this.cluster?.leave();
@@ -248,6 +286,7 @@ export class TaskvisorRuntime {
         supervisor: this.supervisor,
         principal: principal.id,
         ...(this.pollRateLimiter ? { pollRateLimiter: this.pollRateLimiter } : {}),
+        ...(this.upstreams ? { forwarder: this.upstreams.forwarder } : {}),
       });
     }
     return server;
@@ -257,6 +296,15 @@ export class TaskvisorRuntime {
 /** Creates a runtime; register tools, `await start()`, then serve it. */
 export function createRuntime(options?: RuntimeOptions): TaskvisorRuntime {
   return new TaskvisorRuntime(options);
+}
+
+/** `runtime-state.json` next to the store's files. */
+function defaultStateFile(store: RuntimeOptions['store']): string {
+  if (store && !isStore(store)) {
+    if (store.kind === 'lowdb') return path.resolve(store.dir, 'runtime-state.json');
+    if (store.kind === 'sqlite') return path.resolve(path.dirname(store.file), 'runtime-state.json');
+  }
+  return path.resolve(DEFAULT_STORE_DIR, 'runtime-state.json');
 }
 
 function isStore(value: unknown): value is TaskStore {

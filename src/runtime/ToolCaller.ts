@@ -40,6 +40,8 @@ export interface ToolCallRequest {
 export type ToolCallOutcome =
   | { kind: 'result'; result: JsonObject }
   | { kind: 'task'; task: TaskRecord }
+  /** A task another server created (a forwarded upstream tool): the wire `CreateTaskResult`, id already wrapped. */
+  | { kind: 'forwarded-task'; task: JsonObject }
   | { kind: 'input-required'; key: string; request: InputRequest; answers: Record<string, unknown> };
 
 export class ToolCaller {
@@ -61,6 +63,7 @@ export class ToolCaller {
   async call(request: ToolCallRequest): Promise<ToolCallOutcome> {
     const tool = this.tools.get(request.name);
     if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${request.name}`);
+    if (tool.forward) return tool.forward(request); // an upstream's tool: it validates and decides (src/upstreams)
     const args = this.parseArgs(tool, request.args);
     const behavior = tool.options.taskBehavior ?? 'auto';
 

@@ -4,7 +4,7 @@
  * Subscriptions are indexed by task id, so the cost of one task change is
  * proportional to the streams watching that task, not to all streams.
  */
-import { TERMINAL_STATUSES } from '../../machines/task/index.js';
+import { TERMINAL_STATUSES, type JsonObject, type TaskStatus } from '../../machines/task/index.js';
 import { toDetailedTask } from '../protocol/wire.js';
 import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
@@ -14,6 +14,20 @@ import {
   type ListenSink,
   type RequestId,
 } from './ListenSubscription.js';
+
+/**
+ * Tasks that live on another server (the aggregator's forwarded upstream
+ * tasks): read and followed as wire `DetailedTask`s (no `resultType`),
+ * never as local records.
+ */
+export interface RemoteTaskSource {
+  /** Whether `taskId` is one of these (by shape). */
+  owns(taskId: string): boolean;
+  /** The task as `principal` may see it; throws for unknown or foreign ids. */
+  read(taskId: string, principal: string): Promise<JsonObject>;
+  /** Reports each later visible change until the returned stop function is called or the task is terminal. */
+  follow(taskId: string, principal: string, current: JsonObject, onChange: (task: JsonObject) => void): () => void;
+}
 
 /** How the hub reads a task for a principal; throws for unknown or foreign ids. */
 export type TaskReader = (taskId: string, principal: string) => Promise<TaskRecord>;
@@ -47,6 +61,9 @@ export class SubscriptionHub {
   private readonly maxTaskIds: number;
   private readonly maxStreamsPerPrincipal: number;
   private readonly openByPrincipal = new Map<string, number>();
+  private remote: RemoteTaskSource | undefined;
+  /** Stop functions of the remote tasks each stream follows. */
+  private readonly follows = new Map<ListenSubscription, Map<string, () => void>>();
 
   constructor(private readonly options: SubscriptionHubOptions) {
     this.maxBacklog = options.maxBacklog ?? 1000;
@@ -67,6 +84,11 @@ export class SubscriptionHub {
   refusal(principal: string): { code: number; message: string; data: { limit: string; max: number } } | undefined {
     if ((this.openByPrincipal.get(principal) ?? 0) < this.maxStreamsPerPrincipal) return undefined;
     return limitExceededError('maxListenStreamsPerPrincipal', this.maxStreamsPerPrincipal, 'too many open subscriptions/listen streams for this principal; close one first');
+  }
+
+  /** Serves listens naming tasks of `source` (the aggregator's wrapped upstream task ids). */
+  useRemoteTasks(source: RemoteTaskSource): void {
+    this.remote = source;
   }
 
   /** Open streams. */
@@ -103,11 +125,26 @@ export class SubscriptionHub {
       this.toolWatchers.add(subscription);
     }
     const wanted = [...new Set(request.requested.taskIds ?? [])].slice(0, this.maxTaskIds);
-    for (const taskId of wanted) this.watch(subscription, taskId);
+    const remote = this.remote;
+    const remoteWanted = remote ? wanted.filter((taskId) => remote.owns(taskId)) : [];
+    const localWanted = remoteWanted.length > 0 ? wanted.filter((taskId) => !remoteWanted.includes(taskId)) : wanted;
+    for (const taskId of localWanted) this.watch(subscription, taskId);
     const current: TaskRecord[] = [];
+    const remoteCurrent: Array<[string, JsonObject]> = [];
     const accepted: string[] = [];
     await Promise.all(
-      wanted.map(async (taskId) => {
+      remoteWanted.map(async (taskId) => {
+        try {
+          remoteCurrent.push([taskId, await remote!.read(taskId, request.principal)]);
+          accepted.push(taskId);
+          subscription.taskIds.add(taskId);
+        } catch {
+          // Unknown, foreign or unreachable: left out of the acknowledgement like a local unknown id (T-10, D-11).
+        }
+      }),
+    );
+    await Promise.all(
+      localWanted.map(async (taskId) => {
         try {
           current.push(await this.options.readTask(taskId, request.principal));
           accepted.push(taskId);
@@ -125,6 +162,13 @@ export class SubscriptionHub {
     // The state right after the acknowledgement, so a client never waits for a change that already happened;
     // unless a change was published during the read: that frame is newer and went out first.
     for (const record of current) if (!changedMeanwhile.has(record.taskId)) this.deliver(subscription, record);
+    for (const [taskId, task] of remoteCurrent) {
+      this.deliverRemote(subscription, taskId, task);
+      if (!subscription.taskIds.has(taskId) || subscription.closed) continue;
+      let follows = this.follows.get(subscription);
+      if (!follows) this.follows.set(subscription, (follows = new Map()));
+      follows.set(taskId, remote!.follow(taskId, request.principal, task, (next) => this.deliverRemote(subscription, taskId, next)));
+    }
     if (Object.keys(honoured).length === 0 || (honoured.taskIds?.length === 0 && !honoured.toolsListChanged)) {
       // Nothing will ever be sent: close gracefully at once, as the SDK's own router does.
       subscription.close({ graceful: true });
@@ -168,6 +212,18 @@ export class SubscriptionHub {
     if (TERMINAL_STATUSES.has(record.status)) this.unwatch(subscription, record.taskId);
   }
 
+  /** A remote task's frame, as its server sent it with our id; a terminal one is the last (T-31). */
+  private deliverRemote(subscription: ListenSubscription, taskId: string, task: JsonObject): void {
+    if (subscription.closed || !subscription.taskIds.has(taskId)) return;
+    subscription.notify('notifications/tasks', task);
+    if (TERMINAL_STATUSES.has(task.status as TaskStatus)) {
+      subscription.taskIds.delete(taskId);
+      const follows = this.follows.get(subscription);
+      follows?.get(taskId)?.();
+      follows?.delete(taskId);
+    }
+  }
+
   private watch(subscription: ListenSubscription, taskId: string): void {
     subscription.taskIds.add(taskId);
     let watchers = this.byTask.get(taskId);
@@ -192,5 +248,7 @@ export class SubscriptionHub {
     this.opening.delete(subscription);
     this.toolWatchers.delete(subscription);
     for (const taskId of [...subscription.taskIds]) this.unwatch(subscription, taskId);
+    for (const stop of this.follows.get(subscription)?.values() ?? []) stop();
+    this.follows.delete(subscription);
   }
 }

@@ -114,4 +114,13 @@ export interface ToolDefinition<A extends JsonObject = JsonObject> {
   name: string;
   options: ToolOptions;
   handler: ToolHandler<A>;
+  /**
+   * Set on tools another server runs (aggregated upstream tools, see
+   * `ToolRegistry.addForwarded`): calls go to it instead of `handler`, with
+   * no local argument validation (the upstream validates).
+   */
+  forward?: ForwardedToolCall;
 }
+
+/** Runs one call of a forwarded tool; gets the inbound request as the runtime saw it. */
+export type ForwardedToolCall = (request: import('../runtime/ToolCaller.js').ToolCallRequest) => Promise<import('../runtime/ToolCaller.js').ToolCallOutcome>;

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { JsonObject } from '../../machines/task/index.js';
-import type { ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
+import type { ForwardedToolCall, ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
 
 /** Tool names as MCP recommends them: 1–128 of `A-Z a-z 0-9 _ - .` */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -26,11 +26,70 @@ export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
   private listing: ListedTool[] | undefined;
   private readonly listeners = new Set<() => void>();
+  /** Listing entries of forwarded tools, kept as the upstream described them. */
+  private readonly forwardedListings = new Map<string, ListedTool>();
+  /** Name prefixes only `addForwarded` may use (the aggregator's namespace). */
+  private readonly reserved = new Set<string>();
+
+  /**
+   * Reserves names starting with `prefix` for forwarded tools: `add` refuses
+   * them, so an upstream tool can never be shadowed by, nor shadow, a local
+   * or workflow tool.
+   */
+  reserve(prefix: string): void {
+    for (const name of this.tools.keys()) {
+      if (name.startsWith(prefix) && !this.forwardedListings.has(name)) {
+        throw new Error(`Tool ${JSON.stringify(name)} uses the prefix ${JSON.stringify(prefix)} reserved for upstream tools`);
+      }
+    }
+    this.reserved.add(prefix);
+  }
+
+  /**
+   * Registers a tool another server runs (an upstream's): listed as
+   * `listed` says, called through `forward`. Refused when the name is taken.
+   */
+  addForwarded(listed: ListedTool, forward: ForwardedToolCall): void {
+    const name = listed.name;
+    if (!TOOL_NAME.test(name)) throw new Error(`Invalid tool name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ - .`);
+    if (this.tools.has(name)) throw new Error(`A tool named ${JSON.stringify(name)} is already registered`);
+    const definition: ToolDefinition = {
+      name,
+      options: {
+        ...(listed.title !== undefined ? { title: listed.title } : {}),
+        ...(listed.description !== undefined ? { description: listed.description } : {}),
+      },
+      handler: () => {
+        throw new Error(`${name} is a forwarded tool`);
+      },
+      forward,
+    };
+    this.tools.set(name, definition);
+    this.forwardedListings.set(name, listed);
+    this.listing?.push(listed);
+    this.changed();
+  }
+
+  /** Replaces every forwarded tool whose name starts with `prefix` by `entries`, with one change notification. */
+  replaceForwarded(prefix: string, entries: Array<{ listed: ListedTool; forward: ForwardedToolCall }>): void {
+    const silent = new Set<() => void>(this.listeners);
+    this.listeners.clear();
+    try {
+      for (const name of [...this.forwardedListings.keys()]) if (name.startsWith(prefix)) this.remove(name);
+      for (const entry of entries) if (!this.tools.has(entry.listed.name)) this.addForwarded(entry.listed, entry.forward);
+    } finally {
+      for (const listener of silent) this.listeners.add(listener);
+    }
+    this.changed();
+  }
 
   /** Registers a tool; a duplicate or malformed name is refused with an error naming it. */
   add<A extends JsonObject>(name: string, options: ToolOptions, handler: ToolHandler<A>): void {
     if (!TOOL_NAME.test(name)) {
       throw new Error(`Invalid tool name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ - .`);
+    }
+    for (const prefix of this.reserved) {
+      if (name.startsWith(prefix)) throw new Error(`Tool ${JSON.stringify(name)}: names starting with ${JSON.stringify(prefix)} are reserved for upstream tools`);
     }
     if (this.tools.has(name)) throw new Error(`A tool named ${JSON.stringify(name)} is already registered`);
     if (typeof handler !== 'function') throw new Error(`Tool ${JSON.stringify(name)}: the handler must be a function`);
@@ -45,6 +104,7 @@ export class ToolRegistry {
   /** Removes a tool; resolves `true` when it existed. */
   remove(name: string): boolean {
     const removed = this.tools.delete(name);
+    this.forwardedListings.delete(name);
     if (removed) {
       this.listing = undefined;
       this.changed();
@@ -93,7 +153,7 @@ export class ToolRegistry {
 
   /** The `tools/list` entries, cached until the next change. */
   list(): ListedTool[] {
-    this.listing ??= [...this.tools.values()].map((tool) => toListed(tool.name, tool.options));
+    this.listing ??= [...this.tools.values()].map((tool) => this.forwardedListings.get(tool.name) ?? toListed(tool.name, tool.options));
     return this.listing;
   }
 

@@ -1,0 +1,305 @@
+/**
+ * Forwards tool calls and `tasks/*` to upstreams (ARCHITECTURE "Aggregator
+ * task forwarding"):
+ *
+ * - passthrough: a Tasks-capable inbound request gets the upstream's task
+ *   under a wrapped id, and drives it through taskvisor's `tasks/*`;
+ * - collapse: an inbound request that cannot take a task (no capability on
+ *   this request, or a 2025-11-25 client) gets the final `CallToolResult`:
+ *   taskvisor polls the upstream task itself and cancels it when the inbound
+ *   request goes away;
+ * - `-32021` naming the tasks extension when the upstream insists on
+ *   something only a task-capable client could give.
+ *
+ * Routing is stateless: everything needed is in the wrapped id.
+ */
+import { ProtocolError } from '@modelcontextprotocol/server';
+import type { JsonObject } from '../../machines/task/index.js';
+import { ErrorCode, missingTasksCapability, TASKS_EXTENSION_ID, taskNotFound } from '../core/errors.js';
+import type { ToolCallOutcome, ToolCallRequest } from '../runtime/ToolCaller.js';
+import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
+import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
+import { WrappedTaskIds } from './WrappedTaskIds.js';
+
+const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** What the forwarder needs from the upstream manager. */
+export interface UpstreamDirectory {
+  /** The open connection of `name`, or `undefined` while it is down. */
+  connection(name: string): UpstreamConnection | undefined;
+  /** Whether `name` is a configured upstream (known, perhaps down). */
+  has(name: string): boolean;
+  /** One line on why `name` is down and when it is retried. */
+  describeDown(name: string): { state: string; lastError: string | null; retryAt: number | null };
+}
+
+/** The error for an upstream that cannot be reached now: retryable, never an invented task status. */
+export function upstreamUnavailable(name: string, down: { state: string; lastError: string | null; retryAt: number | null }): ProtocolError {
+  const retry = down.retryAt !== null ? `; next connection attempt at ${new Date(down.retryAt).toISOString()}` : '';
+  return new ProtocolError(
+    ErrorCode.InternalError,
+    `Upstream ${name} is unavailable (${down.state}${down.lastError ? `: ${down.lastError}` : ''})${retry}; retry later`,
+    { upstream: name, retryable: true, state: down.state, ...(down.retryAt !== null ? { retryAt: new Date(down.retryAt).toISOString() } : {}) },
+  );
+}
+
+export class TaskForwarder {
+  constructor(
+    private readonly directory: UpstreamDirectory,
+    private readonly ids: WrappedTaskIds,
+  ) {}
+
+  /** Whether `taskId` is routed here (shape only; the MAC is checked per request). */
+  owns(taskId: unknown): boolean {
+    return WrappedTaskIds.looksWrapped(taskId);
+  }
+
+  /** One call of upstream `upstream`'s tool `tool` on behalf of `request`. */
+  async callTool(upstream: string, tool: string, request: ToolCallRequest): Promise<ToolCallOutcome> {
+    const connection = this.open(upstream);
+    const inbound = request.clientCapabilities ?? {};
+    // Upstream tasks are requested whenever the upstream supports them: passed through to a
+    // Tasks-capable caller, collapsed for any other (the upstream never sees who is behind us).
+    const askTask = connection.tasks;
+    const capabilities = request.declaresTasks ? withTasks(inbound, askTask) : askTask ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {};
+    const outcome = await this.send(connection, 'tools/call', { name: tool, arguments: (request.args ?? {}) as JsonObject }, capabilities, request.signal);
+    if (outcome.kind === 'error') {
+      // T-03: the upstream wants what only a task-capable client can give; this caller cannot take a task.
+      if (outcome.error.code === ErrorCode.MissingRequiredClientCapability && !request.declaresTasks) {
+        throw missingTasksCapability(`the upstream tool ${request.name} (${outcome.error.message})`);
+      }
+      throw protocolError(outcome.error);
+    }
+    const result = outcome.result;
+    if (result.resultType === 'task') {
+      const upstreamId = result.taskId;
+      if (typeof upstreamId !== 'string' || upstreamId.length === 0) {
+        throw new ProtocolError(ErrorCode.InternalError, `Upstream ${upstream} answered a task without a taskId`);
+      }
+      // Passthrough only when this request declared the extension and we asked for a task;
+      // a task the upstream returned unasked is collapsed, not trusted.
+      if (request.declaresTasks && askTask) {
+        return { kind: 'forwarded-task', task: { ...stripMeta(result), taskId: this.ids.wrap(upstream, upstreamId, request.principal) } };
+      }
+      return { kind: 'result', result: await this.collapse(connection, upstreamId, result, request) };
+    }
+    if (result.resultType === 'input_required') {
+      // A synchronous upstream input round (MRTR) is not relayed: its requestState belongs to the upstream.
+      if (!request.declaresTasks) throw missingTasksCapability(`the upstream tool ${request.name}, which asks for input,`);
+      throw new ProtocolError(ErrorCode.InternalError, `Upstream ${upstream} asked for input outside a task; taskvisor does not relay synchronous input rounds`);
+    }
+    return { kind: 'result', result: withoutResultType(stripMeta(result)) };
+  }
+
+  /** `tasks/get` of a wrapped id: the upstream's answer with the id wrapped again. */
+  async get(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<JsonObject> {
+    const { id, connection } = this.route(taskId, principal);
+    const outcome = await this.send(connection, 'tasks/get', { taskId: id }, withTasks(inbound ?? {}, true));
+    return { ...stripMeta(this.answer(outcome)), taskId };
+  }
+
+  /** The task as a `notifications/tasks` frame carries it: no `resultType`, no upstream `_meta` (T-31). */
+  async read(taskId: string, principal: string): Promise<JsonObject> {
+    return asNotification(await this.get(taskId, principal, undefined));
+  }
+
+  /**
+   * Follows a wrapped task for a listen stream and reports each visible
+   * change. A Tasks-capable upstream is subscribed to (`subscriptions/listen`
+   * with its task id, pushes arrive at once); in any case the task is also
+   * polled at its own `pollIntervalMs` (bounded 100 ms – 5 s), since pushing
+   * is optional for the upstream (T-29, T-50). While the upstream is down
+   * nothing is reported (never an invented status); polling goes on slowly
+   * and the subscription is opened again once it is back.
+   */
+  follow(taskId: string, principal: string, current: JsonObject, onChange: (task: JsonObject) => void): () => void {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let last = visibleKey(current);
+    let delay = followDelay(current);
+    let unsubscribe: (() => void) | undefined;
+    const ref = this.ids.unwrap(taskId, principal);
+    const report = (task: JsonObject) => {
+      if (stopped) return;
+      const key = visibleKey(task);
+      if (key === last) return;
+      last = key;
+      onChange(task);
+      if (TERMINAL.has(String(task.status))) stop();
+    };
+    const subscribe = () => {
+      const connection = ref ? this.directory.connection(ref.upstream) : undefined;
+      if (!ref || unsubscribe || !connection?.isOpen || !connection.tasks) return;
+      unsubscribe = connection.listen(
+        [ref.taskId],
+        (frame) => {
+          if (frame.taskId === ref.taskId) report({ ...asNotification(stripMeta(frame)), taskId });
+        },
+        () => {
+          unsubscribe = undefined; // the stream ended (upstream gone or closed it): polling goes on, we re-subscribe on the next good poll
+        },
+      );
+    };
+    const tick = async () => {
+      if (stopped) return;
+      try {
+        const task = await this.read(taskId, principal);
+        delay = followDelay(task);
+        report(task);
+        subscribe();
+      } catch {
+        delay = Math.min(5_000, Math.max(1_000, delay * 2));
+      }
+      if (!stopped) timer = setTimeout(() => void tick(), delay);
+    };
+    const stop = () => {
+      stopped = true;
+      clearTimeout(timer);
+      unsubscribe?.();
+      unsubscribe = undefined;
+    };
+    subscribe();
+    timer = setTimeout(() => void tick(), delay);
+    return stop;
+  }
+
+  /** `tasks/update` of a wrapped id: the input responses go to the upstream as they came. */
+  async update(taskId: string, principal: string, responses: Record<string, unknown>, inbound: JsonObject | undefined): Promise<void> {
+    const { connection, id } = this.route(taskId, principal);
+    this.answer(await this.send(connection, 'tasks/update', { taskId: id, inputResponses: responses as JsonObject }, withTasks(inbound ?? {}, true)));
+  }
+
+  async cancel(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<void> {
+    const { connection, id } = this.route(taskId, principal);
+    this.answer(await this.send(connection, 'tasks/cancel', { taskId: id }, withTasks(inbound ?? {}, true)));
+  }
+
+  /** Unwraps (MAC-checked for `principal`, I-7) and finds the connection. */
+  private route(taskId: string, principal: string): { upstream: string; id: string; connection: UpstreamConnection } {
+    const ref = this.ids.unwrap(taskId, principal);
+    // Forged, altered, foreign, or of an upstream no longer configured: exactly the unknown-id error (T-14, T-10).
+    if (!ref || !this.directory.has(ref.upstream)) throw taskNotFound();
+    return { upstream: ref.upstream, id: ref.taskId, connection: this.open(ref.upstream) };
+  }
+
+  private open(upstream: string): UpstreamConnection {
+    const connection = this.directory.connection(upstream);
+    if (!connection || !connection.isOpen) throw upstreamUnavailable(upstream, this.directory.describeDown(upstream));
+    return connection;
+  }
+
+  private async send(connection: UpstreamConnection, method: string, params: JsonObject, capabilities: JsonObject, signal?: AbortSignal): Promise<RawOutcome> {
+    try {
+      return await connection.request(method, params, capabilities, signal ? { signal } : {});
+    } catch (error) {
+      if (error instanceof UpstreamUnavailableError) {
+        const down = this.directory.describeDown(error.upstream);
+        throw upstreamUnavailable(error.upstream, { ...down, lastError: error.message });
+      }
+      throw error;
+    }
+  }
+
+  /** A `tasks/*` answer, with the upstream's unknown-id error made ours word for word. */
+  private answer(outcome: RawOutcome): JsonObject {
+    if (outcome.kind === 'result') return outcome.result;
+    // Only the upstream's "no such task" becomes ours word for word; other -32602s (bad inputResponses…) pass as they are.
+    if (outcome.error.code === ErrorCode.InvalidParams && /task not found|task has expired|unknown task/i.test(outcome.error.message)) throw taskNotFound();
+    throw protocolError(outcome.error);
+  }
+
+  /**
+   * Collapse to synchronous: follow the upstream task to its end at the
+   * polling pace it asks for; cancel it upstream when the inbound request
+   * goes away (T-24 on the upstream's side).
+   */
+  private async collapse(connection: UpstreamConnection, upstreamId: string, first: JsonObject, request: ToolCallRequest): Promise<JsonObject> {
+    const capabilities = { extensions: { [TASKS_EXTENSION_ID]: {} } };
+    const signal = request.signal;
+    const cancelUpstream = () => connection.request('tasks/cancel', { taskId: upstreamId }, capabilities).catch(() => undefined);
+    let task = first;
+    for (;;) {
+      const status = task.status;
+      if (status === 'completed') return withoutResultType(stripMeta((task.result as JsonObject | undefined) ?? { content: [] }));
+      if (status === 'failed') {
+        const error = (task.error as { code?: number; message?: string; data?: unknown } | undefined) ?? {};
+        throw new ProtocolError(error.code ?? ErrorCode.InternalError, error.message ?? 'The upstream task failed', error.data);
+      }
+      if (status === 'cancelled') throw new ProtocolError(ErrorCode.InternalError, 'The upstream task was cancelled');
+      if (status === 'input_required') {
+        // Only a task-capable client can answer a task's input requests.
+        await cancelUpstream();
+        throw missingTasksCapability(`the upstream tool ${request.name}, which asks for input,`);
+      }
+      if (!TERMINAL.has(String(status)) && !(await pause(pollDelay(task), signal))) {
+        await cancelUpstream();
+        throw new ProtocolError(ErrorCode.InternalError, 'The call was cancelled');
+      }
+      task = this.answer(await this.send(connection, 'tasks/get', { taskId: upstreamId }, capabilities));
+    }
+  }
+}
+
+function asNotification(task: JsonObject): JsonObject {
+  const { resultType: _resultType, _meta: _dropped, ...rest } = task;
+  return rest;
+}
+
+/** What a listener sees change: status, message, input requests, result, error. */
+function visibleKey(task: JsonObject): string {
+  return JSON.stringify([task.status, task.statusMessage, task.inputRequests, task.result, task.error]);
+}
+
+function followDelay(task: JsonObject): number {
+  const hint = typeof task.pollIntervalMs === 'number' ? task.pollIntervalMs : 1000;
+  return Math.min(5_000, Math.max(100, hint));
+}
+
+/** The inbound capabilities with the tasks extension set (or removed when `tasks` is false). */
+function withTasks(capabilities: JsonObject, tasks: boolean): JsonObject {
+  const extensions = { ...((capabilities.extensions as JsonObject | undefined) ?? {}) };
+  if (tasks) extensions[TASKS_EXTENSION_ID] = {};
+  else delete extensions[TASKS_EXTENSION_ID];
+  return { ...capabilities, extensions };
+}
+
+/** Drops the upstream's `serverInfo` (our SDK stamps ours); other `_meta` keys pass. */
+function stripMeta(result: JsonObject): JsonObject {
+  const meta = result._meta as JsonObject | undefined;
+  if (!meta || !(SERVER_INFO_META_KEY in meta)) return result;
+  const { [SERVER_INFO_META_KEY]: _dropped, ...rest } = meta;
+  const { _meta, ...body } = result;
+  return Object.keys(rest).length > 0 ? { ...body, _meta: rest } : body;
+}
+
+function withoutResultType(result: JsonObject): JsonObject {
+  const { resultType: _resultType, ...rest } = result;
+  return rest;
+}
+
+function protocolError(error: { code: number; message: string; data?: unknown }): ProtocolError {
+  return new ProtocolError(typeof error.code === 'number' ? error.code : ErrorCode.InternalError, String(error.message ?? 'Upstream error'), error.data);
+}
+
+/** The upstream's polling hint, bounded to 50 ms – 5 s. */
+function pollDelay(task: JsonObject): number {
+  const hint = typeof task.pollIntervalMs === 'number' ? task.pollIntervalMs : 1000;
+  return Math.min(5_000, Math.max(50, hint));
+}
+
+/** Waits `ms`; resolves `false` when `signal` fired first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

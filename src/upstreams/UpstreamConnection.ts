@@ -1,0 +1,304 @@
+/**
+ * One live connection to an upstream MCP server through the v2 SDK client
+ * (`@modelcontextprotocol/client`), for both eras: `versionNegotiation:
+ * 'auto'` talks 2026-07-28 to servers that offer it and falls back to the
+ * 2025-11-25 `initialize` handshake otherwise. A cached `server/discover`
+ * result (the runtime state file) is handed to `connect({ prior })`, so a
+ * reconnect costs no probe.
+ *
+ * Task traffic goes through a raw path on the client's own transport (the
+ * SDK client cannot decode `resultType: "task"`, P5): `request()` frames
+ * the 2026 `_meta` envelope itself, with the capabilities the caller chooses
+ * per request (T-01), and the HTTP transport derives `Mcp-Method` and
+ * `Mcp-Name` (= `params.taskId` of `tasks/*`) from the framed body.
+ */
+import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { JsonObject } from '../../machines/task/index.js';
+import { TASKS_EXTENSION_ID } from '../core/errors.js';
+import type { Logger } from '../runtime/Logger.js';
+import type { CachedDiscovery } from '../state/RuntimeStateFile.js';
+import { DEFAULT_UPSTREAM_TIMEOUT_MS, type UpstreamSpec } from './UpstreamSpec.js';
+import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
+
+export const UPSTREAM_CLIENT_INFO = { name: 'taskvisor-aggregator', version: '0.1.0' };
+
+/** An upstream's answer to one raw request. */
+export type RawOutcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: { code: number; message: string; data?: unknown } };
+
+/** One upstream tool as its `tools/list` described it. */
+export interface UpstreamTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonObject;
+  outputSchema?: JsonObject;
+  annotations?: JsonObject;
+}
+
+export { UpstreamUnavailableError };
+
+interface Pending {
+  resolve: (outcome: RawOutcome) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class UpstreamConnection {
+  readonly client: Client;
+  private transport: Transport | undefined;
+  private readonly pending = new Map<string, Pending>();
+  private counter = 0;
+  private closed = false;
+  private readonly closeListeners = new Set<(reason: string) => void>();
+  private readonly toolsChangedListeners = new Set<() => void>();
+  private stderrTail = '';
+  /** Open upstream listen streams by request id: their frames and their end. */
+  private readonly streams = new Map<string, { frame(params: JsonObject): void; ended(): void }>();
+
+  constructor(
+    readonly spec: UpstreamSpec,
+    private readonly logger: Logger,
+  ) {
+    this.client = new Client(UPSTREAM_CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: 'auto' } } as never);
+  }
+
+  get timeoutMs(): number {
+    return this.spec.timeout ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  }
+
+  /** `modern` (2026-07-28) or `legacy` (2025-11-25). */
+  get era(): 'modern' | 'legacy' {
+    return this.client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
+  }
+
+  get protocolVersion(): string {
+    return this.client.getNegotiatedProtocolVersion() ?? 'unknown';
+  }
+
+  /** Whether the upstream declared the tasks extension (2026-07-28 `extensions`, T-11). */
+  get tasks(): boolean {
+    const extensions = (this.client.getServerCapabilities() as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+    return this.era === 'modern' && extensions !== undefined && extensions !== null && typeof extensions[TASKS_EXTENSION_ID] === 'object';
+  }
+
+  /** What to cache so the next connect needs no probe. */
+  get discovery(): CachedDiscovery {
+    const discover = this.client.getDiscoverResult();
+    return this.era === 'modern' && discover ? { kind: 'modern', discover: discover as unknown as Record<string, unknown> } : { kind: 'legacy' };
+  }
+
+  /** Connects (with the cached verdict when there is one) and wires the raw path. */
+  async open(prior?: CachedDiscovery): Promise<void> {
+    const transport = this.createTransport();
+    this.transport = transport;
+    this.client.onclose = () => this.markClosed('the connection closed');
+    this.client.setNotificationHandler('notifications/tools/list_changed', () => {
+      for (const listener of this.toolsChangedListeners) listener();
+    });
+    await withTimeout(
+      this.client.connect(transport, prior ? ({ prior } as never) : undefined),
+      this.timeoutMs,
+      () => `connecting timed out after ${this.timeoutMs} ms`,
+    );
+    const original = transport.onmessage;
+    transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
+      const id = message.id;
+      const subscription = ((message.params as JsonObject | undefined)?._meta as JsonObject | undefined)?.['io.modelcontextprotocol/subscriptionId'];
+      if (typeof message.method === 'string' && typeof subscription === 'string' && this.streams.has(subscription)) {
+        if (message.method === 'notifications/tasks') this.streams.get(subscription)!.frame(message.params as JsonObject);
+        return;
+      }
+      if (typeof id === 'string' && this.streams.has(id) && ('result' in message || 'error' in message)) {
+        const stream = this.streams.get(id)!;
+        this.streams.delete(id);
+        stream.ended();
+        return;
+      }
+      if (typeof id === 'string' && this.pending.has(id) && ('result' in message || 'error' in message)) {
+        const pending = this.pending.get(id)!;
+        this.pending.delete(id);
+        clearTimeout(pending.timer);
+        pending.resolve('error' in message ? { kind: 'error', error: message.error as never } : { kind: 'result', result: message.result as JsonObject });
+        return;
+      }
+      (original as ((m: unknown, e?: unknown) => void) | undefined)?.call(transport, message, extra);
+    }) as never;
+  }
+
+  /** Every tool the upstream lists (all pages). */
+  async listTools(): Promise<UpstreamTool[]> {
+    const tools: UpstreamTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 1000; page++) {
+      const result = await withTimeout(
+        this.client.listTools(cursor ? { cursor } : undefined),
+        this.timeoutMs,
+        () => `tools/list timed out after ${this.timeoutMs} ms`,
+      );
+      tools.push(...(result.tools as unknown as UpstreamTool[]));
+      cursor = result.nextCursor;
+      if (!cursor) break;
+    }
+    return tools;
+  }
+
+  /**
+   * A liveness probe: `ping` on 2025-11-25; 2026-07-28 has no `ping`, so
+   * there it is `server/discover` (stateless and cheap).
+   */
+  async ping(): Promise<void> {
+    const probe = this.era === 'modern' ? this.client.discover() : this.client.ping();
+    await withTimeout(probe, this.timeoutMs, () => `${this.era === 'modern' ? 'server/discover' : 'ping'} timed out after ${this.timeoutMs} ms`);
+  }
+
+  /**
+   * Sends one request on the raw path. On 2026-07-28 the `_meta` envelope
+   * carries `capabilities` (what *this* request declares upstream, T-01).
+   * Rejects with {@link UpstreamUnavailableError} when there is no answer.
+   */
+  request(method: string, params: JsonObject, capabilities: JsonObject, options: { signal?: AbortSignal } = {}): Promise<RawOutcome> {
+    if (this.closed || !this.transport) {
+      return Promise.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} is not connected`));
+    }
+    const transport = this.transport;
+    const id = `tv:${++this.counter}`;
+    const framed =
+      this.era === 'modern'
+        ? {
+            ...params,
+            _meta: {
+              ...((params._meta as JsonObject | undefined) ?? {}),
+              'io.modelcontextprotocol/protocolVersion': this.protocolVersion,
+              'io.modelcontextprotocol/clientInfo': UPSTREAM_CLIENT_INFO,
+              'io.modelcontextprotocol/clientCapabilities': capabilities,
+            },
+          }
+        : params;
+    return new Promise<RawOutcome>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(id)) return;
+        reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} did not answer ${method} within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      timer.unref();
+      this.pending.set(id, { resolve, reject, timer });
+      const onAbort = () => {
+        // Tell the upstream the request is abandoned (a synchronous call stops there too).
+        void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'The inbound request was cancelled' } } as never).catch(() => {});
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      transport.send({ jsonrpc: '2.0', id, method, params: framed } as never).catch((error: unknown) => {
+        const pending = this.pending.get(id);
+        if (!pending) return;
+        this.pending.delete(id);
+        clearTimeout(pending.timer);
+        if (error instanceof ProtocolError) return resolve({ kind: 'error', error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) } });
+        // A JSON-RPC error answered with an HTTP error status (400 -32021, 404 -32601) arrives as SdkHttpError.
+        const text = (error as { data?: { text?: unknown } })?.data?.text;
+        if (typeof text === 'string') {
+          try {
+            const body = JSON.parse(text) as { error?: { code: number; message: string } };
+            if (body.error) return resolve({ kind: 'error', error: body.error });
+          } catch {
+            // not JSON: fall through
+          }
+        }
+        reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name}: ${(error as Error)?.message ?? String(error)}`));
+      });
+    });
+  }
+
+  /**
+   * Opens an upstream `subscriptions/listen` for `taskIds` (declaring the
+   * tasks extension, T-30) and hands every `notifications/tasks` frame of it
+   * to `frame`. Closing drops the stream: on HTTP by aborting its response
+   * stream, elsewhere with `notifications/cancelled` (§4.6).
+   */
+  listen(taskIds: string[], frame: (params: JsonObject) => void, ended: () => void = () => {}): () => void {
+    const transport = this.transport;
+    if (this.closed || !transport || this.era !== 'modern') return () => {};
+    const id = `tv:listen:${++this.counter}`;
+    const abort = new AbortController();
+    this.streams.set(id, { frame, ended });
+    const params = {
+      notifications: { taskIds },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': this.protocolVersion,
+        'io.modelcontextprotocol/clientInfo': UPSTREAM_CLIENT_INFO,
+        'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION_ID]: {} } },
+      },
+    };
+    const end = () => {
+      if (this.streams.delete(id)) ended();
+    };
+    transport.send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params } as never, { requestSignal: abort.signal } as never).catch(end);
+    return () => {
+      if (!this.streams.delete(id)) return;
+      if ((transport as { hasPerRequestStream?: boolean }).hasPerRequestStream) abort.abort();
+      else void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'no longer followed' } } as never).catch(() => {});
+    };
+  }
+
+  onClose(listener: (reason: string) => void): () => void {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  onToolsChanged(listener: () => void): () => void {
+    this.toolsChangedListeners.add(listener);
+    return () => this.toolsChangedListeners.delete(listener);
+  }
+
+  get isOpen(): boolean {
+    return !this.closed && this.transport !== undefined;
+  }
+
+  async close(): Promise<void> {
+    this.markClosed('closed by taskvisor');
+    await this.client.close().catch(() => {});
+  }
+
+  private markClosed(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    const detail = this.stderrTail.trim() ? `${reason} (stderr: ${this.stderrTail.trim().split('\n').slice(-1)[0]})` : reason;
+    for (const [id, pending] of this.pending) {
+      clearTimeout(pending.timer);
+      pending.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name}: ${detail}`));
+      this.pending.delete(id);
+    }
+    for (const [id, stream] of this.streams) {
+      this.streams.delete(id);
+      stream.ended();
+    }
+    for (const listener of this.closeListeners) listener(detail);
+  }
+
+  private createTransport(): Transport {
+    const spec = this.spec;
+    if (spec.type === 'streamable-http') {
+      return new StreamableHTTPClientTransport(new URL(spec.url), spec.headers ? { requestInit: { headers: spec.headers } } : undefined);
+    }
+    const transport = new StdioClientTransport({
+      command: spec.command,
+      ...(spec.args ? { args: spec.args } : {}),
+      // The child gets the parent's environment plus the configured variables.
+      env: { ...(process.env as Record<string, string>), ...(spec.env ?? {}) },
+      ...(spec.cwd ? { cwd: spec.cwd } : {}),
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-2000);
+    });
+    return transport;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message())), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
