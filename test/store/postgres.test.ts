@@ -132,8 +132,10 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         let resyncs = 0;
         const changes: TaskChange[] = [];
         const stop = other.subscribe({ onChange: (change) => changes.push(change), onCommand: () => undefined, onResync: () => resyncs++ });
-        const stopOwner = owner.subscribe({ onChange: () => undefined, onCommand: () => commandsSignalled++, onResync: () => undefined });
-        await waitFor(() => resyncs === 1, { what: 'the feed to connect', timeoutMs: 20_000 });
+        let ownerResyncs = 0;
+        const stopOwner = owner.subscribe({ onChange: () => undefined, onCommand: () => commandsSignalled++, onResync: () => ownerResyncs++ });
+        // Both LISTENs must be active: a NOTIFY sent before is lost (a real subscriber re-reads on resync).
+        await waitFor(() => resyncs === 1 && ownerResyncs === 1, { what: 'both feeds to connect', timeoutMs: 20_000 });
         await owner.create(makeRecord({ taskId: 'x' }));
         assert.equal(await other.sendCommand('x', { type: 'cancel', principal: 'alice' }), true);
         assert.equal(await other.sendCommand('unknown', { type: 'cancel', principal: 'alice' }), false);
