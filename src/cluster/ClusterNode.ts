@@ -132,10 +132,13 @@ export class ClusterNode {
     }
     const sentAt = Date.now();
     let renewed: boolean | undefined;
-    try {
-      renewed = await ownership.renewLease();
-    } catch (error) {
-      logger.error('could not renew the instance lease', error);
+    // Twice on an error: a pooled connection killed meanwhile (a blip) fails once, the retry gets a fresh one.
+    for (let attempt = 1; attempt <= 2 && renewed === undefined && !this.#stopped; attempt++) {
+      try {
+        renewed = await ownership.renewLease();
+      } catch (error) {
+        logger.error(`could not renew the instance lease (attempt ${attempt})`, error);
+      }
     }
     if (this.#stopped) return;
     if (renewed) this.#renewedAt = sentAt;

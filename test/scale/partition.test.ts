@@ -63,7 +63,7 @@ it('an instance partitioned from PostgreSQL past its lease gives its tasks up; t
     instances.push(b);
 
     const id = await createTask(a.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
-    await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start' });
+    await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start', timeoutMs: 20_000 });
     proxy.cut();
     await a.child.waitForOutput(/lost its lease: stopping its tasks here/, { timeoutMs: 30_000 });
     await waitFor(async () => (await runStarts(runLog)).get(id)?.includes('B'), { what: 'B to adopt the task', timeoutMs: 30_000, intervalMs: 100 });
@@ -76,8 +76,8 @@ it('an instance partitioned from PostgreSQL past its lease gives its tasks up; t
 
     const [, newId] = await a.child.waitForOutput(/joined the cluster again as instance (\S+)/, { timeoutMs: 30_000 });
     assert.notEqual(newId, a.instanceId);
-    const fresh = await waitFor(async () => createTask(a.client, 'tracked_wait', { ms: 0 }), { what: 'A to serve again', timeoutMs: 15_000, intervalMs: 200 });
-    const { task: after } = await pollTask(b.client, fresh, isTerminalTask, { timeoutMs: 15_000 });
+    const fresh = await waitFor(async () => createTask(a.client, 'tracked_wait', { ms: 0 }), { what: 'A to serve again', timeoutMs: 30_000, intervalMs: 200 });
+    const { task: after } = await pollTask(b.client, fresh, isTerminalTask, { timeoutMs: 30_000 });
     assert.equal((after.result as { content: { text: string }[] }).content[0]!.text, 'finished on A');
   } finally {
     await stopAll(instances);

@@ -103,6 +103,7 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         // A stops renewing; once its lease is over, B and C race.
         await waitFor(async () => (await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at < now()`, [a.instanceId])).rowCount === 1, {
           what: 'the lease of A to lapse',
+          timeoutMs: 20_000,
         });
         assert.equal(await a.renewLease(), false, 'an expired lease is not renewed');
         const [byB, byC] = await Promise.all([b.claimExpired(), c.claimExpired()]);
@@ -131,16 +132,18 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         let resyncs = 0;
         const changes: TaskChange[] = [];
         const stop = other.subscribe({ onChange: (change) => changes.push(change), onCommand: () => undefined, onResync: () => resyncs++ });
-        const stopOwner = owner.subscribe({ onChange: () => undefined, onCommand: () => commandsSignalled++, onResync: () => undefined });
-        await waitFor(() => resyncs === 1, { what: 'the feed to connect' });
+        let ownerResyncs = 0;
+        const stopOwner = owner.subscribe({ onChange: () => undefined, onCommand: () => commandsSignalled++, onResync: () => ownerResyncs++ });
+        // Both LISTENs must be active: a NOTIFY sent before is lost (a real subscriber re-reads on resync).
+        await waitFor(() => resyncs === 1 && ownerResyncs === 1, { what: 'both feeds to connect', timeoutMs: 20_000 });
         await owner.create(makeRecord({ taskId: 'x' }));
         assert.equal(await other.sendCommand('x', { type: 'cancel', principal: 'alice' }), true);
         assert.equal(await other.sendCommand('unknown', { type: 'cancel', principal: 'alice' }), false);
-        await waitFor(() => commandsSignalled > 0, { what: 'the command NOTIFY' });
+        await waitFor(() => commandsSignalled > 0, { what: 'the command NOTIFY', timeoutMs: 20_000 });
         assert.deepEqual(await owner.takeCommands(), [{ taskId: 'x', command: { type: 'cancel', principal: 'alice' } }]);
         assert.deepEqual(await owner.takeCommands(), []);
         await owner.put(makeRecord({ taskId: 'x', version: 2 }));
-        await waitFor(() => changes.some((change) => change.taskId === 'x' && change.version === 2), { what: 'the change NOTIFY' });
+        await waitFor(() => changes.some((change) => change.taskId === 'x' && change.version === 2), { what: 'the change NOTIFY', timeoutMs: 20_000 });
         assert.equal(changes.find((change) => change.version === 2)?.instanceId, owner.instanceId);
         await pgQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`taskvisor ${other.instanceId} (listen)`]);
         await waitFor(() => resyncs === 2, { what: 'the feed to reconnect and resync', timeoutMs: 10_000 });
