@@ -12,6 +12,7 @@ import type { InputRequest, JsonObject, TaskEvent } from '../../machines/task/in
 import { ErrorCode, ToolError } from '../core/errors.js';
 import { isInputRequiredSignal, ToolExecution } from '../runtime/ToolExecution.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import type { ForwardedToolCall } from '../tools/ToolDefinition.js';
 
 /** One call through the {@link ToolInvoker}. */
 export interface ToolInvocation {
@@ -41,6 +42,7 @@ export class ToolInvoker {
   async invoke(invocation: ToolInvocation): Promise<JsonObject> {
     const tool = this.tools.get(invocation.name);
     if (!tool) throw new ToolError(ErrorCode.InvalidParams, `Unknown tool: ${invocation.name}`);
+    if (tool.forward) return this.invokeForwarded(tool.forward, invocation);
     const parsed = this.tools.inputSchemaOf(tool).safeParse(invocation.args);
     if (!parsed.success) {
       const detail = parsed.error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`).join('; ');
@@ -91,5 +93,34 @@ export class ToolInvoker {
       invocation.signal.removeEventListener('abort', onAbort);
       execution.detach();
     }
+  }
+
+  /**
+   * An upstream's tool (src/upstreams): called as a request that did not
+   * declare the tasks extension, so the forwarder collapses any upstream task
+   * to its final result here and cancels it when `signal` fires — the step
+   * already runs inside the caller's task. The upstream validates the
+   * arguments; its input requests cannot be relayed through a collapsed call
+   * and come back as the forwarder's -32021 (docs/aggregator.md).
+   */
+  private async invokeForwarded(forward: ForwardedToolCall, invocation: ToolInvocation): Promise<JsonObject> {
+    invocation.signal.throwIfAborted();
+    const outcome = await forward({
+      name: invocation.name,
+      args: invocation.args,
+      principal: invocation.principal,
+      declaresTasks: false,
+      ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),
+      signal: invocation.signal,
+    });
+    invocation.signal.throwIfAborted();
+    if (outcome.kind === 'result') return outcome.result;
+    // A request without the extension never gets a task back (T-01); an input round cannot be carried here.
+    throw new ToolError(
+      ErrorCode.InternalError,
+      outcome.kind === 'input-required'
+        ? `Tool ${invocation.name} asked for input, which a workflow step calling an upstream tool cannot relay`
+        : `Tool ${invocation.name} answered a call without the tasks extension with a task`,
+    );
   }
 }
