@@ -12,9 +12,9 @@
  * lookup that throws the one taskNotFound(); the hub filters listen taskIds
  * by owner the same way), which the equal answers observe.
  *
- * The tables are meant to grow: TASK_ROWS takes wrapped upstream ids (the
- * aggregator issue adds a row whose `create` starts an upstream task through
- * the aggregator and returns the wrapped id), OPERATIONS any new task method.
+ * The tables are meant to grow: TASK_ROWS holds local tasks in each state
+ * and a wrapped upstream id (the runtime aggregates the demo tools as a
+ * stdio child), OPERATIONS any new task method.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +37,7 @@ import { startIssuer, writeTokenFile, type Issuer } from '../support/authFixture
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { collectListen, postJsonRpc } from '../support/httpRaw.js';
 import { tempDir } from '../support/processes.js';
+import { stdioDemoSpec } from '../aggregator/harness.js';
 import { result_, taskOps, textOf, type Json } from '../support/taskOps.js';
 
 type Ops = ReturnType<typeof taskOps>;
@@ -99,7 +100,19 @@ const TASK_ROWS: TaskRow[] = [
       assert.equal(textOf((await owner.ops.task(taskId)).result), 'always done');
     },
   },
-  // Aggregator issue: { label: 'wrapped upstream task', create: (owner) => <tools/call of an upstream tool through the aggregator>, finish: ... }
+  {
+    // The aggregator's wrapped ids (MAC over upstream, id and principal): B gets what an unissued local id gets.
+    label: 'wrapped upstream (forwarded to the demo upstream)',
+    create: async (owner) => {
+      const { taskId } = await owner.ops.createTask('x_demo_sleep', { ms: 600_000 });
+      assert.match(taskId, /^demo\./, `a wrapped id: ${taskId}`);
+      return taskId;
+    },
+    finish: async (owner, taskId) => {
+      result_(await owner.ops.cancel(taskId));
+      await owner.ops.waitForStatus(taskId, 'cancelled', 20_000);
+    },
+  },
 ];
 
 /** The JSON-RPC answer with what the transport adds (HTTP status) — nothing about which id was asked. */
@@ -192,9 +205,12 @@ describe('cross-principal matrix: B on A\'s tasks is indistinguishable from an u
       reapIntervalMs: 0,
       finishedRetentionMs: 10 * 60_000,
       logger: silentLogger,
+      stateFile: join(dir.path, 'runtime-state.json'),
+      upstreams: [stdioDemoSpec(dir.path)],
     });
     runtime.use(...demoTools, ...testTools);
     await runtime.start();
+    await runtime.upstreams!.waitFor('demo', (status) => status.state === 'ready', 40_000);
   });
   after(async () => {
     for (const client of clients) await client.close().catch(() => {});
