@@ -235,7 +235,15 @@ export class TaskSupervisor {
   /** The task as its owner may see it; unknown, expired and foreign ids are one error (T-14, I-7). */
   async get(taskId: string, principal: string): Promise<TaskRecord> {
     const live = this.lookupLive(taskId, principal);
-    if (live) return this.present(this.snapshotRecord(live));
+    if (live) {
+      const record = this.snapshotRecord(live);
+      if (!isTerminal(record)) return this.present(record);
+      // A finished task is shown only once its terminal record is durable: a
+      // crash right after a client saw `completed` must not bring it back as
+      // unfinished (I-1 for the end of a task's life, I-2).
+      await live.persister.flushed();
+      return this.present(this.snapshotRecord(live));
+    }
     return this.present(await this.stored(taskId, principal));
   }
 
@@ -386,13 +394,25 @@ export class TaskSupervisor {
     if (visible !== live.lastVisible) {
       live.lastVisible = visible;
       if (isTerminal(record)) this.options.pollPolicy?.observe(record);
-      const shown = this.present(record);
-      for (const listener of this.listeners) {
-        try {
-          listener(shown);
-        } catch (error) {
-          this.options.logger.error('task change listener failed', error);
-        }
+      if (!isTerminal(record)) {
+        this.emit(this.present(record));
+        return;
+      }
+      // Terminal: pushed once durable, like get() shows it. XState notifies
+      // observers before the inspection event that queues the write, hence the
+      // microtask before waiting for the persister.
+      void Promise.resolve()
+        .then(() => live.persister.flushed())
+        .then(() => this.emit(this.present(record)));
+    }
+  }
+
+  private emit(shown: TaskRecord): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(shown);
+      } catch (error) {
+        this.options.logger.error('task change listener failed', error);
       }
     }
   }
