@@ -22,9 +22,6 @@ import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import { isTerminal, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
-/** Adopted tasks resumed concurrently per batch. */
-const ADOPTION_BATCH = 200;
-
 export interface ClusterNodeOptions {
   store: TaskStore;
   ownership: TaskOwnership;
@@ -182,13 +179,9 @@ export class ClusterNode {
     const { ownership, supervisor, logger } = this.#options;
     const claimed = await ownership.claimExpired();
     if (claimed.length > 0) {
-      let resumed = 0;
-      for (let start = 0; start < claimed.length; start += ADOPTION_BATCH) {
-        const outcomes = await Promise.all(claimed.slice(start, start + ADOPTION_BATCH).map((record) => supervisor.resumeRecord(record)));
-        resumed += outcomes.filter((outcome) => outcome === 'resumed').length;
-      }
+      const { resumed, failed } = await supervisor.resumeAll(claimed);
       this.#adopted += claimed.length;
-      logger.info(`adopted ${claimed.length} unfinished tasks of expired instances: ${resumed} resumed, ${claimed.length - resumed} failed`);
+      logger.info(`adopted ${claimed.length} unfinished tasks of expired instances: ${resumed} resumed, ${failed} failed`);
     }
     await this.#applyCommands();
   }

@@ -101,6 +101,17 @@ export const UpstreamEntrySchema = z.discriminatedUnion('type', [
   }),
 ], { error: 'expected type: stdio (with command) or type: streamable-http (with url)' });
 
+/** Where an HTTP or WebSocket listener binds and which Host/Origin it admits (DNS-rebinding protection, docs/security.md). */
+const listenerFields = {
+  host: z.string().min(1).optional(),
+  port: z.number().int().min(0).max(65535).optional(),
+  path: z.string().startsWith('/').optional(),
+  /** Host header names accepted (on the upgrade for `ws`); `false` disables the check. Default: loopback names on loopback binds. */
+  allowedHosts: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+  /** Browser Origin host names accepted; `false` disables the check. Default: loopback names on loopback binds. */
+  allowedOrigins: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+};
+
 export const ConfigSchema = z.strictObject({
   server: z
     .strictObject({
@@ -111,26 +122,14 @@ export const ConfigSchema = z.strictObject({
     .optional(),
   http: z
     .strictObject({
-      host: z.string().min(1).optional(),
-      port: z.number().int().min(0).max(65535).optional(),
-      path: z.string().startsWith('/').optional(),
-      /** Host header names accepted; `false` disables the check. Default: loopback names on loopback binds. */
-      allowedHosts: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
-      /** Browser Origin host names accepted; `false` disables the check. Default: loopback names on loopback binds. */
-      allowedOrigins: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+      ...listenerFields,
       maxBodyBytes: z.number().int().positive().optional(),
     })
     .optional(),
   /** MCP over WebSocket (served when this section is present and no transport flag is given, or with `--ws`). */
   ws: z
     .strictObject({
-      host: z.string().min(1).optional(),
-      port: z.number().int().min(0).max(65535).optional(),
-      path: z.string().startsWith('/').optional(),
-      /** Host header names accepted on the upgrade; `false` disables the check. Default: loopback names on loopback binds. */
-      allowedHosts: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
-      /** Browser Origin host names accepted; `false` disables the check. Default: loopback names on loopback binds. */
-      allowedOrigins: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+      ...listenerFields,
       /** Largest inbound frame; a bigger one closes the socket (1009). */
       maxPayloadBytes: z.number().int().positive().optional(),
     })

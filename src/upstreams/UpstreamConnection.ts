@@ -17,6 +17,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { JsonObject } from '../../machines/task/index.js';
 import { TASKS_EXTENSION_ID } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
+import type { ListedTool } from '../tools/ToolRegistry.js';
 import type { CachedDiscovery } from '../state/RuntimeStateFile.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS, type UpstreamSpec } from './UpstreamSpec.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
@@ -26,15 +27,8 @@ export const UPSTREAM_CLIENT_INFO = { name: 'taskvisor-aggregator', version: '0.
 /** An upstream's answer to one raw request. */
 export type RawOutcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: { code: number; message: string; data?: unknown } };
 
-/** One upstream tool as its `tools/list` described it. */
-export interface UpstreamTool {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema: JsonObject;
-  outputSchema?: JsonObject;
-  annotations?: JsonObject;
-}
+/** One upstream tool as its `tools/list` described it: the same shape the registry lists. */
+export type UpstreamTool = ListedTool;
 
 export { UpstreamUnavailableError };
 

@@ -58,6 +58,10 @@ type WorkflowActor = Actor<typeof workflowMachine>;
 /** Step outcome inside a composite step. */
 type Outcome = { status: 'completed'; result: unknown } | { status: 'skipped' } | { status: 'failed'; message: string; code?: number; result?: unknown };
 
+/** What later steps see of a step: its result, a failed step's partial result, or null when skipped. */
+const resultOf = (outcome: Outcome): unknown =>
+  outcome.status === 'completed' ? outcome.result : outcome.status === 'failed' ? (outcome.result ?? null) : null;
+
 class StepFailure extends Error {
   constructor(
     message: string,
@@ -347,7 +351,7 @@ class WorkflowRun {
         const id = `${recordId}[${index}].${sub.id}`;
         const outcome = await this.runStep(sub, phase, subScope, localOutcomes, id, keyPrefix, signal);
         localOutcomes[sub.id] = outcome.status;
-        local[sub.id] = outcome.status === 'completed' ? outcome.result : outcome.status === 'failed' ? (outcome.result ?? null) : null;
+        local[sub.id] = resultOf(outcome);
         if (outcome.status === 'failed' && !sub.allowFailure) {
           return { status: 'failed', message: `${id}: ${outcome.message}`, ...(outcome.code !== undefined ? { code: outcome.code } : {}), result: [...iterations, local] };
         }
@@ -371,7 +375,7 @@ class WorkflowRun {
       step.parallel!.map(async (sub) => ({ sub, outcome: await this.runStep(sub, phase, scope, outcomes, `${recordId}.${sub.id}`, keyPrefix, signal) })),
     );
     const result = Object.fromEntries(
-      settled.map(({ sub, outcome }) => [sub.id, outcome.status === 'completed' ? outcome.result : outcome.status === 'failed' ? (outcome.result ?? null) : null]),
+      settled.map(({ sub, outcome }) => [sub.id, resultOf(outcome)]),
     );
     const failed = settled.find(({ sub, outcome }) => outcome.status === 'failed' && !sub.allowFailure);
     if (failed && failed.outcome.status === 'failed') {
