@@ -21,9 +21,13 @@ export interface ServerChild {
 
 /** Starts `bench/server.ts` with `config` and waits for it to listen. */
 export async function startServer(config: ServerConfig, options: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<ServerChild> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', TSX_IMPORT, `${BENCH_DIR}server.ts`, JSON.stringify(config)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', TSX_IMPORT, `${BENCH_DIR}server.ts`, JSON.stringify(config)],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   const waiting = new Map<number, (value: unknown) => void>();
@@ -60,7 +64,7 @@ export async function startServer(config: ServerConfig, options: { timeoutMs?: n
   });
   const info = JSON.parse(line) as { url: string; pid: number; startMs: number; report: unknown };
   let next = 0;
-  const command = <T,>(cmd: string): Promise<T> =>
+  const command = <T>(cmd: string): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const id = ++next;
       waiting.set(id, resolve as (value: unknown) => void);
@@ -93,10 +97,18 @@ export interface ScriptOutcome<T> {
 }
 
 /** Runs `node [nodeArgs] --import tsx bench/<script> <json arg>` to its end (SIGKILL after `timeoutMs`). */
-export async function runScript<T>(script: string, arg: unknown, options: { timeoutMs: number; nodeArgs?: string[] }): Promise<ScriptOutcome<T>> {
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', TSX_IMPORT, `${BENCH_DIR}${script}`, JSON.stringify(arg)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export async function runScript<T>(
+  script: string,
+  arg: unknown,
+  options: { timeoutMs: number; nodeArgs?: string[] },
+): Promise<ScriptOutcome<T>> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', TSX_IMPORT, `${BENCH_DIR}${script}`, JSON.stringify(arg)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   let result: T | undefined;
@@ -117,7 +129,9 @@ export async function runScript<T>(script: string, arg: unknown, options: { time
     timedOut = true;
     child.kill('SIGKILL');
   }, options.timeoutMs);
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.once('close', (c, s) => resolve([c, s])),
+  );
   clearTimeout(timer);
   return { ...(result !== undefined ? { result } : {}), progress, code, signal, timedOut, stderr };
 }

@@ -63,7 +63,13 @@ export async function runFanout(url: string, options: { listeners: number; pokes
         method: 'subscriptions/listen',
         params: { notifications: { taskIds: [taskId] } },
       });
-      const stream: Stream = { request: undefined as unknown as http.ClientRequest, acked: false, buffer: '', seen: new Map(), sinceChange: new Map() };
+      const stream: Stream = {
+        request: undefined as unknown as http.ClientRequest,
+        acked: false,
+        buffer: '',
+        seen: new Map(),
+        sinceChange: new Map(),
+      };
       stream.request = http.request(
         { agent: streamAgent, hostname: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers },
         (response) => {
@@ -108,7 +114,10 @@ export async function runFanout(url: string, options: { listeners: number; pokes
   const poke = async (k: number) => {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await rpc(control, url, { method: 'tools/call', params: { name: 'bench_poke', arguments: { taskId, message: `poke-${k}` } } });
+        return await rpc(control, url, {
+          method: 'tools/call',
+          params: { name: 'bench_poke', arguments: { taskId, message: `poke-${k}` } },
+        });
       } catch (error) {
         // The stepper registers itself a tick after the task starts.
         if (attempt > 50) throw error;

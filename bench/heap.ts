@@ -79,7 +79,11 @@ if (args.mode === 'xstate') {
   const started = performance.now();
   for (let i = 0; i < args.n; i++) {
     const taskId = `t${i.toString(16).padStart(31, '0')}`;
-    keep.push(createActor(taskMachine, { input: { taskId, owner: 'anonymous', tool: 'bench_wait', args: {}, now: Date.now(), ttlMs: 3_600_000 } }).start());
+    keep.push(
+      createActor(taskMachine, {
+        input: { taskId, owner: 'anonymous', tool: 'bench_wait', args: {}, now: Date.now(), ttlMs: 3_600_000 },
+      }).start(),
+    );
   }
   createMs = performance.now() - started;
 } else {

@@ -66,7 +66,10 @@ const SIZES = quick
       createConcurrency: [4],
       postgresConcurrency: [4],
       getConcurrency: [4],
-      seeds: [{ label: '20', n: 20 }, { label: '200', n: 200 }],
+      seeds: [
+        { label: '20', n: 20 },
+        { label: '200', n: 200 },
+      ],
       sliceMs: 250,
       sliceWarmupMs: 80,
       interleaveRounds: 1,
@@ -74,7 +77,10 @@ const SIZES = quick
       heapN: 300,
       bigHeapN: 1_000,
       bytesN: 200,
-      recoveryN: [{ label: '50', n: 50 }, { label: '200', n: 200 }],
+      recoveryN: [
+        { label: '50', n: 50 },
+        { label: '200', n: 200 },
+      ],
       recoveryBudgetMs: 3_000,
       replayN: 0,
       listeners: 20,
@@ -86,7 +92,10 @@ const SIZES = quick
       createConcurrency: [1, 16, 64],
       postgresConcurrency: [16, 64],
       getConcurrency: [16, 64],
-      seeds: [{ label: '1k', n: 1_000 }, { label: '100k', n: 100_000 }],
+      seeds: [
+        { label: '1k', n: 1_000 },
+        { label: '100k', n: 100_000 },
+      ],
       sliceMs: 1_000,
       sliceWarmupMs: 250,
       interleaveRounds: 2,
@@ -94,7 +103,10 @@ const SIZES = quick
       heapN: 20_000,
       bigHeapN: 100_000,
       bytesN: 10_000,
-      recoveryN: [{ label: '10k', n: 10_000 }, { label: '100k', n: 100_000 }],
+      recoveryN: [
+        { label: '10k', n: 10_000 },
+        { label: '100k', n: 100_000 },
+      ],
       recoveryBudgetMs: 10_000,
       replayN: 10_000,
       listeners: 1_000,
@@ -132,9 +144,19 @@ const raw = {
   get: [] as Array<{ store: StoreKind; variant: 'stored' | 'live'; concurrency: number; load: LoadResult; bare: LoadResult }>,
   echo: [] as Array<{ store: StoreKind; concurrency: number; load: LoadResult; bare: LoadResult }>,
   heap: {} as Record<string, HeapResult>,
-  bytes: {} as Record<string, { tasks: number; bytesPerTask: number; allocatedPerTask?: number; recordJsonBytes: number; pageSize?: number; pageCount?: number }>,
+  bytes: {} as Record<
+    string,
+    { tasks: number; bytesPerTask: number; allocatedPerTask?: number; recordJsonBytes: number; pageSize?: number; pageCount?: number }
+  >,
   postgres: [] as Array<{ concurrency: number; postgres: LoadResult; sqlite: LoadResult }>,
-  recovery: [] as Array<{ store: StoreKind; label: string; resume: 'fail' | 'replay'; result?: RecoveryResult; timedOut?: boolean; error?: string }>,
+  recovery: [] as Array<{
+    store: StoreKind;
+    label: string;
+    resume: 'fail' | 'replay';
+    result?: RecoveryResult;
+    timedOut?: boolean;
+    error?: string;
+  }>,
   fanout: {} as { one?: FanoutResult[]; many?: FanoutResult },
   skipped: [] as string[],
   errors: [] as string[],
@@ -197,7 +219,8 @@ function fsyncFloor(dir: string, ops: number): Summary {
 }
 
 const echoCall = (): RpcCall => ({ method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello' } } });
-const checkEcho = (result: Json) => (Array.isArray(result.content) ? undefined : `echo: unexpected result ${JSON.stringify(result).slice(0, 200)}`);
+const checkEcho = (result: Json) =>
+  Array.isArray(result.content) ? undefined : `echo: unexpected result ${JSON.stringify(result).slice(0, 200)}`;
 
 function fsyncRound(dataDir: string, round: number): void {
   const floor = fsyncFloor(dataDir, SIZES.fsyncOps);
@@ -238,7 +261,10 @@ async function seedStore(kind: StoreKind, dir: string, template: Templates['comp
 }
 
 const createCall = (): RpcCall => ({ method: 'tools/call', params: { name: 'bench_work', arguments: { ms: 50 } } });
-const checkTask = (result: Json) => (result.resultType === 'task' && typeof result.taskId === 'string' ? undefined : `not a CreateTaskResult: ${JSON.stringify(result).slice(0, 200)}`);
+const checkTask = (result: Json) =>
+  result.resultType === 'task' && typeof result.taskId === 'string'
+    ? undefined
+    : `not a CreateTaskResult: ${JSON.stringify(result).slice(0, 200)}`;
 
 /**
  * One concurrency of the durable-create benchmark: the small store, the
@@ -304,11 +330,13 @@ async function getCells(server: ServerChild, kind: StoreKind, primary: boolean, 
     key,
     url: server.url,
     next: (seq, worker) => ({ method: 'tasks/get', params: { taskId: ids[(seq * concurrency + worker) % ids.length]! } }),
-    check: (result) => (result.status === status ? undefined : `tasks/get: expected ${status}, got ${JSON.stringify(result).slice(0, 200)}`),
+    check: (result) =>
+      result.status === status ? undefined : `tasks/get: expected ${status}, got ${JSON.stringify(result).slice(0, 200)}`,
   });
   for (const concurrency of SIZES.getConcurrency) {
     const partners = [poll('stored', stored, 'completed', concurrency)];
-    if (primary) partners.push(poll('live', live, 'working', concurrency), { key: 'echo', url: server.url, next: echoCall, check: checkEcho });
+    if (primary)
+      partners.push(poll('live', live, 'working', concurrency), { key: 'echo', url: server.url, next: echoCall, check: checkEcho });
     partners.push(barePartner(bare));
     const loads = await interleave(partners, concurrency);
     (raw.bare[concurrency] ??= []).push(loads.bare!);
@@ -339,7 +367,12 @@ async function seed(kind: StoreKind, dir: string, templates: Templates, size: { 
  * Starts a server on an existing store and gives it the same warm-up as
  * every other (JIT, heap sizing): `stored` is what the store holds after it.
  */
-async function startOn(kind: StoreKind, dir: string, label: string, storedBefore: number): Promise<{ server: ServerChild; stored: number }> {
+async function startOn(
+  kind: StoreKind,
+  dir: string,
+  label: string,
+  storedBefore: number,
+): Promise<{ server: ServerChild; stored: number }> {
   const server = await startServer({ mode: 'taskvisor', store: storeConfig(kind, dir), ttlMs: 3_600_000 }, { timeoutMs: 300_000 });
   ((raw.serverStartMs[kind] ??= {})[label] ??= []).push(server.startMs);
   log(`server (${kind}, ${label} stored) listening after ${fmt(server.startMs)} ms`);
@@ -353,7 +386,15 @@ async function startOn(kind: StoreKind, dir: string, label: string, storedBefore
  */
 async function prewarm(server: ServerChild): Promise<number> {
   let created = 0;
-  await runLoad({ url: server.url, concurrency: 16, warmupMs: 0, durationMs: SIZES.prewarmMs, next: createCall, check: checkTask, onResult: () => created++ });
+  await runLoad({
+    url: server.url,
+    concurrency: 16,
+    warmupMs: 0,
+    durationMs: SIZES.prewarmMs,
+    next: createCall,
+    check: checkTask,
+    onResult: () => created++,
+  });
   await new Promise((resolve) => setTimeout(resolve, 150));
   await server.command('flush');
   return created;
@@ -396,7 +437,8 @@ async function storeBenchmarks(kind: StoreKind, dataDir: string, templates: Temp
         await seed(kind, smallDir, templates, small);
         const fresh = await startOn(kind, smallDir, small.label, small.n);
         try {
-          bigStored = large.stored + (await createCells(kind, { ...fresh, label: small.label }, { ...large, label: big.label }, bare, concurrency));
+          bigStored =
+            large.stored + (await createCells(kind, { ...fresh, label: small.label }, { ...large, label: big.label }, bare, concurrency));
         } finally {
           await stopAndRemove(fresh.server, smallDir, small.n);
         }
@@ -439,9 +481,14 @@ async function heapBenchmarks(dataDir: string, templates: Templates, stores: Sto
   ] as const) {
     await section(`heap ${key}`, async () => {
       const outcome = await runScript<HeapResult>('heap.ts', { mode, n }, { nodeArgs: ['--expose-gc', ...extra], timeoutMs: 240_000 });
-      if (!outcome.result) throw new Error(`heap.ts ${key} gave no result (code ${outcome.code}, timed out ${outcome.timedOut}): ${outcome.stderr.slice(-2000)}`);
+      if (!outcome.result)
+        throw new Error(
+          `heap.ts ${key} gave no result (code ${outcome.code}, timed out ${outcome.timedOut}): ${outcome.stderr.slice(-2000)}`,
+        );
       raw.heap[key] = outcome.result;
-      log(`heap ${key} n=${n}: ${fmt(outcome.result.bytesPerTask)} B/task, live ${outcome.result.live}, ${fmt(outcome.result.createUsPerTask)} µs/create`);
+      log(
+        `heap ${key} n=${n}: ${fmt(outcome.result.bytesPerTask)} B/task, live ${outcome.result.live}, ${fmt(outcome.result.createUsPerTask)} µs/create`,
+      );
     });
   }
   const recordJsonBytes = Buffer.byteLength(JSON.stringify(templates.completed));
@@ -487,7 +534,10 @@ async function heapBenchmarks(dataDir: string, templates: Templates, stores: Sto
 // Recovery
 
 async function recoveryBenchmarks(dataDir: string, templates: Templates, stores: StoreKind[]): Promise<void> {
-  const cases: Array<{ label: string; n: number; resume: 'fail' | 'replay' }> = SIZES.recoveryN.map((size) => ({ ...size, resume: 'fail' }));
+  const cases: Array<{ label: string; n: number; resume: 'fail' | 'replay' }> = SIZES.recoveryN.map((size) => ({
+    ...size,
+    resume: 'fail',
+  }));
   if (SIZES.replayN > 0) cases.push({ label: `${SIZES.replayN / 1000}k`, n: SIZES.replayN, resume: 'replay' });
   for (const kind of stores) {
     for (const { label, n, resume } of cases) {
@@ -536,7 +586,9 @@ async function fanoutBenchmark(dataDir: string): Promise<void> {
     const many = await runFanout(server.url, { listeners: SIZES.listeners, pokes: SIZES.pokes });
     one.push(await runFanout(server.url, { listeners: 1, pokes: SIZES.pokes }));
     raw.fanout = { one, many };
-    log(`fan-out ${many.listeners} listeners: p50 ${fmt(many.latency.p50)} ms, p99 ${fmt(many.latency.p99)} ms (1 listener p50 ${fmt(median(one.map((r) => r.latency.p50)))} ms), missed ${many.missed}, opened in ${fmt(many.openMs)} ms`);
+    log(
+      `fan-out ${many.listeners} listeners: p50 ${fmt(many.latency.p50)} ms, p99 ${fmt(many.latency.p99)} ms (1 listener p50 ${fmt(median(one.map((r) => r.latency.p50)))} ms), missed ${many.missed}, opened in ${fmt(many.openMs)} ms`,
+    );
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });
@@ -583,9 +635,15 @@ async function postgresBenchmark(dataDir: string): Promise<void> {
   const schema = `tv_bench_${Date.now().toString(36)}`;
   const sqliteDir = join(dataDir, 'pg-baseline-sqlite');
   await mkdir(sqliteDir, { recursive: true });
-  const pgServer = await startServer({ mode: 'taskvisor', store: { kind: 'postgres', url: PG_URL, schema, poolSize: 10 }, ttlMs: 3_600_000 }, { timeoutMs: 60_000 });
+  const pgServer = await startServer(
+    { mode: 'taskvisor', store: { kind: 'postgres', url: PG_URL, schema, poolSize: 10 }, ttlMs: 3_600_000 },
+    { timeoutMs: 60_000 },
+  );
   try {
-    const sqliteServer = await startServer({ mode: 'taskvisor', store: storeConfig('sqlite', sqliteDir), ttlMs: 3_600_000 }, { timeoutMs: 60_000 });
+    const sqliteServer = await startServer(
+      { mode: 'taskvisor', store: storeConfig('sqlite', sqliteDir), ttlMs: 3_600_000 },
+      { timeoutMs: 60_000 },
+    );
     try {
       await prewarm(pgServer);
       await prewarm(sqliteServer);
@@ -639,19 +697,50 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
   const fsP99 = fsyncMedian((s) => s.p99);
 
   // Baselines themselves.
-  add({ bench: 'baseline: disk floor', case: `512 B write + fdatasync ×${SIZES.fsyncOps}, ${raw.fsync.length} round(s)`, figure: 'p50', value: fsP50, unit: 'ms', baseline: '—' });
+  add({
+    bench: 'baseline: disk floor',
+    case: `512 B write + fdatasync ×${SIZES.fsyncOps}, ${raw.fsync.length} round(s)`,
+    figure: 'p50',
+    value: fsP50,
+    unit: 'ms',
+    baseline: '—',
+  });
   add({ bench: 'baseline: disk floor', case: '', figure: 'p99', value: fsP99, unit: 'ms', baseline: '—' });
   for (const c of Object.keys(raw.bare).map(Number)) {
     const cells = raw.bare[c]!.length;
-    add({ bench: 'baseline: bare SDK echo', case: `c=${c}, median over the ${cells} cell(s) it was interleaved with`, figure: 'throughput', value: bareMedian(c, (l) => l.throughput), unit: 'req/s', baseline: '—' });
-    add({ bench: 'baseline: bare SDK echo', case: `c=${c}`, figure: 'p50 / p99', value: bareMedian(c, (l) => l.latency.p50), unit: `ms / ${fmt(bareMedian(c, (l) => l.latency.p99))} ms`, baseline: '—' });
+    add({
+      bench: 'baseline: bare SDK echo',
+      case: `c=${c}, median over the ${cells} cell(s) it was interleaved with`,
+      figure: 'throughput',
+      value: bareMedian(c, (l) => l.throughput),
+      unit: 'req/s',
+      baseline: '—',
+    });
+    add({
+      bench: 'baseline: bare SDK echo',
+      case: `c=${c}`,
+      figure: 'p50 / p99',
+      value: bareMedian(c, (l) => l.latency.p50),
+      unit: `ms / ${fmt(bareMedian(c, (l) => l.latency.p99))} ms`,
+      baseline: '—',
+    });
   }
 
   // 1. Durable create.
   if (enabled('create')) {
-    if (sqliteSkip) add({ bench: '1. durable create', case: 'sqlite', figure: 'skipped: sqlite store not available', value: NaN, unit: '', note: sqliteSkip });
+    if (sqliteSkip)
+      add({
+        bench: '1. durable create',
+        case: 'sqlite',
+        figure: 'skipped: sqlite store not available',
+        value: NaN,
+        unit: '',
+        note: sqliteSkip,
+      });
     const seedOrder = (label: string) => SIZES.seeds.findIndex((seed) => seed.label === label);
-    const cells = [...raw.create].sort((a, b) => stores.indexOf(a.store) - stores.indexOf(b.store) || seedOrder(a.seed) - seedOrder(b.seed) || a.concurrency - b.concurrency);
+    const cells = [...raw.create].sort(
+      (a, b) => stores.indexOf(a.store) - stores.indexOf(b.store) || seedOrder(a.seed) - seedOrder(b.seed) || a.concurrency - b.concurrency,
+    );
     for (const cell of cells) {
       const c = cell.concurrency;
       const name = `${cell.store}, ${cell.seed} seeded (${cell.storedAtStart.toLocaleString('en-US')} stored at start), c=${c}`;
@@ -686,11 +775,33 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       });
       if (c === 1) {
         const bareP50 = cell.bare.latency.p50;
-        add({ bench: '1. durable create', case: name, figure: 'p50 vs the SDK alone', value: cell.load.latency.p50, unit: 'ms', baseline: 'bare SDK echo p50 c=1', baselineValue: bareP50, baselineUnit: 'ms', ratio: ratio(cell.load.latency.p50, bareP50) });
+        add({
+          bench: '1. durable create',
+          case: name,
+          figure: 'p50 vs the SDK alone',
+          value: cell.load.latency.p50,
+          unit: 'ms',
+          baseline: 'bare SDK echo p50 c=1',
+          baselineValue: bareP50,
+          baselineUnit: 'ms',
+          ratio: ratio(cell.load.latency.p50, bareP50),
+        });
       }
       const bareP99 = cell.bare.latency.p99;
-      add({ bench: '1. durable create', case: name, figure: 'p99', value: cell.load.latency.p99, unit: 'ms', baseline: `bare SDK echo p99 c=${c}`, baselineValue: bareP99, baselineUnit: 'ms', ratio: ratio(cell.load.latency.p99, bareP99) });
-      const small = raw.create.find((other) => other.store === cell.store && other.concurrency === c && other.seed === SIZES.seeds[0]!.label);
+      add({
+        bench: '1. durable create',
+        case: name,
+        figure: 'p99',
+        value: cell.load.latency.p99,
+        unit: 'ms',
+        baseline: `bare SDK echo p99 c=${c}`,
+        baselineValue: bareP99,
+        baselineUnit: 'ms',
+        ratio: ratio(cell.load.latency.p99, bareP99),
+      });
+      const small = raw.create.find(
+        (other) => other.store === cell.store && other.concurrency === c && other.seed === SIZES.seeds[0]!.label,
+      );
       if (small && small !== cell) {
         const sr = ratio(cell.load.latency.p50, small.load.latency.p50);
         add({
@@ -714,7 +825,17 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       const small = median(starts[smallLabel] ?? []);
       const big = median(starts[bigLabel] ?? []);
       if (Number.isFinite(big)) {
-        add({ bench: '1. durable create', case: `${kind}, ${bigLabel} stored`, figure: 'server start (store open)', value: big, unit: 'ms', baseline: `start with ${smallLabel} stored`, baselineValue: small, baselineUnit: 'ms', ratio: ratio(big, small) });
+        add({
+          bench: '1. durable create',
+          case: `${kind}, ${bigLabel} stored`,
+          figure: 'server start (store open)',
+          value: big,
+          unit: 'ms',
+          baseline: `start with ${smallLabel} stored`,
+          baselineValue: small,
+          baselineUnit: 'ms',
+          ratio: ratio(big, small),
+        });
       }
     }
   }
@@ -741,13 +862,43 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       });
       const bareP50 = cell.bare.latency.p50;
       const bareP99 = cell.bare.latency.p99;
-      add({ bench: '2. tasks/get', case: name, figure: 'p50', value: cell.load.latency.p50, unit: 'ms', baseline: `bare SDK echo p50 c=${c}`, baselineValue: bareP50, baselineUnit: 'ms', ratio: ratio(cell.load.latency.p50, bareP50) });
-      add({ bench: '2. tasks/get', case: name, figure: 'p99', value: cell.load.latency.p99, unit: 'ms', baseline: `bare SDK echo p99 c=${c}`, baselineValue: bareP99, baselineUnit: 'ms', ratio: ratio(cell.load.latency.p99, bareP99) });
+      add({
+        bench: '2. tasks/get',
+        case: name,
+        figure: 'p50',
+        value: cell.load.latency.p50,
+        unit: 'ms',
+        baseline: `bare SDK echo p50 c=${c}`,
+        baselineValue: bareP50,
+        baselineUnit: 'ms',
+        ratio: ratio(cell.load.latency.p50, bareP50),
+      });
+      add({
+        bench: '2. tasks/get',
+        case: name,
+        figure: 'p99',
+        value: cell.load.latency.p99,
+        unit: 'ms',
+        baseline: `bare SDK echo p99 c=${c}`,
+        baselineValue: bareP99,
+        baselineUnit: 'ms',
+        ratio: ratio(cell.load.latency.p99, bareP99),
+      });
     }
     for (const cell of raw.echo) {
       const c = cell.concurrency;
       const bareTput = cell.bare.throughput;
-      add({ bench: '2. (context) taskvisor echo', case: `taskBehavior 'never', ${cell.store}, c=${c}`, figure: 'throughput', value: cell.load.throughput, unit: 'req/s', baseline: `bare SDK echo c=${c}`, baselineValue: bareTput, baselineUnit: 'req/s', ratio: ratio(cell.load.throughput, bareTput) });
+      add({
+        bench: '2. (context) taskvisor echo',
+        case: `taskBehavior 'never', ${cell.store}, c=${c}`,
+        figure: 'throughput',
+        value: cell.load.throughput,
+        unit: 'req/s',
+        baseline: `bare SDK echo c=${c}`,
+        baselineValue: bareTput,
+        baselineUnit: 'req/s',
+        ratio: ratio(cell.load.throughput, bareTput),
+      });
     }
   }
 
@@ -774,7 +925,15 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         note: `RSS Δ ${fmt(h.rssDelta / h.n)} B/task, ${fmt(h.createUsPerTask)} µs/create`,
       });
     }
-    if (xs) add({ bench: '3. heap per live idle task', case: `bare xstate actor, N=${xs.n}`, figure: 'heapUsed Δ / N', value: xs.bytesPerTask, unit: 'B', baseline: '—' });
+    if (xs)
+      add({
+        bench: '3. heap per live idle task',
+        case: `bare xstate actor, N=${xs.n}`,
+        figure: 'heapUsed Δ / N',
+        value: xs.bytesPerTask,
+        unit: 'B',
+        baseline: '—',
+      });
     const big = raw.heap['memory-big'];
     const mem = raw.heap.memory;
     if (big) {
@@ -808,21 +967,47 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         ratio: ratio(b.bytesPerTask, b.recordJsonBytes),
       });
       if (b.allocatedPerTask !== undefined) {
-        add({ bench: '3. bytes per stored task', case: `${kind} (allocated disk blocks)`, figure: 'bytes / task', value: b.allocatedPerTask, unit: 'B', baseline: 'record as compact JSON', baselineValue: b.recordJsonBytes, baselineUnit: 'B', ratio: ratio(b.allocatedPerTask, b.recordJsonBytes) });
+        add({
+          bench: '3. bytes per stored task',
+          case: `${kind} (allocated disk blocks)`,
+          figure: 'bytes / task',
+          value: b.allocatedPerTask,
+          unit: 'B',
+          baseline: 'record as compact JSON',
+          baselineValue: b.recordJsonBytes,
+          baselineUnit: 'B',
+          ratio: ratio(b.allocatedPerTask, b.recordJsonBytes),
+        });
       }
     }
-    if (sqliteSkip) add({ bench: '3. bytes per stored task', case: 'sqlite', figure: 'skipped: sqlite store not available', value: NaN, unit: '', note: sqliteSkip });
+    if (sqliteSkip)
+      add({
+        bench: '3. bytes per stored task',
+        case: 'sqlite',
+        figure: 'skipped: sqlite store not available',
+        value: NaN,
+        unit: '',
+        note: sqliteSkip,
+      });
   }
 
   // 4. Recovery.
   if (enabled('recovery')) {
-    if (sqliteSkip) add({ bench: '4. restart recovery', case: 'sqlite', figure: 'skipped: sqlite store not available', value: NaN, unit: '' });
+    if (sqliteSkip)
+      add({ bench: '4. restart recovery', case: 'sqlite', figure: 'skipped: sqlite store not available', value: NaN, unit: '' });
     const bigLabel = SIZES.recoveryN[SIZES.recoveryN.length - 1]!.label;
     for (const entry of raw.recovery) {
       const r = entry.result;
       const name = `${entry.store}, ${entry.label} working, resume '${entry.resume}'`;
       if (!r) {
-        add({ bench: '4. restart recovery', case: name, figure: 'runtime.start()', value: NaN, unit: 's', note: entry.error ?? 'no result' });
+        add({
+          bench: '4. restart recovery',
+          case: name,
+          figure: 'runtime.start()',
+          value: NaN,
+          unit: 's',
+          note: entry.error ?? 'no result',
+        });
         continue;
       }
       const value = (r.partial ? (r.projectedStartMs ?? NaN) : r.startMs) / 1000;
@@ -855,13 +1040,57 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     const oneP50 = median(one.map((r) => r.latency.p50));
     const oneP99 = median(one.map((r) => r.latency.p99));
     const name = `${many.listeners} SSE listen streams on one task, ${many.pokes} changes`;
-    add({ bench: '5. status → notifications/tasks', case: name, figure: 'p50 (poke sent → frame read)', value: many.latency.p50, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneP50, baselineUnit: 'ms', ratio: ratio(many.latency.p50, oneP50), target: '≤ 5 ms', verdict: verdict(many.latency.p50 <= 5), ...(many.missed ? { note: `${many.missed} frames missing` } : {}) });
-    add({ bench: '5. status → notifications/tasks', case: name, figure: 'p99', value: many.latency.p99, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneP99, baselineUnit: 'ms', ratio: ratio(many.latency.p99, oneP99) });
+    add({
+      bench: '5. status → notifications/tasks',
+      case: name,
+      figure: 'p50 (poke sent → frame read)',
+      value: many.latency.p50,
+      unit: 'ms',
+      baseline: 'same, 1 listener',
+      baselineValue: oneP50,
+      baselineUnit: 'ms',
+      ratio: ratio(many.latency.p50, oneP50),
+      target: '≤ 5 ms',
+      verdict: verdict(many.latency.p50 <= 5),
+      ...(many.missed ? { note: `${many.missed} frames missing` } : {}),
+    });
+    add({
+      bench: '5. status → notifications/tasks',
+      case: name,
+      figure: 'p99',
+      value: many.latency.p99,
+      unit: 'ms',
+      baseline: 'same, 1 listener',
+      baselineValue: oneP99,
+      baselineUnit: 'ms',
+      ratio: ratio(many.latency.p99, oneP99),
+    });
     const oneSince = median(one.map((r) => r.sinceChange.p50));
-    add({ bench: '5. status → notifications/tasks', case: name, figure: 'p50 (server lastUpdatedAt → frame read, 1 ms res.)', value: many.sinceChange.p50, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneSince, baselineUnit: 'ms', ratio: ratio(many.sinceChange.p50, oneSince) });
+    add({
+      bench: '5. status → notifications/tasks',
+      case: name,
+      figure: 'p50 (server lastUpdatedAt → frame read, 1 ms res.)',
+      value: many.sinceChange.p50,
+      unit: 'ms',
+      baseline: 'same, 1 listener',
+      baselineValue: oneSince,
+      baselineUnit: 'ms',
+      ratio: ratio(many.sinceChange.p50, oneSince),
+    });
     const lastMedian = median(many.lastListenerMs);
     const oneLast = median(one.flatMap((r) => r.lastListenerMs));
-    add({ bench: '5. status → notifications/tasks', case: name, figure: 'slowest listener (median over changes)', value: lastMedian, unit: 'ms', baseline: 'same, 1 listener', baselineValue: oneLast, baselineUnit: 'ms', ratio: ratio(lastMedian, oneLast), note: `poke round trip p50 ${fmt(many.pokeRtt.p50)} ms; ${many.listeners} streams opened in ${fmt(many.openMs)} ms` });
+    add({
+      bench: '5. status → notifications/tasks',
+      case: name,
+      figure: 'slowest listener (median over changes)',
+      value: lastMedian,
+      unit: 'ms',
+      baseline: 'same, 1 listener',
+      baselineValue: oneLast,
+      baselineUnit: 'ms',
+      ratio: ratio(lastMedian, oneLast),
+      note: `poke round trip p50 ${fmt(many.pokeRtt.p50)} ms; ${many.listeners} streams opened in ${fmt(many.openMs)} ms`,
+    });
   }
   // 6. Durable create through PostgreSQL against the sqlite store (issue 8: at c=64 at least the sqlite throughput).
   if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
@@ -920,7 +1149,9 @@ function renderTable(rows: Row[]): string {
 const startedAt = new Date();
 const loadStart = loadavg();
 const dataDir = await mkdtemp(join(tmpdir(), 'taskvisor-bench-'));
-log(`taskvisor bench (${quick ? 'quick' : 'full'}${only ? `, only ${only.join(',')}` : ''}); data in ${dataDir}; load average ${loadStart.map((l) => l.toFixed(2)).join(' ')}`);
+log(
+  `taskvisor bench (${quick ? 'quick' : 'full'}${only ? `, only ${only.join(',')}` : ''}); data in ${dataDir}; load average ${loadStart.map((l) => l.toFixed(2)).join(' ')}`,
+);
 
 const stores: StoreKind[] = ['lowdb'];
 let sqliteSkip: string | undefined;

@@ -16,7 +16,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createHttpEntry, createRuntime, createTaskStore, MemoryTaskStore, silentLogger, type TaskRecord, type TaskStore, type TaskStoreConfig } from '../src/index.js';
+import {
+  createHttpEntry,
+  createRuntime,
+  createTaskStore,
+  MemoryTaskStore,
+  silentLogger,
+  type TaskRecord,
+  type TaskStore,
+  type TaskStoreConfig,
+} from '../src/index.js';
 import { locateTask } from '../src/store/taskFiles.js';
 import { encodeRequest, parseReply, type Json } from './protocol.js';
 import { registerBenchTools } from './tools.js';

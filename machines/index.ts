@@ -8,7 +8,12 @@
 import type { AnyStateMachine } from 'xstate';
 import { TASK_MACHINE_VERSION, taskMachine } from './task/index.js';
 import { WORKFLOW_MACHINE_VERSION, workflowMachine } from './workflow/index.js';
-import { UPSTREAM_MACHINE_VERSION, UPSTREAM_SUPERVISOR_MACHINE_VERSION, upstreamMachine, upstreamSupervisorMachine } from './upstream/index.js';
+import {
+  UPSTREAM_MACHINE_VERSION,
+  UPSTREAM_SUPERVISOR_MACHINE_VERSION,
+  upstreamMachine,
+  upstreamSupervisorMachine,
+} from './upstream/index.js';
 
 export interface MachineEntry {
   /** Short, file-name-safe name: the CLI's `--machine NAME` and the export's file name. */
@@ -37,7 +42,8 @@ export const MACHINES: ReadonlyArray<MachineEntry> = Object.freeze([
     name: 'upstream',
     machine: upstreamMachine,
     version: UPSTREAM_MACHINE_VERSION,
-    description: 'One upstream MCP connection: connecting → ready ⇄ degraded → backoff (capped exponential jitter) → connecting; stopped | failed',
+    description:
+      'One upstream MCP connection: connecting → ready ⇄ degraded → backoff (capped exponential jitter) → connecting; stopped | failed',
   },
   {
     name: 'upstream-supervisor',

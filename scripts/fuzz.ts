@@ -25,7 +25,12 @@ const runs = Number(values.runs ?? process.env.FUZZ_RUNS ?? 2000);
 const seed = Number(values.seed ?? process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const chosen = values.transport ?? ['http', 'ws', 'stdio', 'stdio-child'];
 const transports = chosen.filter((t) => t !== 'stdio-child') as FuzzTransport[];
-if (!Number.isSafeInteger(runs) || runs < 1 || !Number.isSafeInteger(seed) || chosen.some((t) => !['http', 'ws', 'stdio', 'stdio-child'].includes(t))) {
+if (
+  !Number.isSafeInteger(runs) ||
+  runs < 1 ||
+  !Number.isSafeInteger(seed) ||
+  chosen.some((t) => !['http', 'ws', 'stdio', 'stdio-child'].includes(t))
+) {
   process.stderr.write('usage: npm run fuzz -- [--runs N] [--seed S] [--transport http|ws|stdio|stdio-child]...\n');
   process.exit(2);
 }
@@ -33,14 +38,17 @@ process.stdout.write(`fuzz: seed ${seed}, ${runs} runs per transport (${chosen.j
 const started = Date.now();
 try {
   let frames = 0;
-  if (transports.length > 0) frames += (await runFuzz({ runs, seed, transports, shrink: true, log: (line) => process.stdout.write(`${line}\n`) })).frames;
+  if (transports.length > 0)
+    frames += (await runFuzz({ runs, seed, transports, shrink: true, log: (line) => process.stdout.write(`${line}\n`) })).frames;
   if (chosen.includes('stdio-child')) {
     process.stdout.write(`fuzz stdio-child: ${runs} runs, seed ${seed} (replay: FUZZ_SEED=${seed})\n`);
     const dir = await mkdtemp(join(tmpdir(), 'taskvisor-fuzz-'));
     try {
       const configFile = join(dir, 'taskvisor.yaml');
       const tools = new URL('../test/security/fixtures/limitTools.ts', import.meta.url).pathname;
-      const limits = Object.entries(FUZZ_LIMITS).map(([key, value]) => `  ${key}: ${value}`).join('\n');
+      const limits = Object.entries(FUZZ_LIMITS)
+        .map(([key, value]) => `  ${key}: ${value}`)
+        .join('\n');
       await writeFile(configFile, `store: { kind: memory }\ntools: [${JSON.stringify(tools)}]\nlimits:\n${limits}\n`);
       frames += (await runStdioChildFuzz({ runs, seed, cli: CLI, tsxImport: TSX_IMPORT, configFile, cwd: dir })).frames;
     } finally {

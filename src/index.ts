@@ -29,11 +29,27 @@ export type {
 } from './tools/ToolDefinition.js';
 export { ToolError, ErrorCode, TASKS_EXTENSION_ID } from './core/errors.js';
 export { LOCAL_PRINCIPAL, ANONYMOUS_PRINCIPAL, type Principal, type Authenticate } from './core/principal.js';
-export { createHttpEntry, listenHttp, type HttpEntry, type HttpEntryOptions, type HttpListener, type ListenOptions } from './transports/http.js';
+export {
+  createHttpEntry,
+  listenHttp,
+  type HttpEntry,
+  type HttpEntryOptions,
+  type HttpListener,
+  type ListenOptions,
+} from './transports/http.js';
 export type { TokenVerifier, VerifiedToken } from './auth/TokenVerifier.js';
 export { InvalidTokenError } from './auth/TokenVerifier.js';
 export { bearerGate, type BearerAuthOptions, type BearerGate } from './auth/bearer.js';
-export { tokenFileVerifier, addTokenToFile, loadTokenFile, tokenDigest, TokenFileError, MIN_TOKEN_LENGTH, type TokenFileOptions, type TokenFileVerifier } from './auth/tokenFile.js';
+export {
+  tokenFileVerifier,
+  addTokenToFile,
+  loadTokenFile,
+  tokenDigest,
+  TokenFileError,
+  MIN_TOKEN_LENGTH,
+  type TokenFileOptions,
+  type TokenFileVerifier,
+} from './auth/tokenFile.js';
 export { jwtVerifier, JwtConfigError, type JwtVerifierOptions } from './auth/jwt.js';
 export { serveStdio, type StdioOptions } from './transports/stdio.js';
 export { listenWebSocket, type WebSocketListenOptions, type WebSocketListener } from './transports/websocket.js';
@@ -50,7 +66,13 @@ export { attachStatelyInspector, type StatelyInspector, type StatelyInspectorOpt
 export { composeInspectors, REDACTED } from './inspection/redact.js';
 // YAML workflows (docs/workflows.md)
 export { workflowMachine, WORKFLOW_MACHINE_VERSION } from '../machines/workflow/index.js';
-export { WorkflowCatalog, workflowTool, DEFAULT_WORKFLOW_PREFIX, type WorkflowCatalogOptions, type WorkflowReloadReport } from './workflows/WorkflowCatalog.js';
+export {
+  WorkflowCatalog,
+  workflowTool,
+  DEFAULT_WORKFLOW_PREFIX,
+  type WorkflowCatalogOptions,
+  type WorkflowReloadReport,
+} from './workflows/WorkflowCatalog.js';
 export { ToolInvoker, type ToolInvocation } from './workflows/ToolInvoker.js';
 export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './workflows/loadWorkflows.js';
 export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './workflows/definition.js';

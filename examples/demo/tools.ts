@@ -22,21 +22,17 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 export default [
-  defineTool(
-    'hello_world',
-    { description: 'Asks for your name (form elicitation), then says hello.' },
-    async (_args, ctx) => {
-      ctx.setStatus('Waiting for a name');
-      const answer = await ctx.elicit('name', {
-        message: 'Please enter your name.',
-        requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-      });
-      if (answer.action !== 'accept' || typeof answer.content?.name !== 'string') {
-        return { content: [{ type: 'text', text: `No name given (${answer.action}).` }], isError: true };
-      }
-      return `Hello, ${answer.content.name}!`;
-    },
-  ),
+  defineTool('hello_world', { description: 'Asks for your name (form elicitation), then says hello.' }, async (_args, ctx) => {
+    ctx.setStatus('Waiting for a name');
+    const answer = await ctx.elicit('name', {
+      message: 'Please enter your name.',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    });
+    if (answer.action !== 'accept' || typeof answer.content?.name !== 'string') {
+      return { content: [{ type: 'text', text: `No name given (${answer.action}).` }], isError: true };
+    }
+    return `Hello, ${answer.content.name}!`;
+  }),
   defineTool(
     'sleep',
     {

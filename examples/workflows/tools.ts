@@ -9,10 +9,14 @@ import { defineTool } from '../../src/index.js';
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 
 const json = (value: Record<string, unknown>) => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value });
@@ -21,12 +25,18 @@ const json = (value: Record<string, unknown>) => ({ content: [{ type: 'text', te
 const metricOf = (name: string) => [...name].reduce((sum, char) => (sum * 31 + char.charCodeAt(0)) % 997, 7) + 40;
 
 export default [
-  defineTool('db_backup', { description: 'Takes a (simulated) database backup', inputSchema: z.object({ name: z.string() }) }, async ({ name }, ctx) => {
-    await sleep(300, ctx.signal);
-    return json({ backupId: `bk-${name}`, sizeMb: 512 });
-  }),
-  defineTool('run_checks', { description: 'Runs pre-deployment checks', inputSchema: z.object({ env: z.string(), version: z.string() }) }, ({ env, version }) =>
-    json({ passed: true, checks: ['schema', 'config', `smoke-${env}`], version }),
+  defineTool(
+    'db_backup',
+    { description: 'Takes a (simulated) database backup', inputSchema: z.object({ name: z.string() }) },
+    async ({ name }, ctx) => {
+      await sleep(300, ctx.signal);
+      return json({ backupId: `bk-${name}`, sizeMb: 512 });
+    },
+  ),
+  defineTool(
+    'run_checks',
+    { description: 'Runs pre-deployment checks', inputSchema: z.object({ env: z.string(), version: z.string() }) },
+    ({ env, version }) => json({ passed: true, checks: ['schema', 'config', `smoke-${env}`], version }),
   ),
   defineTool(
     'deploy_release',
@@ -39,11 +49,17 @@ export default [
       return json({ env, version, url: `https://${env}.example.test/` });
     },
   ),
-  defineTool('rollback', { description: 'Restores a backup', inputSchema: z.object({ backupId: z.string() }) }, ({ backupId }) => json({ restored: backupId })),
-  defineTool('fetch_metric', { description: 'p95 latency of a service (simulated)', inputSchema: z.object({ service: z.string() }) }, ({ service }) =>
-    json({ service, p95Ms: metricOf(service) }),
+  defineTool('rollback', { description: 'Restores a backup', inputSchema: z.object({ backupId: z.string() }) }, ({ backupId }) =>
+    json({ restored: backupId }),
   ),
-  defineTool('notify', { description: 'Posts a message to a channel (simulated)', inputSchema: z.object({ channel: z.string(), text: z.string() }) }, ({ channel, text }) =>
-    json({ channel, sent: true, text }),
+  defineTool(
+    'fetch_metric',
+    { description: 'p95 latency of a service (simulated)', inputSchema: z.object({ service: z.string() }) },
+    ({ service }) => json({ service, p95Ms: metricOf(service) }),
+  ),
+  defineTool(
+    'notify',
+    { description: 'Posts a message to a channel (simulated)', inputSchema: z.object({ channel: z.string(), text: z.string() }) },
+    ({ channel, text }) => json({ channel, sent: true, text }),
   ),
 ];

@@ -13,16 +13,7 @@
  * nothing required in entry actions.
  */
 import { assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
-import type {
-  InputRequest,
-  TaskContext,
-  TaskError,
-  TaskEvent,
-  TaskInput,
-  TaskStatus,
-  WorkerInput,
-  WorkerMessage,
-} from './types.js';
+import type { InputRequest, TaskContext, TaskError, TaskEvent, TaskInput, TaskStatus, WorkerInput, WorkerMessage } from './types.js';
 
 /**
  * Stamped next to every persisted snapshot. Bump it when a change to states,
@@ -63,8 +54,7 @@ export const taskMachine = setup({
     deadline: fromCallback<{ type: never }, DeadlineInput>(() => () => {}),
   },
   guards: {
-    isFreshKey: ({ context, event }) =>
-      event.type === 'INPUT_NEEDED' && !context.issuedKeys.includes(event.key),
+    isFreshKey: ({ context, event }) => event.type === 'INPUT_NEEDED' && !context.issuedKeys.includes(event.key),
     answersAllOutstanding: ({ context, event }) => {
       if (event.type !== 'INPUT_RESPONSES') return false;
       const answered = outstandingKeys(context, event.responses);

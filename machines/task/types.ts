@@ -87,9 +87,7 @@ export type TaskEvent =
   | { type: 'CHECKPOINT'; at: number; checkpoint: unknown };
 
 /** Messages the task actor sends to its worker (the invoked `worker` actor). */
-export type WorkerMessage =
-  | { type: 'ABORT' }
-  | { type: 'INPUT'; responses: Record<string, unknown> };
+export type WorkerMessage = { type: 'ABORT' } | { type: 'INPUT'; responses: Record<string, unknown> };
 
 /**
  * Input handed to the invoked `worker` actor: only what never changes, since

@@ -67,9 +67,7 @@ export interface MonitorInput {
 }
 
 /** Supervisor events: add an upstream (spawned as a child with id `upstream:<name>`), or stop one. */
-export type UpstreamSupervisorEvent =
-  | { type: 'UPSTREAM.ADD'; upstream: UpstreamInput }
-  | { type: 'UPSTREAM.STOP'; name: string };
+export type UpstreamSupervisorEvent = { type: 'UPSTREAM.ADD'; upstream: UpstreamInput } | { type: 'UPSTREAM.STOP'; name: string };
 
 export interface UpstreamSupervisorContext {
   /** The input of every added upstream, to respawn one that crashed. */

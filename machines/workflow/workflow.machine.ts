@@ -42,8 +42,7 @@ export const workflowMachine = setup({
   guards: {
     failedHardWithCleanup: ({ context, event }) => isHardFailure(outputOf(event)) && context.onFailureIds.length > 0,
     failedHard: ({ event }) => isHardFailure(outputOf(event)),
-    hasNextStep: ({ context }) =>
-      context.cursor + 1 < (context.phase === 'main' ? context.stepIds : context.onFailureIds).length,
+    hasNextStep: ({ context }) => context.cursor + 1 < (context.phase === 'main' ? context.stepIds : context.onFailureIds).length,
   },
   actions: {
     recordStep: assign(({ context, event }) => {

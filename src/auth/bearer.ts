@@ -102,27 +102,42 @@ export function bearerGate(options: BearerAuthOptions, logger: Logger): BearerGa
       if (header === null || header.trim() === '') {
         // MCP authorization: access tokens MUST NOT travel in the query string; say so instead of a bare challenge.
         if (new URL(request.url).searchParams.has('access_token')) {
-          return refusal(401, -32600, 'Unauthorized: access tokens are accepted only in the Authorization header', challenge(request, entryPath, {
-            code: 'invalid_request',
-            description: 'Access tokens are accepted only in the Authorization header',
-          }));
+          return refusal(
+            401,
+            -32600,
+            'Unauthorized: access tokens are accepted only in the Authorization header',
+            challenge(request, entryPath, {
+              code: 'invalid_request',
+              description: 'Access tokens are accepted only in the Authorization header',
+            }),
+          );
         }
         // RFC 6750 §3.1: no error code when the request carried no credentials.
         return refusal(401, -32600, 'Unauthorized: this endpoint requires a bearer token', challenge(request, entryPath));
       }
       const token = BEARER.exec(header)?.[1];
       if (token === undefined) {
-        return refusal(401, -32600, 'Unauthorized: expected Authorization: Bearer <token>', challenge(request, entryPath, {
-          code: 'invalid_request',
-          description: 'Expected Authorization: Bearer <token>',
-        }));
+        return refusal(
+          401,
+          -32600,
+          'Unauthorized: expected Authorization: Bearer <token>',
+          challenge(request, entryPath, {
+            code: 'invalid_request',
+            description: 'Expected Authorization: Bearer <token>',
+          }),
+        );
       }
       let verified;
       try {
         verified = await options.verifier.verify(token);
       } catch (error) {
         if (error instanceof InvalidTokenError) {
-          return refusal(401, -32600, `Unauthorized: ${error.message}`, challenge(request, entryPath, { code: 'invalid_token', description: error.message }));
+          return refusal(
+            401,
+            -32600,
+            `Unauthorized: ${error.message}`,
+            challenge(request, entryPath, { code: 'invalid_token', description: error.message }),
+          );
         }
         // The verifier could not decide (identity provider unreachable): not the client's fault. Logged without the token.
         logger.error('token verification unavailable', error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error');
@@ -131,10 +146,15 @@ export function bearerGate(options: BearerAuthOptions, logger: Logger): BearerGa
       const granted = new Set(verified.scopes ?? []);
       const missing = required.filter((scope) => !granted.has(scope));
       if (missing.length > 0) {
-        return refusal(403, -32600, `Forbidden: the access token lacks the scope ${missing.join(' ')}`, challenge(request, entryPath, {
-          code: 'insufficient_scope',
-          description: `The access token lacks the scope ${missing.join(' ')}`,
-        }));
+        return refusal(
+          403,
+          -32600,
+          `Forbidden: the access token lacks the scope ${missing.join(' ')}`,
+          challenge(request, entryPath, {
+            code: 'insufficient_scope',
+            description: `The access token lacks the scope ${missing.join(' ')}`,
+          }),
+        );
       }
       return verified.principal;
     },

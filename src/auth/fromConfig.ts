@@ -11,7 +11,11 @@ import { jwtVerifier, JwtConfigError } from './jwt.js';
 import { tokenFileVerifier, TokenFileError } from './tokenFile.js';
 
 /** Builds the bearer options of `auth`; `loaded` resolves relative paths and positions errors. */
-export async function authFromConfig(auth: AuthConfig, loaded: LoadedConfig | undefined, resourceName?: string): Promise<BearerAuthOptions> {
+export async function authFromConfig(
+  auth: AuthConfig,
+  loaded: LoadedConfig | undefined,
+  resourceName?: string,
+): Promise<BearerAuthOptions> {
   const where = (field: string) => `${loaded?.file ?? 'config'}${loaded?.positionOf?.(['auth', field]) ?? ''}: auth.${field}`;
   const common = {
     ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
@@ -41,7 +45,8 @@ export async function authFromConfig(auth: AuthConfig, loaded: LoadedConfig | un
     });
     return { verifier, ...common, authorizationServers: auth.authorizationServers ?? [auth.issuer] };
   } catch (error) {
-    if (error instanceof JwtConfigError) throw new ConfigError(`${where(auth.jwksUrl !== undefined ? 'jwksUrl' : 'keyFile')}: ${error.message}`);
+    if (error instanceof JwtConfigError)
+      throw new ConfigError(`${where(auth.jwksUrl !== undefined ? 'jwksUrl' : 'keyFile')}: ${error.message}`);
     throw error;
   }
 }

@@ -94,7 +94,8 @@ function describeRejection(error: unknown): string | undefined {
 
 /** Builds a {@link TokenVerifier} for JWT access tokens. Throws {@link JwtConfigError} on a bad URL or key file. */
 export async function jwtVerifier(options: JwtVerifierOptions): Promise<TokenVerifier> {
-  if ((options.jwksUrl === undefined) === (options.keyFile === undefined)) throw new JwtConfigError('give exactly one of jwksUrl and keyFile');
+  if ((options.jwksUrl === undefined) === (options.keyFile === undefined))
+    throw new JwtConfigError('give exactly one of jwksUrl and keyFile');
   const key: KeyObject | JWTVerifyGetKey = options.jwksUrl
     ? createRemoteJWKSet(checkJwksUrl(options.jwksUrl), { timeoutDuration: options.jwksTimeoutMs ?? 5000 })
     : await loadKeyFile(options.keyFile!);

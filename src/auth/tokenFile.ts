@@ -41,7 +41,10 @@ const TokenEntrySchema = z
   .strictObject({
     principal: principalId,
     token: z.string().min(MIN_TOKEN_LENGTH, `a token must have at least ${MIN_TOKEN_LENGTH} characters`).optional(),
-    sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'expected the 64 hex digits of a SHA-256 digest').optional(),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'expected the 64 hex digits of a SHA-256 digest')
+      .optional(),
     scopes: z.array(z.string().min(1)).optional(),
   })
   .refine((entry) => (entry.token === undefined) !== (entry.sha256 === undefined), { message: 'give exactly one of token or sha256' });
@@ -81,7 +84,8 @@ export async function checkSecretFileMode(file: string, what: string, allowInsec
 export async function loadTokenFile(file: string, options: TokenFileOptions = {}): Promise<Map<string, VerifiedToken>> {
   await checkSecretFileMode(file, 'token file', options.allowInsecurePermissions);
   const { size } = await stat(file);
-  if (size > MAX_TOKEN_FILE_BYTES) throw new TokenFileError(`${file}: the token file is ${size} bytes; the limit is ${MAX_TOKEN_FILE_BYTES}`);
+  if (size > MAX_TOKEN_FILE_BYTES)
+    throw new TokenFileError(`${file}: the token file is ${size} bytes; the limit is ${MAX_TOKEN_FILE_BYTES}`);
   const doc = parseDocument(await readFile(file, 'utf8'), { uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) throw new TokenFileError(`${file}: invalid YAML/JSON: ${doc.errors[0]!.message.split('\n')[0]}`);
   const parsed = TokenFileSchema.safeParse(doc.toJS({ maxAliasCount: 100 }) ?? {});
@@ -89,7 +93,10 @@ export async function loadTokenFile(file: string, options: TokenFileOptions = {}
     const issue = parsed.error.issues[0]!;
     const at = issue.path.map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i > 0 ? '.' : ''}${String(part)}`)).join('');
     // Never echo a value from this file: it may be a token.
-    const message = issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')} (allowed: principal, token, sha256, scopes)` : issue.message;
+    const message =
+      issue.code === 'unrecognized_keys'
+        ? `unknown field ${issue.keys.join(', ')} (allowed: principal, token, sha256, scopes)`
+        : issue.message;
     throw new TokenFileError(`${file}: ${at || '(top level)'}: ${message}`);
   }
   const byDigest = new Map<string, VerifiedToken>();
@@ -138,7 +145,8 @@ export async function tokenFileVerifier(file: string, options: TokenFileOptions 
  * to the client. The file is replaced atomically (temp file, rename).
  */
 export async function addTokenToFile(file: string, principal: string, options: { scopes?: string[] } = {}): Promise<string> {
-  if (!principalId.safeParse(principal).success) throw new TokenFileError(`principal: expected 1 to 200 characters, got ${JSON.stringify(principal)}`);
+  if (!principalId.safeParse(principal).success)
+    throw new TokenFileError(`principal: expected 1 to 200 characters, got ${JSON.stringify(principal)}`);
   let existing: unknown[] = [];
   let exists = true;
   try {

@@ -51,7 +51,9 @@ export async function openInspection(args: InspectionArgs, logger: Logger): Prom
         onError: (error) => logger.error(`the trace ${args.trace} stopped`, error),
       });
     } catch (error) {
-      throw new ConfigError(`--trace ${args.trace}: cannot open the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw new ConfigError(
+        `--trace ${args.trace}: cannot open the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
   }
   if (args.inspect || port !== undefined) {
@@ -59,7 +61,9 @@ export async function openInspection(args: InspectionArgs, logger: Logger): Prom
       stately = await attachStatelyInspector(port !== undefined ? { port } : {});
     } catch (error) {
       await trace?.close();
-      throw new ConfigError(`--inspect: cannot start the inspector relay on 127.0.0.1:${port ?? 0}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new ConfigError(
+        `--inspect: cannot start the inspector relay on 127.0.0.1:${port ?? 0}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
   }
   return {

@@ -57,9 +57,9 @@ export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig
     ? { kind: 'memory' }
     : config.store?.kind === 'postgres'
       ? { ...config.store }
-    : config.store?.kind === 'sqlite'
-      ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
-      : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
+      : config.store?.kind === 'sqlite'
+        ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
+        : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
 }
 
 /** Starts serving; resolves once listening, with a function that stops everything. */
@@ -197,9 +197,14 @@ export async function serve(
   }
   const exposed = [url, wsUrl].filter((u): u is string => u !== undefined && !/^\w+:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(u));
   if (!auth && exposed.length > 0) {
-    logger.info(`warning: no auth configured and ${exposed.join(', ')} is not a loopback address: every caller there is the same anonymous principal`);
+    logger.info(
+      `warning: no auth configured and ${exposed.join(', ')} is not a loopback address: every caller there is the same anonymous principal`,
+    );
   }
-  if (runtime.upstreams) logger.info(`${runtime.upstreams.status().length} upstreams (connecting in the background); state file ${path.relative(process.cwd(), stateFileOf(loaded))}`);
+  if (runtime.upstreams)
+    logger.info(
+      `${runtime.upstreams.status().length} upstreams (connecting in the background); state file ${path.relative(process.cwd(), stateFileOf(loaded))}`,
+    );
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
   if (args.stdio) {
@@ -207,5 +212,11 @@ export async function serve(
     logger.info('serving MCP over stdio');
     void stdio.closed.then(() => runtime.close());
   }
-  return { runtime, ...(url ? { url } : {}), ...(wsUrl ? { wsUrl } : {}), ...(workflows ? { workflows } : {}), stop: () => runtime.close() };
+  return {
+    runtime,
+    ...(url ? { url } : {}),
+    ...(wsUrl ? { wsUrl } : {}),
+    ...(workflows ? { workflows } : {}),
+    stop: () => runtime.close(),
+  };
 }

@@ -57,7 +57,11 @@ export async function tasksCommand(argv: string[]): Promise<number> {
   }
 }
 
-async function list(store: TaskStore, values: { status?: string[]; owner?: string; tool?: string; limit?: string; json?: boolean }, positionals: string[]): Promise<number> {
+async function list(
+  store: TaskStore,
+  values: { status?: string[]; owner?: string; tool?: string; limit?: string; json?: boolean },
+  positionals: string[],
+): Promise<number> {
   if (positionals.length > 0) throw new ConfigError(`tasks list: unexpected ${positionals.join(' ')}`);
   for (const status of values.status ?? []) {
     if (!STATUSES.has(status as TaskStatus)) throw new ConfigError(`--status ${status}: expected one of ${[...STATUSES].join(', ')}`);
@@ -77,7 +81,9 @@ async function list(store: TaskStore, values: { status?: string[]; owner?: strin
   process.stdout.write('TASK ID\tSTATUS\tTOOL\tOWNER\tCREATED\tUPDATED\tMESSAGE\n');
   for (const record of records) {
     const row = summary(record);
-    process.stdout.write(`${row.taskId}\t${row.status}\t${row.tool}\t${row.owner}\t${row.createdAt}\t${row.lastUpdatedAt}\t${row.statusMessage ?? ''}\n`);
+    process.stdout.write(
+      `${row.taskId}\t${row.status}\t${row.tool}\t${row.owner}\t${row.createdAt}\t${row.lastUpdatedAt}\t${row.statusMessage ?? ''}\n`,
+    );
   }
   return 0;
 }
@@ -103,7 +109,9 @@ async function show(store: TaskStore, values: { json?: boolean }, positionals: s
   }
   const { snapshot: _internal, ...shown } = record;
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ ...summary(record), ...shown, createdAt: summary(record).createdAt, lastUpdatedAt: summary(record).lastUpdatedAt }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ...summary(record), ...shown, createdAt: summary(record).createdAt, lastUpdatedAt: summary(record).lastUpdatedAt }, null, 2)}\n`,
+    );
     return 0;
   }
   const row = summary(record);

@@ -19,7 +19,10 @@ export async function upstreamsCommand(argv: string[], now = Date.now()): Promis
     allowPositionals: false,
   });
   if (values.config !== undefined && values.state !== undefined) throw new ConfigError('upstreams: give --config or --state, not both');
-  const file = values.state !== undefined ? path.resolve(values.state) : stateFileOf(values.config !== undefined ? await loadConfig(values.config) : undefined);
+  const file =
+    values.state !== undefined
+      ? path.resolve(values.state)
+      : stateFileOf(values.config !== undefined ? await loadConfig(values.config) : undefined);
   let state;
   try {
     state = await RuntimeStateFile.peek(file);
@@ -33,7 +36,9 @@ export async function upstreamsCommand(argv: string[], now = Date.now()): Promis
   const running = isAlive(state.health.pid);
   const upstreams = state.health.upstreams;
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ file, pid: state.health.pid, running, updatedAt: new Date(state.health.updatedAt).toISOString(), upstreams }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ file, pid: state.health.pid, running, updatedAt: new Date(state.health.updatedAt).toISOString(), upstreams }, null, 2)}\n`,
+    );
     return running ? 0 : 3;
   }
   if (!running) {
@@ -59,7 +64,11 @@ function retryText(health: UpstreamHealth, now: number): string {
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
 

@@ -62,10 +62,16 @@ async function toolsOf(loaded: LoadedConfig): Promise<TaskvisorRuntime> {
 }
 
 async function validate(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const loaded = values.config ? await loadConfig(values.config) : undefined;
   const dir = positionals[0] ?? (loaded?.config.workflows ? resolveFromConfig(loaded, loaded.config.workflows.dir) : undefined);
-  if (!dir || positionals.length > 1) throw new ConfigError('workflows validate: give one folder, or --config FILE with a workflows section');
+  if (!dir || positionals.length > 1)
+    throw new ConfigError('workflows validate: give one folder, or --config FILE with a workflows section');
   const prefix = loaded?.config.workflows?.prefix ?? DEFAULT_WORKFLOW_PREFIX;
   const { definitions, errors } = await loadWorkflowDir(dir);
   const problems = [...errors, ...checkWorkflowSet(definitions, prefix)].map((error) => error.message);
@@ -74,14 +80,18 @@ async function validate(argv: string[]): Promise<number> {
     const workflowTools = new Set(definitions.map((definition) => prefix + definition.name));
     for (const definition of definitions) {
       const where = path.relative(process.cwd(), definition.file) || definition.file;
-      if (runtime.tools.has(prefix + definition.name)) problems.push(`${where}: the tool name ${prefix + definition.name} is taken by a tool of the config`);
+      if (runtime.tools.has(prefix + definition.name))
+        problems.push(`${where}: the tool name ${prefix + definition.name} is taken by a tool of the config`);
       for (const tool of toolsCalledBy(definition)) {
-        if (!runtime.tools.has(tool) && !workflowTools.has(tool)) problems.push(`${where}: a step calls the tool ${tool}, which the config does not provide`);
+        if (!runtime.tools.has(tool) && !workflowTools.has(tool))
+          problems.push(`${where}: a step calls the tool ${tool}, which the config does not provide`);
       }
     }
   }
   for (const definition of definitions) {
-    process.stdout.write(`${prefix}${definition.name}\t${definition.steps.length} step(s)\t${path.relative(process.cwd(), definition.file) || definition.file}\n`);
+    process.stdout.write(
+      `${prefix}${definition.name}\t${definition.steps.length} step(s)\t${path.relative(process.cwd(), definition.file) || definition.file}\n`,
+    );
   }
   if (problems.length > 0) {
     process.stderr.write(`${problems.join('\n')}\n`);
@@ -188,7 +198,9 @@ async function answer(
   if (request.method !== 'elicitation/create') throw new Error(`This command cannot answer ${request.method}`);
   if (answers.has(key)) return { action: 'accept', content: answers.get(key) };
   const params = request.params as { message?: string; requestedSchema?: unknown };
-  process.stderr.write(`? ${params.message ?? key}\n  [${key}] answer with a JSON object for ${JSON.stringify(params.requestedSchema)} (empty line: decline; "cancel": cancel)\n`);
+  process.stderr.write(
+    `? ${params.message ?? key}\n  [${key}] answer with a JSON object for ${JSON.stringify(params.requestedSchema)} (empty line: decline; "cancel": cancel)\n`,
+  );
   const line = (await lines.next())?.trim();
   if (line === undefined || line === '') return { action: 'decline' };
   if (line === 'cancel') return { action: 'cancel' };

@@ -71,7 +71,8 @@ export class ClusterNode {
     await ownership.join();
     this.#renewedAt = sentAt;
     this.#unsubscribe = ownership.subscribe({
-      onChange: (change) => void this.#remoteChange(change).catch((error) => this.#options.logger.error('could not read a changed task', error)),
+      onChange: (change) =>
+        void this.#remoteChange(change).catch((error) => this.#options.logger.error('could not read a changed task', error)),
       onCommand: () => this.#scheduleCommands(),
       onResync: () => {
         this.#scheduleCommands();
@@ -80,7 +81,10 @@ export class ClusterNode {
     });
     await this.#enqueue(() => this.#sweep());
     this.#beatMs = this.#options.beatMs ?? Math.max(50, Math.floor(ownership.leaseMs / 3));
-    this.#timer = setInterval(() => void this.#beat().catch((error) => this.#options.logger.error('cluster heartbeat failed', error)), this.#beatMs);
+    this.#timer = setInterval(
+      () => void this.#beat().catch((error) => this.#options.logger.error('cluster heartbeat failed', error)),
+      this.#beatMs,
+    );
     this.#timer.unref();
   }
 

@@ -44,7 +44,10 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
   try {
     const info = await stat(absolute);
     // A directory, FIFO or device (e.g. /dev/zero, which never ends) is refused before any read.
-    if (!info.isFile()) throw new ConfigError(`${file}: the config path is ${info.isDirectory() ? 'a directory' : 'not a regular file'}; expected a YAML or JSON file`);
+    if (!info.isFile())
+      throw new ConfigError(
+        `${file}: the config path is ${info.isDirectory() ? 'a directory' : 'not a regular file'}; expected a YAML or JSON file`,
+      );
     size = info.size;
   } catch (error) {
     if (error instanceof ConfigError) throw error;
@@ -93,7 +96,9 @@ function decodeUtf8(bytes: Buffer, file: string): string {
     const lines = before.split('\n');
     const line = lines.length;
     const col = [...lines.at(-1)!].length + 1;
-    throw new ConfigError(`${file}:${line}:${col}: the config file is not valid UTF-8 (byte 0x${bytes[good]!.toString(16).padStart(2, '0')} at offset ${good})`);
+    throw new ConfigError(
+      `${file}:${line}:${col}: the config file is not valid UTF-8 (byte 0x${bytes[good]!.toString(16).padStart(2, '0')} at offset ${good})`,
+    );
   }
 }
 
@@ -162,9 +167,7 @@ function parseConfigDocument(text: string, file: string): Pick<Required<LoadedCo
     const at = first.linePos?.[0] ?? (first.pos ? lineCounter.linePos(first.pos[0]) : undefined);
     const where = at ? `:${at.line}:${at.col}` : '';
     // Block nesting (indentation) is not caught by the bracket scan; the parser reports its stack overflow as an error.
-    const reason = /Maximum call stack/.test(first.message)
-      ? 'the config nests too deeply to parse'
-      : first.message.split('\n')[0];
+    const reason = /Maximum call stack/.test(first.message) ? 'the config nests too deeply to parse' : first.message.split('\n')[0];
     throw new ConfigError(`${file}${where}: invalid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${reason}`);
   }
   let data: unknown;

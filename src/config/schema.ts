@@ -7,15 +7,18 @@ import { LimitsSchema } from './limitsSchema.js';
 
 const nonNegativeInt = z.number().int().min(0);
 
-export const ToolModuleEntrySchema = z.union([
-  z.string().min(1),
-  z.strictObject({
-    /** Path of a JS/TS module, relative to the config file. */
-    module: z.string().min(1),
-    /** Export holding the tools (default: `default`, then `tools`). */
-    export: z.string().min(1).optional(),
-  }),
-], { error: 'expected a module path string, or { module: string, export?: string }' });
+export const ToolModuleEntrySchema = z.union(
+  [
+    z.string().min(1),
+    z.strictObject({
+      /** Path of a JS/TS module, relative to the config file. */
+      module: z.string().min(1),
+      /** Export holding the tools (default: `default`, then `tools`). */
+      export: z.string().min(1).optional(),
+    }),
+  ],
+  { error: 'expected a module path string, or { module: string, export?: string }' },
+);
 
 /** Fields every `auth` kind shares (MCP authorization, resource server side; docs/security.md). */
 const authCommon = {
@@ -48,13 +51,20 @@ export const AuthConfigSchema = z
       audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
       principalClaim: z.string().min(1).optional(),
       clockToleranceSec: nonNegativeInt.max(3600).optional(),
-      algorithms: z.array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'])).min(1).optional(),
+      algorithms: z
+        .array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']))
+        .min(1)
+        .optional(),
       ...authCommon,
     }),
   ])
   .superRefine((auth, ctx) => {
     if (auth.kind === 'jwt' && (auth.jwksUrl === undefined) === (auth.keyFile === undefined)) {
-      ctx.addIssue({ code: 'custom', path: auth.keyFile === undefined ? ['jwksUrl'] : ['keyFile'], message: 'give exactly one of jwksUrl and keyFile' });
+      ctx.addIssue({
+        code: 'custom',
+        path: auth.keyFile === undefined ? ['jwksUrl'] : ['keyFile'],
+        message: 'give exactly one of jwksUrl and keyFile',
+      });
     }
   });
 /** Upstream names: part of wrapped task ids and `Mcp-Name` headers, so header-safe. */
@@ -63,7 +73,10 @@ const upstreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1-64 charact
 const upstreamCommon = {
   name: upstreamName,
   /** Prefix of this upstream's tools: `<namespace>_<toolPrefix>_<tool>`. Default: the name (`_` → `-`). */
-  toolPrefix: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'use 1-64 characters of A-Z a-z 0-9 - (no _: it separates the parts of a tool name)').optional(),
+  toolPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'use 1-64 characters of A-Z a-z 0-9 - (no _: it separates the parts of a tool name)')
+    .optional(),
   /** Per-request timeout in ms. Default 30000. */
   timeout: z.number().int().positive().optional(),
   /** Connect when the server starts. Default true. */
@@ -83,23 +96,27 @@ const upstreamCommon = {
     .optional(),
 };
 
-export const UpstreamEntrySchema = z.discriminatedUnion('type', [
-  z.strictObject({
-    ...upstreamCommon,
-    type: z.literal('stdio'),
-    command: z.string().min(1),
-    args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional(),
-    /** Working directory of the child, relative to the config file. */
-    cwd: z.string().min(1).optional(),
-  }),
-  z.strictObject({
-    ...upstreamCommon,
-    type: z.literal('streamable-http'),
-    url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
-], { error: 'expected type: stdio (with command) or type: streamable-http (with url)' });
+export const UpstreamEntrySchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({
+      ...upstreamCommon,
+      type: z.literal('stdio'),
+      command: z.string().min(1),
+      args: z.array(z.string()).optional(),
+      env: z.record(z.string(), z.string()).optional(),
+      /** Working directory of the child, relative to the config file. */
+      cwd: z.string().min(1).optional(),
+    }),
+    z.strictObject({
+      ...upstreamCommon,
+      type: z.literal('streamable-http'),
+      url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
+      headers: z.record(z.string(), z.string()).optional(),
+    }),
+  ],
+  { error: 'expected type: stdio (with command) or type: streamable-http (with url)' },
+);
 
 /** Where an HTTP or WebSocket listener binds and which Host/Origin it admits (DNS-rebinding protection, docs/security.md). */
 const listenerFields = {
@@ -153,7 +170,12 @@ export const ConfigSchema = z.strictObject({
         /** Connection URL; a password may come from PGPASSWORD instead of the file. */
         url: z.string().regex(/^postgres(ql)?:\/\/\S+$/, { error: 'expected a postgres://user@host:port/database URL' }),
         /** Schema holding the tables (created and migrated on start). Default `taskvisor`. */
-        schema: z.string().regex(/^[a-z_][a-z0-9_]{0,47}$/, { error: 'expected a lower-case identifier: a-z, 0-9, _ (at most 48 chars, not starting with a digit)' }).optional(),
+        schema: z
+          .string()
+          .regex(/^[a-z_][a-z0-9_]{0,47}$/, {
+            error: 'expected a lower-case identifier: a-z, 0-9, _ (at most 48 chars, not starting with a digit)',
+          })
+          .optional(),
         /** Pooled connections per instance (plus one for LISTEN). Default 10. */
         poolSize: z.number().int().min(1).max(1000).optional(),
         /** An instance's lease; its unfinished tasks are adopted this long after it died. Default 5000. */
@@ -198,7 +220,10 @@ export const ConfigSchema = z.strictObject({
       /** Folder of `*.yaml` workflow files, relative to the config file. */
       dir: z.string().min(1),
       /** Tool name prefix. Default `workflow_`. */
-      prefix: z.string().regex(/^[A-Za-z0-9_.-]*$/, 'use A-Z a-z 0-9 _ - .').optional(),
+      prefix: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]*$/, 'use A-Z a-z 0-9 _ - .')
+        .optional(),
       /** Reload the folder when its files change. Default true. */
       watch: z.boolean().optional(),
     })
@@ -211,7 +236,8 @@ export const ConfigSchema = z.strictObject({
     .superRefine((entries, ctx) => {
       const seen = new Set<string>();
       entries.forEach((entry, index) => {
-        if (seen.has(entry.name)) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate upstream name ${JSON.stringify(entry.name)}` });
+        if (seen.has(entry.name))
+          ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate upstream name ${JSON.stringify(entry.name)}` });
         seen.add(entry.name);
       });
     })
@@ -219,7 +245,10 @@ export const ConfigSchema = z.strictObject({
   aggregator: z
     .strictObject({
       /** First part of every upstream tool name; `<namespace>_` is reserved for upstream tools. Default `x`. */
-      toolNamespace: z.string().regex(/^[A-Za-z][A-Za-z0-9]{0,15}$/, 'use a letter then up to 15 letters or digits').optional(),
+      toolNamespace: z
+        .string()
+        .regex(/^[A-Za-z][A-Za-z0-9]{0,15}$/, 'use a letter then up to 15 letters or digits')
+        .optional(),
     })
     .optional(),
   /** The runtime state file (secrets, upstream capability cache and health), relative to the config file. */

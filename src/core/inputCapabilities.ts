@@ -29,7 +29,10 @@ export function requiredCapabilitiesFor(request: InputRequest): Record<string, J
  * The part of `required` that `declared` lacks (for `data.requiredCapabilities`
  * of a -32021), or undefined when everything is declared.
  */
-export function missingCapabilities(required: Record<string, JsonObject>, declared: JsonObject | undefined): Record<string, JsonObject> | undefined {
+export function missingCapabilities(
+  required: Record<string, JsonObject>,
+  declared: JsonObject | undefined,
+): Record<string, JsonObject> | undefined {
   const missing: Record<string, JsonObject> = {};
   for (const [capability, members] of Object.entries(required)) {
     const value = declared?.[capability];

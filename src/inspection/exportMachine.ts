@@ -82,7 +82,7 @@ export function describeMachine(machine: AnyStateMachine): MachineGraph {
       id: node.id,
       key: node.parent ? node.key : node.id,
       kind: node.type,
-      history: node.type === 'history' ? (node.history || 'shallow') : false,
+      history: node.type === 'history' ? node.history || 'shallow' : false,
       parentId: node.parent?.id,
       ancestorIds,
       childIds: children.map((child) => child.id),
@@ -237,8 +237,27 @@ const lineage = (node: StateGraphNode) => [...node.ancestorIds, node.id];
 // Mermaid
 
 const MERMAID_RESERVED = new Set([
-  'state', 'note', 'end', 'as', 'direction', 'class', 'classdef', 'style', 'click', 'hide', 'scale',
-  'left', 'right', 'of', 'over', 'tb', 'bt', 'lr', 'rl', 'default', 'root',
+  'state',
+  'note',
+  'end',
+  'as',
+  'direction',
+  'class',
+  'classdef',
+  'style',
+  'click',
+  'hide',
+  'scale',
+  'left',
+  'right',
+  'of',
+  'over',
+  'tb',
+  'bt',
+  'lr',
+  'rl',
+  'default',
+  'root',
 ]);
 
 /** Mermaid ids for every state: `task.active.working` → `task_active_working`, unique, never a keyword. */
@@ -257,7 +276,11 @@ function mermaidIds(graph: MachineGraph): Map<string, string> {
 }
 
 /** Text Mermaid accepts inside `state "…"` and after `:` (no quotes, `#`, `;` or line breaks). */
-const mermaidText = (text: string) => text.replace(/"/g, "'").replace(/[#;]/g, '_').replace(/[\r\n]+/g, ' ');
+const mermaidText = (text: string) =>
+  text
+    .replace(/"/g, "'")
+    .replace(/[#;]/g, '_')
+    .replace(/[\r\n]+/g, ' ');
 
 /**
  * A Mermaid `stateDiagram-v2`: compound states as `state X { … }` boxes

@@ -65,7 +65,8 @@ const TRACED = new Set(['@xstate.actor', '@xstate.event', '@xstate.snapshot', '@
 export function createTraceInspector(options: TraceInspectorOptions): TraceInspector {
   const redact = options.redact ?? true;
   const maxQueued = options.maxQueued ?? 100_000;
-  const onError = options.onError ?? ((error: Error) => process.stderr.write(`taskvisor: error: trace ${options.file}: ${error.message}\n`));
+  const onError =
+    options.onError ?? ((error: Error) => process.stderr.write(`taskvisor: error: trace ${options.file}: ${error.message}\n`));
   const fd = openSync(options.file, 'w', 0o600);
   try {
     // An existing file keeps its mode on open: tighten it too.

@@ -61,7 +61,8 @@ export function resolveLimits(partial: Partial<Limits> = {}): Limits {
   const limits: Limits = { ...DEFAULT_LIMITS };
   for (const [key, value] of Object.entries(partial) as [keyof Limits, unknown][]) {
     if (value === undefined) continue;
-    if (!Object.hasOwn(DEFAULT_LIMITS, key)) throw new RangeError(`limits.${key}: unknown limit (known: ${Object.keys(DEFAULT_LIMITS).join(', ')})`);
+    if (!Object.hasOwn(DEFAULT_LIMITS, key))
+      throw new RangeError(`limits.${key}: unknown limit (known: ${Object.keys(DEFAULT_LIMITS).join(', ')})`);
     if (value === null && key === 'maxTaskTtlMs') {
       limits.maxTaskTtlMs = null;
       continue;
@@ -81,7 +82,11 @@ export function limitExceeded(limit: keyof Limits, max: number, message: string)
 }
 
 /** The same error as a plain JSON-RPC error object (for answers built outside the SDK). */
-export function limitExceededError(limit: keyof Limits, max: number, message: string): { code: number; message: string; data: { limit: string; max: number } } {
+export function limitExceededError(
+  limit: keyof Limits,
+  max: number,
+  message: string,
+): { code: number; message: string; data: { limit: string; max: number } } {
   return { code: LIMIT_EXCEEDED, message: `Limit exceeded: ${message} (${limit} = ${max})`, data: { limit, max } };
 }
 

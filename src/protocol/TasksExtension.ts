@@ -4,11 +4,7 @@
  * `tasks/get`, `tasks/update`, `tasks/cancel`. `tasks/list` and
  * `tasks/result` are not registered, so the SDK answers `-32601` (T-35).
  */
-import {
-  CreateMessageResultV2Schema,
-  ElicitResultV2Schema,
-  ListRootsResultV2Schema,
-} from '@modelcontextprotocol/ext-tasks/core/v2';
+import { CreateMessageResultV2Schema, ElicitResultV2Schema, ListRootsResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { InputRequest } from '../../machines/task/index.js';
@@ -64,7 +60,10 @@ export const TasksExtension = {
       // The SDK lifts inputResponses out of every request's params (P2).
       const responses = ctx.mcpReq.inputResponses;
       if (responses === undefined || responses === null || typeof responses !== 'object') {
-        throw new ProtocolError(ErrorCode.InvalidParams, 'Invalid params for tasks/update: inputResponses is required (an object keyed by input request key)');
+        throw new ProtocolError(
+          ErrorCode.InvalidParams,
+          'Invalid params for tasks/update: inputResponses is required (an object keyed by input request key)',
+        );
       }
       if (forwarder?.owns(taskId)) {
         // The upstream validates its own input requests' answers.

@@ -4,12 +4,7 @@
  * `CreateTaskResult` — the last only when this request declared the tasks
  * extension (T-01, T-04).
  */
-import {
-  inputRequired,
-  ProtocolError,
-  type RequestStateCodec,
-  type Server,
-} from '@modelcontextprotocol/server';
+import { inputRequired, ProtocolError, type RequestStateCodec, type Server } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
 import { ErrorCode } from '../core/errors.js';
 import type { ToolCaller } from '../runtime/ToolCaller.js';

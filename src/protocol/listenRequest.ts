@@ -3,10 +3,7 @@
  * the Tasks extension's `taskIds`, §1.9). The SDK's own listen router strips
  * `taskIds` (P8), so taskvisor owns every modern listen on every transport.
  */
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  PROTOCOL_VERSION_META_KEY,
-} from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
 import { ErrorCode, TASKS_EXTENSION_ID } from '../core/errors.js';
 import type { ListenFilter } from '../subscriptions/ListenSubscription.js';
@@ -18,8 +15,7 @@ export const SUPPORTED_MODERN_VERSIONS = ['2026-07-28'];
 export const MAX_LISTEN_TASK_IDS = 10_000;
 
 export type ListenRequestOutcome =
-  | { ok: true; filter: ListenFilter }
-  | { ok: false; httpStatus: number; error: { code: number; message: string; data?: unknown } };
+  { ok: true; filter: ListenFilter } | { ok: false; httpStatus: number; error: { code: number; message: string; data?: unknown } };
 
 const invalid = (message: string): ListenRequestOutcome => ({
   ok: false,
@@ -73,7 +69,11 @@ export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = 
       return invalid('notifications.taskIds must be an array of strings');
     }
     if (ids.length > maxTaskIds) {
-      return { ok: false, httpStatus: 400, error: limitExceededError('maxTaskIdsPerListen', maxTaskIds, `notifications.taskIds names ${ids.length} tasks`) };
+      return {
+        ok: false,
+        httpStatus: 400,
+        error: limitExceededError('maxTaskIdsPerListen', maxTaskIds, `notifications.taskIds names ${ids.length} tasks`),
+      };
     }
     const extensions = (capabilities as { extensions?: Record<string, unknown> }).extensions;
     const declared = extensions?.[TASKS_EXTENSION_ID];

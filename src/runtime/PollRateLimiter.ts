@@ -19,7 +19,10 @@ export class PollRateLimiter {
   private readonly maxDelayMs: number;
   private readonly maxEntries: number;
 
-  constructor(options: PollRateLimitOptions = {}, private readonly now: () => number = Date.now) {
+  constructor(
+    options: PollRateLimitOptions = {},
+    private readonly now: () => number = Date.now,
+  ) {
     this.factor = options.factor ?? 0.5;
     this.maxDelayMs = options.maxDelayMs ?? 5000;
     this.maxEntries = options.maxEntries ?? 100_000;

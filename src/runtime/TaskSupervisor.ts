@@ -194,7 +194,11 @@ export class TaskSupervisor {
     const owned = this.liveByOwner.get(options.principal) ?? 0;
     if (owned >= this.limits.maxLiveTasksPerPrincipal) {
       options.execution?.abort(new DOMException('Too many unfinished tasks', 'AbortError'));
-      throw limitExceeded('maxLiveTasksPerPrincipal', this.limits.maxLiveTasksPerPrincipal, 'too many unfinished tasks for this principal; wait for some to finish or cancel them');
+      throw limitExceeded(
+        'maxLiveTasksPerPrincipal',
+        this.limits.maxLiveTasksPerPrincipal,
+        'too many unfinished tasks for this principal; wait for some to finish or cancel them',
+      );
     }
     this.liveByOwner.set(options.principal, owned + 1);
     const taskId = options.execution?.taskId ?? newTaskId();
@@ -288,7 +292,13 @@ export class TaskSupervisor {
       for (const id of expired) {
         if (this.live.has(id)) continue;
         const record = await this.options.store.get(id);
-        if (record && isTerminal(record) && isExpired(record, now, this.options.finishedRetentionMs) && (await this.options.store.delete(id))) purged++;
+        if (
+          record &&
+          isTerminal(record) &&
+          isExpired(record, now, this.options.finishedRetentionMs) &&
+          (await this.options.store.delete(id))
+        )
+          purged++;
       }
       if (expired.length < limit) return purged;
     }
@@ -484,7 +494,6 @@ export class TaskSupervisor {
     }
     return counts;
   }
-
 
   /**
    * Takes over one unfinished stored task whose actor is not running in this

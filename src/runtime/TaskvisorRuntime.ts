@@ -125,7 +125,8 @@ export class TaskvisorRuntime {
       ...(ownership
         ? {
             recoverOnStart: false,
-            forward: async (record: TaskRecord, command: Parameters<typeof ownership.sendCommand>[1]) => void (await ownership.sendCommand(record.taskId, command)),
+            forward: async (record: TaskRecord, command: Parameters<typeof ownership.sendCommand>[1]) =>
+              void (await ownership.sendCommand(record.taskId, command)),
           }
         : {}),
       store: this.store,

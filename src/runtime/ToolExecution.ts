@@ -261,12 +261,17 @@ export class ToolExecution {
     const capability = CAPABILITY_OF[request.method];
     if (!capability) return Promise.reject(new TypeError(`Unsupported input request method ${JSON.stringify(request.method)}`));
     // Only request kinds the client declared on the originating call, down to members like elicitation.url (T-19, D-10).
-    const missing = this.options.clientCapabilities && missingCapabilities(requiredCapabilitiesFor(request), this.options.clientCapabilities);
+    const missing =
+      this.options.clientCapabilities && missingCapabilities(requiredCapabilitiesFor(request), this.options.clientCapabilities);
     if (missing) {
       return Promise.reject(
-        new ToolError(ErrorCode.MissingRequiredClientCapability, `The client did not declare the ${describeCapabilities(missing)} capability`, {
-          requiredCapabilities: missing,
-        }),
+        new ToolError(
+          ErrorCode.MissingRequiredClientCapability,
+          `The client did not declare the ${describeCapabilities(missing)} capability`,
+          {
+            requiredCapabilities: missing,
+          },
+        ),
       );
     }
     if (this.outstanding.has(key)) {
@@ -274,13 +279,19 @@ export class ToolExecution {
       return this.wait(key);
     }
     if (this.issuedKeys.has(key)) {
-      return Promise.reject(new Error(`Input key ${JSON.stringify(key)} was already used by this call; keys are unique for the task's life (T-18)`));
+      return Promise.reject(
+        new Error(`Input key ${JSON.stringify(key)} was already used by this call; keys are unique for the task's life (T-18)`),
+      );
     }
     if (this.inputMode === 'return') return Promise.reject(new InputRequiredSignal(key, request));
     const maxPending = this.options.maxPendingInputRequests;
     if (maxPending !== undefined && this.outstanding.size >= maxPending) {
       // The handler sees the error; uncaught, it ends the task failed with it (I-5).
-      const error = limitExceeded('maxPendingInputRequestsPerTask', maxPending, `too many input requests outstanding on this task; key ${JSON.stringify(key)} was not issued`);
+      const error = limitExceeded(
+        'maxPendingInputRequestsPerTask',
+        maxPending,
+        `too many input requests outstanding on this task; key ${JSON.stringify(key)} was not issued`,
+      );
       return Promise.reject(new ToolError(error.code, error.message, error.data));
     }
     this.issuedKeys.add(key);

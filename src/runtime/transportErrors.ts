@@ -14,7 +14,12 @@ const MAX_LOGGED_CHARS = 200;
 
 /** The message of `error` with every quoted part replaced by `"…"`, control characters dropped, bounded. */
 export function scrubErrorText(error: unknown): string {
-  const text = error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : typeof error === 'string' ? error : 'unknown error';
+  const text =
+    error instanceof Error
+      ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`
+      : typeof error === 'string'
+        ? error
+        : 'unknown error';
   const scrubbed = text
     .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
     .replace(/'(?:[^'\\]|\\.)*'/g, "'…'")

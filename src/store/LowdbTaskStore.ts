@@ -161,7 +161,8 @@ export class LowdbTaskStore implements TaskStore {
     if (location === undefined) return undefined;
     const record = await this.#read(location.file);
     if (record === undefined) return undefined;
-    if (record.taskId !== taskId) throw new Error(`task file ${location.file} holds task ${JSON.stringify(record.taskId)}, expected ${JSON.stringify(taskId)}`);
+    if (record.taskId !== taskId)
+      throw new Error(`task file ${location.file} holds task ${JSON.stringify(record.taskId)}, expected ${JSON.stringify(taskId)}`);
     return record;
   }
 

@@ -118,8 +118,12 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     this.#instanceId = options.instanceId ?? randomUUID();
     this.#applicationName = options.applicationName;
     this.#q = pg.escapeIdentifier(this.schema);
-    this.#onCorrupt = options.onCorrupt ?? ((taskId, error) => console.error(`taskvisor: skipping unreadable task record ${taskId} in postgres schema ${this.schema}: ${error.message}`));
-    this.#onFeedError = options.onFeedError ?? ((error) => console.error(`taskvisor: postgres change feed: ${error.message}; reconnecting`));
+    this.#onCorrupt =
+      options.onCorrupt ??
+      ((taskId, error) =>
+        console.error(`taskvisor: skipping unreadable task record ${taskId} in postgres schema ${this.schema}: ${error.message}`));
+    this.#onFeedError =
+      options.onFeedError ?? ((error) => console.error(`taskvisor: postgres change feed: ${error.message}; reconnecting`));
   }
 
   get instanceId(): string {
@@ -231,7 +235,9 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
 
   async listNonTerminal(): Promise<TaskRecord[]> {
     const pool = this.#assertOpen();
-    const result = await pool.query<{ task_id: string; record: string }>(`SELECT task_id, record FROM ${this.#q}.tasks WHERE status IN ${NON_TERMINAL}`);
+    const result = await pool.query<{ task_id: string; record: string }>(
+      `SELECT task_id, record FROM ${this.#q}.tasks WHERE status IN ${NON_TERMINAL}`,
+    );
     return this.#parseRows(result.rows);
   }
 
@@ -274,10 +280,10 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
       this.#instanceId = randomUUID();
       this.#tokens.clear();
     }
-    await pool.query(`INSERT INTO ${this.#q}.instances (instance_id, lease_expires_at) VALUES ($1, now() + $2 * interval '1 millisecond')`, [
-      this.#instanceId,
-      this.leaseMs,
-    ]);
+    await pool.query(
+      `INSERT INTO ${this.#q}.instances (instance_id, lease_expires_at) VALUES ($1, now() + $2 * interval '1 millisecond')`,
+      [this.#instanceId, this.leaseMs],
+    );
   }
 
   async renewLease(): Promise<boolean> {
@@ -425,8 +431,16 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     const items = [...first.values()];
     try {
       const cols = {
-        id: [] as string[], owner: [] as string[], tool: [] as string[], status: [] as string[], created: [] as number[],
-        updated: [] as number[], ttl: [] as (number | null)[], version: [] as number[], machine: [] as number[], record: [] as string[],
+        id: [] as string[],
+        owner: [] as string[],
+        tool: [] as string[],
+        status: [] as string[],
+        created: [] as number[],
+        updated: [] as number[],
+        ttl: [] as (number | null)[],
+        version: [] as number[],
+        machine: [] as number[],
+        record: [] as string[],
       };
       for (const { record, json } of items) {
         cols.id.push(record.taskId);
@@ -444,7 +458,19 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
         `INSERT INTO ${this.#q}.tasks (task_id, owner, tool, status, created_at, last_updated_at, ttl_ms, version, machine_version, record, owner_instance, fencing_token)
          SELECT u.*, $11, 1 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::int[], $9::int[], $10::text[]) AS u
          ON CONFLICT (task_id) DO NOTHING RETURNING task_id`,
-        [cols.id, cols.owner, cols.tool, cols.status, cols.created, cols.updated, cols.ttl, cols.version, cols.machine, cols.record, this.#instanceId],
+        [
+          cols.id,
+          cols.owner,
+          cols.tool,
+          cols.status,
+          cols.created,
+          cols.updated,
+          cols.ttl,
+          cols.version,
+          cols.machine,
+          cols.record,
+          this.#instanceId,
+        ],
       );
       this.#commits++;
       const inserted = new Set(result.rows.map((row) => row.task_id));
@@ -481,7 +507,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     // Fenced when this instance holds a token for the task (I-9 across instances); an admin write of a task it never ran is not.
     const tokens = items.map((item) => this.#tokens.get(item.record.taskId) ?? null);
     const settle = (taskId: string, outcome: Error | undefined) => {
-      for (const item of batch) if (item.record.taskId === taskId) (outcome ? item.reject(outcome) : item.resolve());
+      for (const item of batch) if (item.record.taskId === taskId) outcome ? item.reject(outcome) : item.resolve();
     };
     try {
       const result = await pool.query<{ task_id: string }>(
@@ -540,7 +566,8 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
   }
 
   #assertOpen(): pg.Pool {
-    if (this.#state !== 'open' || !this.#pool) throw new Error(`${this.description}: store is ${this.#state === 'closed' ? 'closed' : 'not open'}`);
+    if (this.#state !== 'open' || !this.#pool)
+      throw new Error(`${this.description}: store is ${this.#state === 'closed' ? 'closed' : 'not open'}`);
     return this.#pool;
   }
 

@@ -138,7 +138,9 @@ export class SqliteTaskStore implements TaskStore {
   constructor(options: SqliteTaskStoreOptions) {
     this.file = options.file === ':memory:' ? ':memory:' : resolve(options.file);
     this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    this.#onCorrupt = options.onCorrupt ?? ((taskId, error) => console.error(`taskvisor: skipping unreadable task record ${taskId} in ${this.file}: ${error.message}`));
+    this.#onCorrupt =
+      options.onCorrupt ??
+      ((taskId, error) => console.error(`taskvisor: skipping unreadable task record ${taskId} in ${this.file}: ${error.message}`));
   }
 
   /** Write transactions committed so far (one per batch of writes). */
@@ -332,7 +334,9 @@ export class SqliteTaskStore implements TaskStore {
       answers = db.transaction(() => batch.map((write) => write.apply())).immediate();
       this.#commits++;
     } catch (error) {
-      const failure = new Error(`sqlite task store ${this.file}: cannot commit ${batch.length} write(s): ${errorMessage(error)}`, { cause: error });
+      const failure = new Error(`sqlite task store ${this.file}: cannot commit ${batch.length} write(s): ${errorMessage(error)}`, {
+        cause: error,
+      });
       for (const write of batch) write.fail(failure);
       return;
     }
@@ -387,7 +391,8 @@ function migrate(db: Database.Database): void {
     db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value)');
     const stored = db.prepare<[], unknown>(`SELECT value FROM meta WHERE key = 'schema_version'`).pluck().get();
     const current = stored === undefined ? 0 : Number(stored);
-    if (!Number.isInteger(current) || current < 0) throw new Error(`meta.schema_version is ${JSON.stringify(stored)}, not a version number`);
+    if (!Number.isInteger(current) || current < 0)
+      throw new Error(`meta.schema_version is ${JSON.stringify(stored)}, not a version number`);
     if (current > SQLITE_SCHEMA_VERSION) {
       throw new Error(
         `the file has schema version ${current}, but this taskvisor knows only up to schema version ${SQLITE_SCHEMA_VERSION}: it was written by a newer taskvisor (upgrade taskvisor, or use another file)`,
@@ -397,9 +402,12 @@ function migrate(db: Database.Database): void {
       try {
         db.exec(MIGRATIONS[version] as string);
       } catch (error) {
-        throw new Error(`migrating the schema from version ${version} to ${version + 1} failed (is this a taskvisor store?): ${errorMessage(error)}`, {
-          cause: error,
-        });
+        throw new Error(
+          `migrating the schema from version ${version} to ${version + 1} failed (is this a taskvisor store?): ${errorMessage(error)}`,
+          {
+            cause: error,
+          },
+        );
       }
     }
     if (current !== SQLITE_SCHEMA_VERSION) {
@@ -473,7 +481,8 @@ function parseRecord(json: string, taskId: string): TaskRecord {
   } catch (error) {
     throw new Error(`task ${JSON.stringify(taskId)}: invalid JSON in the record column: ${errorMessage(error)}`, { cause: error });
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`task ${JSON.stringify(taskId)}: the record is not a JSON object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`task ${JSON.stringify(taskId)}: the record is not a JSON object`);
   if ((value as { taskId?: unknown }).taskId !== taskId) {
     throw new Error(`task ${JSON.stringify(taskId)}: the record holds task ${JSON.stringify((value as { taskId?: unknown }).taskId)}`);
   }

@@ -94,9 +94,7 @@ export interface TaskOwnership {
 }
 
 /** An operation routed to the instance running a task. */
-export type TaskCommand =
-  | { type: 'update'; principal: string; responses: Record<string, unknown> }
-  | { type: 'cancel'; principal: string };
+export type TaskCommand = { type: 'update'; principal: string; responses: Record<string, unknown> } | { type: 'cancel'; principal: string };
 
 export interface QueuedTaskCommand {
   taskId: string;

@@ -35,7 +35,10 @@ export { DurableJsonFile, fsyncDir, type DurableJsonFileHooks, type DurableJsonF
 export { MAX_TASK_ID_LENGTH } from './taskFiles.js';
 
 /** Store selection as it appears in configuration. */
-export type TaskStoreConfig = { kind: 'memory' } | { kind: 'lowdb'; dir: string } | { kind: 'sqlite'; file: string }
+export type TaskStoreConfig =
+  | { kind: 'memory' }
+  | { kind: 'lowdb'; dir: string }
+  | { kind: 'sqlite'; file: string }
   | { kind: 'postgres'; url: string; schema?: string; poolSize?: number; leaseMs?: number; instanceId?: string };
 
 /**

@@ -8,12 +8,7 @@ import { TERMINAL_STATUSES, type JsonObject, type TaskStatus } from '../../machi
 import { toDetailedTask } from '../protocol/wire.js';
 import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import {
-  ListenSubscription,
-  type ListenFilter,
-  type ListenSink,
-  type RequestId,
-} from './ListenSubscription.js';
+import { ListenSubscription, type ListenFilter, type ListenSink, type RequestId } from './ListenSubscription.js';
 
 /**
  * Tasks that live on another server (the aggregator's forwarded upstream
@@ -83,7 +78,11 @@ export class SubscriptionHub {
    */
   refusal(principal: string): { code: number; message: string; data: { limit: string; max: number } } | undefined {
     if ((this.openByPrincipal.get(principal) ?? 0) < this.maxStreamsPerPrincipal) return undefined;
-    return limitExceededError('maxListenStreamsPerPrincipal', this.maxStreamsPerPrincipal, 'too many open subscriptions/listen streams for this principal; close one first');
+    return limitExceededError(
+      'maxListenStreamsPerPrincipal',
+      this.maxStreamsPerPrincipal,
+      'too many open subscriptions/listen streams for this principal; close one first',
+    );
   }
 
   /** Serves listens naming tasks of `source` (the aggregator's wrapped upstream task ids). */
@@ -167,7 +166,10 @@ export class SubscriptionHub {
       if (!subscription.taskIds.has(taskId) || subscription.closed) continue;
       let follows = this.follows.get(subscription);
       if (!follows) this.follows.set(subscription, (follows = new Map()));
-      follows.set(taskId, remote!.follow(taskId, request.principal, task, (next) => this.deliverRemote(subscription, taskId, next)));
+      follows.set(
+        taskId,
+        remote!.follow(taskId, request.principal, task, (next) => this.deliverRemote(subscription, taskId, next)),
+      );
     }
     if (Object.keys(honoured).length === 0 || (honoured.taskIds?.length === 0 && !honoured.toolsListChanged)) {
       // Nothing will ever be sent: close gracefully at once, as the SDK's own router does.

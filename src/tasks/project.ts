@@ -16,12 +16,7 @@ export interface TaskSnapshotLike {
  * The record a store keeps for `snapshot`. The persisted actor snapshot is
  * kept only while the task is not terminal: a terminal task never runs again.
  */
-export function recordOf(
-  snapshot: TaskSnapshotLike,
-  persisted: unknown,
-  version: number,
-  machineVersion: number,
-): TaskRecord {
+export function recordOf(snapshot: TaskSnapshotLike, persisted: unknown, version: number, machineVersion: number): TaskRecord {
   const { context } = snapshot;
   const status = statusOf(snapshot);
   const record: TaskRecord = {

@@ -123,4 +123,6 @@ export interface ToolDefinition<A extends JsonObject = JsonObject> {
 }
 
 /** Runs one call of a forwarded tool; gets the inbound request as the runtime saw it. */
-export type ForwardedToolCall = (request: import('../runtime/ToolCaller.js').ToolCallRequest) => Promise<import('../runtime/ToolCaller.js').ToolCallOutcome>;
+export type ForwardedToolCall = (
+  request: import('../runtime/ToolCaller.js').ToolCallRequest,
+) => Promise<import('../runtime/ToolCaller.js').ToolCallOutcome>;

@@ -89,7 +89,8 @@ export class ToolRegistry {
       throw new Error(`Invalid tool name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ - .`);
     }
     for (const prefix of this.reserved) {
-      if (name.startsWith(prefix)) throw new Error(`Tool ${JSON.stringify(name)}: names starting with ${JSON.stringify(prefix)} are reserved for upstream tools`);
+      if (name.startsWith(prefix))
+        throw new Error(`Tool ${JSON.stringify(name)}: names starting with ${JSON.stringify(prefix)} are reserved for upstream tools`);
     }
     if (this.tools.has(name)) throw new Error(`A tool named ${JSON.stringify(name)} is already registered`);
     if (typeof handler !== 'function') throw new Error(`Tool ${JSON.stringify(name)}: the handler must be a function`);
@@ -195,9 +196,7 @@ function validateOptions(name: string, options: ToolOptions): void {
 }
 
 function toListed(name: string, options: ToolOptions): ListedTool {
-  const inputSchema = options.inputSchema
-    ? toJsonSchema(name, 'inputSchema', options.inputSchema)
-    : { type: 'object', properties: {} };
+  const inputSchema = options.inputSchema ? toJsonSchema(name, 'inputSchema', options.inputSchema) : { type: 'object', properties: {} };
   if (inputSchema.type !== 'object') {
     throw new Error(`Tool ${JSON.stringify(name)}: inputSchema must describe an object, got type ${JSON.stringify(inputSchema.type)}`);
   }

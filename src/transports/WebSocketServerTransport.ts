@@ -122,8 +122,8 @@ export class WebSocketServerTransport implements Transport {
   }
 
   private reject(code: number, message: string, id: string | number | null = null, data?: unknown): void {
-    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } } as unknown as JSONRPCMessage).catch((error: unknown) =>
-      this.onerror?.(error instanceof Error ? error : new Error(String(error))),
+    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } } as unknown as JSONRPCMessage).catch(
+      (error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))),
     );
   }
 }

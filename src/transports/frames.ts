@@ -34,7 +34,11 @@ export function decodeFrame(text: string, maxJsonDepth: number): DecodedFrame {
     return { ok: false, id: null, error: { code: -32700, message: 'Parse error: the frame is not valid JSON' } };
   }
   if (Array.isArray(value)) {
-    return { ok: false, id: null, error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per frame' } };
+    return {
+      ok: false,
+      id: null,
+      error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported; send one message per frame' },
+    };
   }
   try {
     return { ok: true, message: parseJSONRPCMessage(value) };

@@ -61,19 +61,22 @@ export interface HttpEntry {
   close(): Promise<void>;
 }
 
-
 const optionalHeader = <K extends string>(key: K, value: string | null) =>
   (value === null ? {} : { [key]: value.trim() }) as Partial<Record<K, string>>;
 
 /** Builds the HTTP entry of a started runtime. */
 export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOptions = {}): HttpEntry {
   const path = options.path ?? '/mcp';
-  if (options.auth && options.authenticate) throw new TypeError('createHttpEntry: give either auth (bearer tokens) or authenticate (a custom hook), not both');
+  if (options.auth && options.authenticate)
+    throw new TypeError('createHttpEntry: give either auth (bearer tokens) or authenticate (a custom hook), not both');
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
   const bearer = options.auth ? bearerGate(options.auth, runtime.logger) : undefined;
   const principalOf = (authInfo: AuthInfo | undefined): Principal =>
     (authInfo?.extra?.principal as Principal | undefined) ?? ANONYMOUS_PRINCIPAL;
-  const bodyLimits = { maxBodyBytes: options.maxBodyBytes ?? runtime.limits.maxRequestBodyBytes, maxJsonDepth: runtime.limits.maxJsonDepth };
+  const bodyLimits = {
+    maxBodyBytes: options.maxBodyBytes ?? runtime.limits.maxRequestBodyBytes,
+    maxJsonDepth: runtime.limits.maxJsonDepth,
+  };
   const handler = createMcpHandler(
     runtime.serverFactory((ctx) => principalOf(ctx.authInfo)),
     {
@@ -128,11 +131,16 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
     const id = (body as { id?: unknown } | null)?.id;
     if (outcome.kind === 'reject') {
       return Response.json(
-        { jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: outcome.code, message: outcome.message, ...(outcome.data !== undefined ? { data: outcome.data } : {}) } },
+        {
+          jsonrpc: '2.0',
+          id: typeof id === 'string' || typeof id === 'number' ? id : null,
+          error: { code: outcome.code, message: outcome.message, ...(outcome.data !== undefined ? { data: outcome.data } : {}) },
+        },
         { status: outcome.httpStatus },
       );
     }
-    if (outcome.kind !== 'modern' || outcome.messageKind !== 'request' || outcome.message.method !== 'subscriptions/listen') return undefined;
+    if (outcome.kind !== 'modern' || outcome.messageKind !== 'request' || outcome.message.method !== 'subscriptions/listen')
+      return undefined;
     // T-63, §4.5: MCP-Protocol-Version is required on every modern request POST, listen included. The SDK's
     // presence rung (validateStandardRequestHeaders) is not exported, so its answer is mirrored here; an
     // unsupported version is left to parseListenRequest (-32022 first, as the SDK orders it).
@@ -140,7 +148,15 @@ export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOpt
     if (request.headers.get('mcp-protocol-version') === null && claimed !== undefined && SUPPORTED_MODERN_VERSIONS.includes(claimed)) {
       const detail = `the body envelope names protocol version ${claimed} but the required MCP-Protocol-Version header is absent`;
       return Response.json(
-        { jsonrpc: '2.0', id: outcome.message.id, error: { code: ErrorCode.HeaderMismatch, message: `Bad Request: the request headers and body disagree: ${detail}`, data: { mismatch: { header: '(missing)', body: detail } } } },
+        {
+          jsonrpc: '2.0',
+          id: outcome.message.id,
+          error: {
+            code: ErrorCode.HeaderMismatch,
+            message: `Bad Request: the request headers and body disagree: ${detail}`,
+            data: { mismatch: { header: '(missing)', body: detail } },
+          },
+        },
         { status: 400 },
       );
     }
@@ -196,7 +212,13 @@ export async function listenHttp(runtime: TaskvisorRuntime, options: ListenOptio
   const server = createServer((req, res) => {
     if (!entry.handleNode(req, res)) {
       res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32601, message: `Not found: MCP is served at ${options.path ?? '/mcp'}` } }));
+      res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32601, message: `Not found: MCP is served at ${options.path ?? '/mcp'}` },
+        }),
+      );
     }
   });
   await new Promise<void>((resolve, reject) => {

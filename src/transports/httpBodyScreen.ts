@@ -23,7 +23,10 @@ export async function screenHttpBody(request: Request, limits: BodyLimits): Prom
   }
   if (read.tooLarge || read.text === undefined) {
     // 413 and -32000, as the SDK answers (HTTP bodies can't be accepted past the limit).
-    return refuse(413, { ...limitExceededError('maxRequestBodyBytes', limits.maxBodyBytes, 'the request body is too large'), code: LIMIT_EXCEEDED });
+    return refuse(413, {
+      ...limitExceededError('maxRequestBodyBytes', limits.maxBodyBytes, 'the request body is too large'),
+      code: LIMIT_EXCEEDED,
+    });
   }
   if (exceedsJsonDepth(read.text, limits.maxJsonDepth)) {
     return refuse(400, limitExceededError('maxJsonDepth', limits.maxJsonDepth, 'the request body nests arrays/objects too deeply'));

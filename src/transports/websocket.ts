@@ -83,7 +83,8 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
   const isLoopback = isLoopbackHost(host);
   const allowedHosts = options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false);
   const allowedOrigins = options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false);
-  if (options.auth && options.authenticate) throw new TypeError('listenWebSocket: give either auth (bearer tokens) or authenticate (a custom hook), not both');
+  if (options.auth && options.authenticate)
+    throw new TypeError('listenWebSocket: give either auth (bearer tokens) or authenticate (a custom hook), not both');
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
   const bearer = options.auth ? bearerGate(options.auth, runtime.logger) : undefined;
   const connections = new Set<Connection>();
@@ -137,10 +138,13 @@ export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSoc
     const transport = new WebSocketServerTransport(socket, { maxJsonDepth: runtime.limits.maxJsonDepth });
     // Listens are served by taskvisor's hub: the SDK's listen router strips taskIds (P8).
     const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);
-    const handle = sdkServeStdio(runtime.serverFactory(() => principal), {
-      transport: wire,
-      onerror: (error) => logTransportError(runtime.logger, 'websocket', error),
-    });
+    const handle = sdkServeStdio(
+      runtime.serverFactory(() => principal),
+      {
+        transport: wire,
+        onerror: (error) => logTransportError(runtime.logger, 'websocket', error),
+      },
+    );
     const connection: Connection = { socket, transport, close: () => handle.close(), alive: true };
     connections.add(connection);
     socket.on('pong', () => (connection.alive = true));
@@ -225,7 +229,6 @@ function upgradeRequest(req: IncomingMessage): Request {
   }
   return new Request(url, { method: req.method ?? 'GET', headers });
 }
-
 
 /** Answers the upgrade with `response` as a plain HTTP response and ends the socket. */
 async function refuse(socket: Duplex, response: Response): Promise<void> {

@@ -35,12 +35,20 @@ export interface UpstreamDirectory {
 }
 
 /** The error for an upstream that cannot be reached now: retryable, never an invented task status. */
-export function upstreamUnavailable(name: string, down: { state: string; lastError: string | null; retryAt: number | null }): ProtocolError {
+export function upstreamUnavailable(
+  name: string,
+  down: { state: string; lastError: string | null; retryAt: number | null },
+): ProtocolError {
   const retry = down.retryAt !== null ? `; next connection attempt at ${new Date(down.retryAt).toISOString()}` : '';
   return new ProtocolError(
     ErrorCode.InternalError,
     `Upstream ${name} is unavailable (${down.state}${down.lastError ? `: ${down.lastError}` : ''})${retry}; retry later`,
-    { upstream: name, retryable: true, state: down.state, ...(down.retryAt !== null ? { retryAt: new Date(down.retryAt).toISOString() } : {}) },
+    {
+      upstream: name,
+      retryable: true,
+      state: down.state,
+      ...(down.retryAt !== null ? { retryAt: new Date(down.retryAt).toISOString() } : {}),
+    },
   );
 }
 
@@ -63,7 +71,13 @@ export class TaskForwarder {
     // Tasks-capable caller, collapsed for any other (the upstream never sees who is behind us).
     const askTask = connection.tasks;
     const capabilities = request.declaresTasks ? withTasks(inbound, askTask) : askTask ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {};
-    const outcome = await this.send(connection, 'tools/call', { name: tool, arguments: (request.args ?? {}) as JsonObject }, capabilities, request.signal);
+    const outcome = await this.send(
+      connection,
+      'tools/call',
+      { name: tool, arguments: (request.args ?? {}) as JsonObject },
+      capabilities,
+      request.signal,
+    );
     if (outcome.kind === 'error') {
       // T-03: the upstream wants what only a task-capable client can give; this caller cannot take a task.
       if (outcome.error.code === ErrorCode.MissingRequiredClientCapability && !request.declaresTasks) {
@@ -87,7 +101,10 @@ export class TaskForwarder {
     if (result.resultType === 'input_required') {
       // A synchronous upstream input round (MRTR) is not relayed: its requestState belongs to the upstream.
       if (!request.declaresTasks) throw missingTasksCapability(`the upstream tool ${request.name}, which asks for input,`);
-      throw new ProtocolError(ErrorCode.InternalError, `Upstream ${upstream} asked for input outside a task; taskvisor does not relay synchronous input rounds`);
+      throw new ProtocolError(
+        ErrorCode.InternalError,
+        `Upstream ${upstream} asked for input outside a task; taskvisor does not relay synchronous input rounds`,
+      );
     }
     return { kind: 'result', result: withoutResultType(stripMeta(result)) };
   }
@@ -167,7 +184,9 @@ export class TaskForwarder {
   /** `tasks/update` of a wrapped id: the input responses go to the upstream as they came. */
   async update(taskId: string, principal: string, responses: Record<string, unknown>, inbound: JsonObject | undefined): Promise<void> {
     const { connection, id } = this.route(taskId, principal);
-    this.answer(await this.send(connection, 'tasks/update', { taskId: id, inputResponses: responses as JsonObject }, withTasks(inbound ?? {}, true)));
+    this.answer(
+      await this.send(connection, 'tasks/update', { taskId: id, inputResponses: responses as JsonObject }, withTasks(inbound ?? {}, true)),
+    );
   }
 
   async cancel(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<void> {
@@ -189,7 +208,13 @@ export class TaskForwarder {
     return connection;
   }
 
-  private async send(connection: UpstreamConnection, method: string, params: JsonObject, capabilities: JsonObject, signal?: AbortSignal): Promise<RawOutcome> {
+  private async send(
+    connection: UpstreamConnection,
+    method: string,
+    params: JsonObject,
+    capabilities: JsonObject,
+    signal?: AbortSignal,
+  ): Promise<RawOutcome> {
     try {
       return await connection.request(method, params, capabilities, signal ? { signal } : {});
     } catch (error) {
@@ -205,7 +230,8 @@ export class TaskForwarder {
   private answer(outcome: RawOutcome): JsonObject {
     if (outcome.kind === 'result') return outcome.result;
     // Only the upstream's "no such task" becomes ours word for word; other -32602s (bad inputResponses…) pass as they are.
-    if (outcome.error.code === ErrorCode.InvalidParams && /task not found|task has expired|unknown task/i.test(outcome.error.message)) throw taskNotFound();
+    if (outcome.error.code === ErrorCode.InvalidParams && /task not found|task has expired|unknown task/i.test(outcome.error.message))
+      throw taskNotFound();
     throw protocolError(outcome.error);
   }
 
@@ -214,7 +240,12 @@ export class TaskForwarder {
    * polling pace it asks for; cancel it upstream when the inbound request
    * goes away (T-24 on the upstream's side).
    */
-  private async collapse(connection: UpstreamConnection, upstreamId: string, first: JsonObject, request: ToolCallRequest): Promise<JsonObject> {
+  private async collapse(
+    connection: UpstreamConnection,
+    upstreamId: string,
+    first: JsonObject,
+    request: ToolCallRequest,
+  ): Promise<JsonObject> {
     const capabilities = { extensions: { [TASKS_EXTENSION_ID]: {} } };
     const signal = request.signal;
     const cancelUpstream = () => connection.request('tasks/cancel', { taskId: upstreamId }, capabilities).catch(() => undefined);
@@ -279,7 +310,11 @@ function withoutResultType(result: JsonObject): JsonObject {
 }
 
 function protocolError(error: { code: number; message: string; data?: unknown }): ProtocolError {
-  return new ProtocolError(typeof error.code === 'number' ? error.code : ErrorCode.InternalError, String(error.message ?? 'Upstream error'), error.data);
+  return new ProtocolError(
+    typeof error.code === 'number' ? error.code : ErrorCode.InternalError,
+    String(error.message ?? 'Upstream error'),
+    error.data,
+  );
 }
 
 /** The upstream's polling hint, bounded to 50 ms – 5 s. */

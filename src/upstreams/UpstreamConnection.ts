@@ -25,7 +25,8 @@ import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
 export const UPSTREAM_CLIENT_INFO = { name: 'taskvisor-aggregator', version: '0.1.0' };
 
 /** An upstream's answer to one raw request. */
-export type RawOutcome = { kind: 'result'; result: JsonObject } | { kind: 'error'; error: { code: number; message: string; data?: unknown } };
+export type RawOutcome =
+  { kind: 'result'; result: JsonObject } | { kind: 'error'; error: { code: number; message: string; data?: unknown } };
 
 /** One upstream tool as its `tools/list` described it: the same shape the registry lists. */
 export type UpstreamTool = ListedTool;
@@ -79,7 +80,9 @@ export class UpstreamConnection {
   /** What to cache so the next connect needs no probe. */
   get discovery(): CachedDiscovery {
     const discover = this.client.getDiscoverResult();
-    return this.era === 'modern' && discover ? { kind: 'modern', discover: discover as unknown as Record<string, unknown> } : { kind: 'legacy' };
+    return this.era === 'modern' && discover
+      ? { kind: 'modern', discover: discover as unknown as Record<string, unknown> }
+      : { kind: 'legacy' };
   }
 
   /** Connects (with the cached verdict when there is one) and wires the raw path. */
@@ -98,7 +101,9 @@ export class UpstreamConnection {
     const original = transport.onmessage;
     transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
       const id = message.id;
-      const subscription = ((message.params as JsonObject | undefined)?._meta as JsonObject | undefined)?.['io.modelcontextprotocol/subscriptionId'];
+      const subscription = ((message.params as JsonObject | undefined)?._meta as JsonObject | undefined)?.[
+        'io.modelcontextprotocol/subscriptionId'
+      ];
       if (typeof message.method === 'string' && typeof subscription === 'string' && this.streams.has(subscription)) {
         if (message.method === 'notifications/tasks') this.streams.get(subscription)!.frame(message.params as JsonObject);
         return;
@@ -113,7 +118,9 @@ export class UpstreamConnection {
         const pending = this.pending.get(id)!;
         this.pending.delete(id);
         clearTimeout(pending.timer);
-        pending.resolve('error' in message ? { kind: 'error', error: message.error as never } : { kind: 'result', result: message.result as JsonObject });
+        pending.resolve(
+          'error' in message ? { kind: 'error', error: message.error as never } : { kind: 'result', result: message.result as JsonObject },
+        );
         return;
       }
       (original as ((m: unknown, e?: unknown) => void) | undefined)?.call(transport, message, extra);
@@ -143,7 +150,11 @@ export class UpstreamConnection {
    */
   async ping(): Promise<void> {
     const probe = this.era === 'modern' ? this.client.discover() : this.client.ping();
-    await withTimeout(probe, this.timeoutMs, () => `${this.era === 'modern' ? 'server/discover' : 'ping'} timed out after ${this.timeoutMs} ms`);
+    await withTimeout(
+      probe,
+      this.timeoutMs,
+      () => `${this.era === 'modern' ? 'server/discover' : 'ping'} timed out after ${this.timeoutMs} ms`,
+    );
   }
 
   /**
@@ -172,13 +183,21 @@ export class UpstreamConnection {
     return new Promise<RawOutcome>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
-        reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} did not answer ${method} within ${this.timeoutMs} ms`));
+        reject(
+          new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} did not answer ${method} within ${this.timeoutMs} ms`),
+        );
       }, this.timeoutMs);
       timer.unref();
       this.pending.set(id, { resolve, reject, timer });
       const onAbort = () => {
         // Tell the upstream the request is abandoned (a synchronous call stops there too).
-        void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'The inbound request was cancelled' } } as never).catch(() => {});
+        void transport
+          .send({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: id, reason: 'The inbound request was cancelled' },
+          } as never)
+          .catch(() => {});
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
       transport.send({ jsonrpc: '2.0', id, method, params: framed } as never).catch((error: unknown) => {
@@ -186,7 +205,11 @@ export class UpstreamConnection {
         if (!pending) return;
         this.pending.delete(id);
         clearTimeout(pending.timer);
-        if (error instanceof ProtocolError) return resolve({ kind: 'error', error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) } });
+        if (error instanceof ProtocolError)
+          return resolve({
+            kind: 'error',
+            error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) },
+          });
         // A JSON-RPC error answered with an HTTP error status (400 -32021, 404 -32601) arrives as SdkHttpError.
         const text = (error as { data?: { text?: unknown } })?.data?.text;
         if (typeof text === 'string') {
@@ -225,11 +248,16 @@ export class UpstreamConnection {
     const end = () => {
       if (this.streams.delete(id)) ended();
     };
-    transport.send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params } as never, { requestSignal: abort.signal } as never).catch(end);
+    transport
+      .send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params } as never, { requestSignal: abort.signal } as never)
+      .catch(end);
     return () => {
       if (!this.streams.delete(id)) return;
       if ((transport as { hasPerRequestStream?: boolean }).hasPerRequestStream) abort.abort();
-      else void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'no longer followed' } } as never).catch(() => {});
+      else
+        void transport
+          .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'no longer followed' } } as never)
+          .catch(() => {});
     };
   }
 

@@ -70,7 +70,8 @@ export class UpstreamManager implements UpstreamDirectory {
   constructor(private readonly options: UpstreamManagerOptions) {
     this.namespace = options.namespace ?? DEFAULT_TOOL_NAMESPACE;
     for (const spec of options.upstreams) {
-      if (!UPSTREAM_NAME_PATTERN.test(spec.name)) throw new Error(`Upstream name ${JSON.stringify(spec.name)}: use 1-64 characters of A-Z a-z 0-9 _ -`);
+      if (!UPSTREAM_NAME_PATTERN.test(spec.name))
+        throw new Error(`Upstream name ${JSON.stringify(spec.name)}: use 1-64 characters of A-Z a-z 0-9 _ -`);
       if (this.specs.has(spec.name)) throw new Error(`Upstream ${JSON.stringify(spec.name)} is configured twice`);
       this.specs.set(spec.name, spec);
     }
@@ -129,7 +130,8 @@ export class UpstreamManager implements UpstreamDirectory {
   status(): UpstreamStatus[] {
     return [...this.specs.keys()].map((name) => {
       const context = this.contextOf(name);
-      if (!context) return { name, state: 'not started', lastError: null, retryAt: null, toolCount: 0, protocolVersion: null, tasks: false };
+      if (!context)
+        return { name, state: 'not started', lastError: null, retryAt: null, toolCount: 0, protocolVersion: null, tasks: false };
       return {
         name,
         state: context.state,
@@ -150,7 +152,8 @@ export class UpstreamManager implements UpstreamDirectory {
       const status = current();
       if (!status) throw new Error(`No upstream named ${JSON.stringify(name)}`);
       if (predicate(status)) return status;
-      if (Date.now() > deadline) throw new Error(`upstream ${name} is ${status.state} after ${timeoutMs} ms${status.lastError ? ` (${status.lastError})` : ''}`);
+      if (Date.now() > deadline)
+        throw new Error(`upstream ${name} is ${status.state} after ${timeoutMs} ms${status.lastError ? ` (${status.lastError})` : ''}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, 200);
         function done() {
@@ -245,7 +248,9 @@ export class UpstreamManager implements UpstreamDirectory {
       if (typeof tool?.name !== 'string') continue;
       const exposed = forwardedToolName(this.namespace, prefix, tool.name);
       if (!/^[A-Za-z0-9_.-]{1,128}$/.test(exposed) || seen.has(exposed)) {
-        this.options.logger.error(`upstream ${name}: tool ${JSON.stringify(tool.name)} skipped (${seen.has(exposed) ? 'duplicate' : 'invalid'} name ${exposed})`);
+        this.options.logger.error(
+          `upstream ${name}: tool ${JSON.stringify(tool.name)} skipped (${seen.has(exposed) ? 'duplicate' : 'invalid'} name ${exposed})`,
+        );
         continue;
       }
       seen.add(exposed);
@@ -281,7 +286,9 @@ export class UpstreamManager implements UpstreamDirectory {
           await this.state?.setUpstream(name, { discovery: connection.discovery, savedAt: Date.now() });
           this.connections.set(name, connection);
           const toolCount = this.registerCatalog(name, tools);
-          this.options.logger.info(`upstream ${name}: ready (${connection.protocolVersion}${connection.tasks ? ', tasks' : ''}), ${toolCount} tools`);
+          this.options.logger.info(
+            `upstream ${name}: ready (${connection.protocolVersion}${connection.tasks ? ', tasks' : ''}), ${toolCount} tools`,
+          );
           return { toolCount, protocolVersion: connection.protocolVersion, tasks: connection.tasks };
         } catch (error) {
           await connection.close();

@@ -1,6 +1,9 @@
 /** The connection is gone (closed, timed out, never opened): the caller may retry once it is back. */
 export class UpstreamUnavailableError extends Error {
-  constructor(readonly upstream: string, message: string) {
+  constructor(
+    readonly upstream: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'UpstreamUnavailableError';
   }

@@ -14,7 +14,11 @@ export function stateFileOf(loaded: LoadedConfig | undefined): string {
   const config = loaded?.config;
   if (config?.state?.file) return resolveFromConfig(loaded, config.state.file);
   const store = config?.store;
-  if (store?.kind === 'sqlite') return path.join(path.dirname(store.file ? resolveFromConfig(loaded, store.file) : path.resolve(DEFAULT_SQLITE_FILE)), 'runtime-state.json');
+  if (store?.kind === 'sqlite')
+    return path.join(
+      path.dirname(store.file ? resolveFromConfig(loaded, store.file) : path.resolve(DEFAULT_SQLITE_FILE)),
+      'runtime-state.json',
+    );
   if (store?.kind === 'lowdb' && store.dir) return path.join(resolveFromConfig(loaded, store.dir), 'runtime-state.json');
   return path.resolve(DEFAULT_STORE_DIR, 'runtime-state.json');
 }

@@ -45,7 +45,9 @@ export class ToolInvoker {
     if (tool.forward) return this.invokeForwarded(tool.forward, invocation);
     const parsed = this.tools.inputSchemaOf(tool).safeParse(invocation.args);
     if (!parsed.success) {
-      const detail = parsed.error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`).join('; ');
+      const detail = parsed.error.issues
+        .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
+        .join('; ');
       throw new ToolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${invocation.name}: ${detail}`);
     }
     invocation.signal.throwIfAborted();

@@ -150,7 +150,11 @@ export class WorkflowCatalog {
       }
       const setErrors = checkWorkflowSet([...next.values()], this.prefix);
       if (setErrors.length > 0) {
-        report = { tools: this.toolNames, changed: false, errors: [...messages, ...setErrors.map((e) => `${e.message}\n  (no workflow was changed)`)] };
+        report = {
+          tools: this.toolNames,
+          changed: false,
+          errors: [...messages, ...setErrors.map((e) => `${e.message}\n  (no workflow was changed)`)],
+        };
       } else if (sameDefinitions(this.current, next)) {
         report = { tools: this.toolNames, changed: false, errors: messages };
       } else {
@@ -158,7 +162,11 @@ export class WorkflowCatalog {
           this.install(next);
           report = { tools: this.toolNames, changed: true, errors: messages };
         } catch (error) {
-          report = { tools: this.toolNames, changed: false, errors: [...messages, `${(error as Error).message}\n  (no workflow was changed)`] };
+          report = {
+            tools: this.toolNames,
+            changed: false,
+            errors: [...messages, `${(error as Error).message}\n  (no workflow was changed)`],
+          };
         }
       }
     } catch (error) {
@@ -179,7 +187,9 @@ export class WorkflowCatalog {
       this.options.tools.swap(this.registered, tools);
     } catch (error) {
       // A name taken by a tool that is not one of ours (T-name collisions are refused, never shadowed).
-      throw new WorkflowError(`cannot serve the workflows: ${(error as Error).message} (a workflow tool name must not collide with another tool)`);
+      throw new WorkflowError(
+        `cannot serve the workflows: ${(error as Error).message} (a workflow tool name must not collide with another tool)`,
+      );
     }
     this.current = next;
     this.registered = tools.map((tool) => tool.name);

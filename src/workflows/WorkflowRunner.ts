@@ -56,7 +56,8 @@ export interface WorkflowCheckpoint {
 type WorkflowActor = Actor<typeof workflowMachine>;
 
 /** Step outcome inside a composite step. */
-type Outcome = { status: 'completed'; result: unknown } | { status: 'skipped' } | { status: 'failed'; message: string; code?: number; result?: unknown };
+type Outcome =
+  { status: 'completed'; result: unknown } | { status: 'skipped' } | { status: 'failed'; message: string; code?: number; result?: unknown };
 
 /** What later steps see of a step: its result, a failed step's partial result, or null when skipped. */
 const resultOf = (outcome: Outcome): unknown =>
@@ -135,7 +136,9 @@ class WorkflowRun {
     if (restored) {
       // The step that was in flight when the server died runs again (at-least-once): its record says so.
       this.records = restored.steps.map((record) =>
-        record.status === 'running' ? { ...record, status: 'interrupted', endedAt: now(), error: { message: 'The server stopped during this step; it runs again' } } : record,
+        record.status === 'running'
+          ? { ...record, status: 'interrupted', endedAt: now(), error: { message: 'The server stopped during this step; it runs again' } }
+          : record,
       );
       this.actor = createActor(machine, {
         snapshot: restored.snapshot as Snapshot<unknown> as never,
@@ -188,13 +191,17 @@ class WorkflowRun {
     const checkpoint = this.ctx.checkpoint as Partial<WorkflowCheckpoint> | undefined;
     if (!checkpoint || checkpoint.kind !== 'taskvisor.workflow') return undefined;
     if (checkpoint.machineVersion !== WORKFLOW_MACHINE_VERSION) {
-      throw new Error(`Workflow ${this.definition.name}: its checkpoint was written by workflow machine version ${checkpoint.machineVersion}, this server runs ${WORKFLOW_MACHINE_VERSION}`);
+      throw new Error(
+        `Workflow ${this.definition.name}: its checkpoint was written by workflow machine version ${checkpoint.machineVersion}, this server runs ${WORKFLOW_MACHINE_VERSION}`,
+      );
     }
     const context = (checkpoint.snapshot as { context?: WorkflowContext } | undefined)?.context;
     const ids = this.definition.steps.map((step) => step.id).join(',');
     const failIds = (this.definition.onFailure ?? []).map((step) => step.id).join(',');
     if (!context || context.stepIds.join(',') !== ids || context.onFailureIds.join(',') !== failIds) {
-      throw new Error(`Workflow ${this.definition.name} changed since this run was checkpointed (its steps differ); the run cannot be resumed`);
+      throw new Error(
+        `Workflow ${this.definition.name} changed since this run was checkpointed (its steps differ); the run cannot be resumed`,
+      );
     }
     return checkpoint as WorkflowCheckpoint;
   }
@@ -231,7 +238,13 @@ class WorkflowRun {
       const outcome = await this.runStep(entry.step, input.phase, this.scope(input.results), input.outcomes, input.stepId, '', signal);
       if (outcome.status !== 'failed') return outcome;
       const allowFailure = forced || entry.step.allowFailure === true;
-      return { status: 'failed', message: outcome.message, allowFailure, ...(outcome.code !== undefined ? { code: outcome.code } : {}), ...(outcome.result !== undefined ? { result: outcome.result } : {}) };
+      return {
+        status: 'failed',
+        message: outcome.message,
+        allowFailure,
+        ...(outcome.code !== undefined ? { code: outcome.code } : {}),
+        ...(outcome.result !== undefined ? { result: outcome.result } : {}),
+      };
     } catch (error) {
       // Only a broken executor (or the MRTR unwinding) gets here: step errors are outcomes.
       this.fatal = error;
@@ -258,7 +271,8 @@ class WorkflowRun {
       record.endedAt = now();
       record.durationMs = Date.now() - started;
       if (outcome.status === 'completed') record.result = outcome.result;
-      if (outcome.status === 'failed') record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
+      if (outcome.status === 'failed')
+        record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
       return outcome;
     };
     this.records.push(record);
@@ -266,8 +280,10 @@ class WorkflowRun {
       if (step.condition && !(await this.conditionHolds(step.condition, scope, outcomes, recordId))) {
         return await end({ status: 'skipped' });
       }
-      if ('forEach' in step && step.forEach) return await end(await this.runForEach(step, phase, scope, outcomes, recordId, keyPrefix, signal));
-      if ('parallel' in step && step.parallel) return await end(await this.runParallel(step, phase, scope, outcomes, recordId, keyPrefix, signal));
+      if ('forEach' in step && step.forEach)
+        return await end(await this.runForEach(step, phase, scope, outcomes, recordId, keyPrefix, signal));
+      if ('parallel' in step && step.parallel)
+        return await end(await this.runParallel(step, phase, scope, outcomes, recordId, keyPrefix, signal));
       const site = { workflow: this.definition.name, step: recordId };
       if (step.input) {
         const params: ElicitParams = {
@@ -280,7 +296,12 @@ class WorkflowRun {
         const answer = await this.ctx.elicit(`${keyPrefix}${step.input.key ?? recordId}`, params);
         const result = { action: answer.action, ...(answer.content !== undefined ? { content: answer.content } : {}) };
         // Documented rule: decline or cancel fails the step (allowFailure lets the run go on and branch on it).
-        if (answer.action !== 'accept') return await end({ status: 'failed', message: `The input request was ${answer.action === 'decline' ? 'declined' : 'cancelled'}`, result });
+        if (answer.action !== 'accept')
+          return await end({
+            status: 'failed',
+            message: `The input request was ${answer.action === 'decline' ? 'declined' : 'cancelled'}`,
+            result,
+          });
         return await end({ status: 'completed', result });
       }
       const args = (await render(step.args ?? {}, scope, { ...site, field: 'args' })) as JsonObject;
@@ -294,18 +315,29 @@ class WorkflowRun {
         requestInput: (key, request) => this.ctx.requestInput(`${keyPrefix}${recordId}/${key}`, request),
         onStatus: (message) => this.ctx.setStatus(`${this.stepStatus} — ${message}`),
       });
-      if (result.isError === true) return await end({ status: 'failed', message: `Tool ${step.tool} returned an error: ${errorText(result)}`, result: resultValue(result) });
+      if (result.isError === true)
+        return await end({
+          status: 'failed',
+          message: `Tool ${step.tool} returned an error: ${errorText(result)}`,
+          result: resultValue(result),
+        });
       return await end({ status: 'completed', result: resultValue(result) });
     } catch (error) {
       if (isInputRequiredSignal(error)) throw error;
-      if (error instanceof StepFailure) return end({ status: 'failed', message: error.message, ...(error.code !== undefined ? { code: error.code } : {}) });
+      if (error instanceof StepFailure)
+        return end({ status: 'failed', message: error.message, ...(error.code !== undefined ? { code: error.code } : {}) });
       const coded = error as { code?: unknown; message?: unknown };
       const message = error instanceof TemplateError ? error.message : typeof coded.message === 'string' ? coded.message : String(error);
       return end({ status: 'failed', message, ...(typeof coded.code === 'number' ? { code: coded.code } : {}) });
     }
   }
 
-  private async conditionHolds(condition: WorkflowCondition, scope: TemplateScope, outcomes: Record<string, string>, stepId: string): Promise<boolean> {
+  private async conditionHolds(
+    condition: WorkflowCondition,
+    scope: TemplateScope,
+    outcomes: Record<string, string>,
+    stepId: string,
+  ): Promise<boolean> {
     const site = { workflow: this.definition.name, step: stepId };
     if ('template' in condition) {
       const value = await render(condition.template, scope, { ...site, field: 'condition.template' }, true);
@@ -339,7 +371,10 @@ class WorkflowRun {
   ): Promise<Outcome> {
     const forEach = step.forEach!;
     const items = await render(forEach.items, scope, { workflow: this.definition.name, step: recordId, field: 'forEach.items' });
-    if (!Array.isArray(items)) throw new StepFailure(`workflow ${this.definition.name}, step ${recordId}, field forEach.items: expected an array, got ${JSON.stringify(items)?.slice(0, 100)}`);
+    if (!Array.isArray(items))
+      throw new StepFailure(
+        `workflow ${this.definition.name}, step ${recordId}, field forEach.items: expected an array, got ${JSON.stringify(items)?.slice(0, 100)}`,
+      );
     const as = forEach.as ?? 'item';
     const iterations: Array<Record<string, unknown>> = [];
     for (const [index, item] of items.entries()) {
@@ -347,13 +382,22 @@ class WorkflowRun {
       const local: Record<string, unknown> = {};
       const localOutcomes: Record<string, string> = { ...outcomes };
       for (const sub of forEach.steps) {
-        const subScope = { input: this.input, results: { ...scope.results, ...local }, vars: { ...scope.vars, [as]: item, [`${as}_index`]: index } };
+        const subScope = {
+          input: this.input,
+          results: { ...scope.results, ...local },
+          vars: { ...scope.vars, [as]: item, [`${as}_index`]: index },
+        };
         const id = `${recordId}[${index}].${sub.id}`;
         const outcome = await this.runStep(sub, phase, subScope, localOutcomes, id, keyPrefix, signal);
         localOutcomes[sub.id] = outcome.status;
         local[sub.id] = resultOf(outcome);
         if (outcome.status === 'failed' && !sub.allowFailure) {
-          return { status: 'failed', message: `${id}: ${outcome.message}`, ...(outcome.code !== undefined ? { code: outcome.code } : {}), result: [...iterations, local] };
+          return {
+            status: 'failed',
+            message: `${id}: ${outcome.message}`,
+            ...(outcome.code !== undefined ? { code: outcome.code } : {}),
+            result: [...iterations, local],
+          };
         }
       }
       iterations.push(local);
@@ -372,14 +416,20 @@ class WorkflowRun {
   ): Promise<Outcome> {
     // Siblings see the results from before the parallel step, not each other's.
     const settled = await Promise.all(
-      step.parallel!.map(async (sub) => ({ sub, outcome: await this.runStep(sub, phase, scope, outcomes, `${recordId}.${sub.id}`, keyPrefix, signal) })),
+      step.parallel!.map(async (sub) => ({
+        sub,
+        outcome: await this.runStep(sub, phase, scope, outcomes, `${recordId}.${sub.id}`, keyPrefix, signal),
+      })),
     );
-    const result = Object.fromEntries(
-      settled.map(({ sub, outcome }) => [sub.id, resultOf(outcome)]),
-    );
+    const result = Object.fromEntries(settled.map(({ sub, outcome }) => [sub.id, resultOf(outcome)]));
     const failed = settled.find(({ sub, outcome }) => outcome.status === 'failed' && !sub.allowFailure);
     if (failed && failed.outcome.status === 'failed') {
-      return { status: 'failed', message: `${recordId}.${failed.sub.id}: ${failed.outcome.message}`, ...(failed.outcome.code !== undefined ? { code: failed.outcome.code } : {}), result };
+      return {
+        status: 'failed',
+        message: `${recordId}.${failed.sub.id}: ${failed.outcome.message}`,
+        ...(failed.outcome.code !== undefined ? { code: failed.outcome.code } : {}),
+        result,
+      };
     }
     return { status: 'completed', result };
   }
@@ -389,7 +439,8 @@ class WorkflowRun {
     const context = snapshot.context;
     const state = snapshot.value as string;
     if (state === 'cancelled') throw this.ctx.signal.reason ?? new DOMException('The workflow was cancelled', 'AbortError');
-    if (state === 'crashed' || snapshot.status === 'error') throw this.fatal ?? new Error(`Workflow ${this.definition.name} failed: ${context.crash ?? 'internal error'}`);
+    if (state === 'crashed' || snapshot.status === 'error')
+      throw this.fatal ?? new Error(`Workflow ${this.definition.name} failed: ${context.crash ?? 'internal error'}`);
     const name = this.definition.name;
     if (state === 'failed') {
       const failure = context.failure!;

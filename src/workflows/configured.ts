@@ -29,7 +29,9 @@ export async function openConfiguredWorkflows(
     await catalog.load();
   } catch (error) {
     if (error instanceof WorkflowError) {
-      throw new ConfigError(`${loaded.file}${loaded.positionOf?.(['workflows', 'dir']) ?? ''}: workflows.dir: ${section.dir}:\n${error.message}`);
+      throw new ConfigError(
+        `${loaded.file}${loaded.positionOf?.(['workflows', 'dir']) ?? ''}: workflows.dir: ${section.dir}:\n${error.message}`,
+      );
     }
     throw error;
   }

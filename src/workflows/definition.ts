@@ -14,7 +14,10 @@ export const ArgSchema = z.strictObject({
   required: z.boolean().optional(),
   description: z.string().max(500).optional(),
   default: z.unknown().optional(),
-  enum: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1).optional(),
+  enum: z
+    .array(z.union([z.string(), z.number(), z.boolean()]))
+    .min(1)
+    .optional(),
   /** Strings only: a JavaScript regular expression the value must match. */
   pattern: z.string().optional(),
   /** Numbers only. */
@@ -83,7 +86,10 @@ export const StepSchema = z
         /** A template yielding an array. */
         items: z.union([z.string(), z.array(z.unknown())]),
         /** Loop variable name: `vars.<as>` and `vars.<as>_index`. Default `item`. */
-        as: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+        as: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+          .optional(),
         steps: z.array(SubStepSchema).min(1),
       })
       .optional(),
@@ -97,7 +103,10 @@ export const StepSchema = z
 
 export const WorkflowSchema = z.strictObject({
   /** Default: the file name without `.yaml`. */
-  name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'names are 1-100 characters of A-Z a-z 0-9 _ - .').optional(),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'names are 1-100 characters of A-Z a-z 0-9 _ - .')
+    .optional(),
   title: z.string().optional(),
   description: z.string().max(1000).optional(),
   taskBehavior: z.enum(['auto', 'always', 'never']).optional(),

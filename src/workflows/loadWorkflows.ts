@@ -50,29 +50,41 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
     `${label}${position(doc as Document, lineCounter, inFile(at), wantKey)}: ${dotted(inFile(at)) || '(top level)'}`;
   if (muster) {
     const extra = Object.keys(raw).filter((key) => !['apiVersion', 'kind', 'metadata', 'spec'].includes(key));
-    if (extra.length > 0) throw new WorkflowError(`${label}: ${extra.join(', ')}: unknown field next to kind: Workflow (allowed: apiVersion, kind, metadata, spec)`, file);
+    if (extra.length > 0)
+      throw new WorkflowError(
+        `${label}: ${extra.join(', ')}: unknown field next to kind: Workflow (allowed: apiVersion, kind, metadata, spec)`,
+        file,
+      );
   }
   const body = muster
-    ? { ...(raw.spec as Record<string, unknown>), ...((raw.metadata as { name?: unknown } | undefined)?.name !== undefined ? { name: (raw.metadata as { name: unknown }).name } : {}) }
+    ? {
+        ...(raw.spec as Record<string, unknown>),
+        ...((raw.metadata as { name?: unknown } | undefined)?.name !== undefined ? { name: (raw.metadata as { name: unknown }).name } : {}),
+      }
     : raw;
   const parsed = WorkflowSchema.safeParse(body);
   if (!parsed.success) {
-    const lines = parsed.error.issues.slice(0, 10).map((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => `${where([...issue.path, key], true)}: unknown field`).join('\n')
-        : `${where(issue.path)}: ${issue.message}`,
-    );
+    const lines = parsed.error.issues
+      .slice(0, 10)
+      .map((issue) =>
+        issue.code === 'unrecognized_keys'
+          ? issue.keys.map((key) => `${where([...issue.path, key], true)}: unknown field`).join('\n')
+          : `${where(issue.path)}: ${issue.message}`,
+      );
     throw new WorkflowError(lines.join('\n'), file);
   }
   const workflow = parsed.data;
   const name = workflow.name ?? path.basename(file).replace(/\.ya?ml$/i, '');
   const problems: string[] = [];
-  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(name)) problems.push(`${where([])}: the file name ${JSON.stringify(name)} is not a workflow name; set name:`);
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(name))
+    problems.push(`${where([])}: the file name ${JSON.stringify(name)} is not a workflow name; set name:`);
   try {
     argsSchema(workflow.args);
   } catch (error) {
     const field = /^args\.([^.:]+)\.?([^:]*):/.exec((error as Error).message);
-    problems.push(`${field ? where(['args', field[1]!, ...(field[2] ? [field[2]] : [])]) : where(['args'])}: ${(error as Error).message.replace(/^[^:]*: /, '')}`);
+    problems.push(
+      `${field ? where(['args', field[1]!, ...(field[2] ? [field[2]] : [])]) : where(['args'])}: ${(error as Error).message.replace(/^[^:]*: /, '')}`,
+    );
   }
   // Step ids: unique across steps and onFailure (results.<id> must be unambiguous), sub-step ids unique in their parent.
   const seen = new Map<string, string>();
@@ -83,7 +95,10 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
   };
   const checkTemplatesAt = (value: unknown, at: PropertyKey[]) => {
     for (const problem of checkTemplates(value, '')) {
-      const sub = problem.field.split(/\.|\[(\d+)\]/).filter((p) => p !== undefined && p !== '').map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+      const sub = problem.field
+        .split(/\.|\[(\d+)\]/)
+        .filter((p) => p !== undefined && p !== '')
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
       problems.push(`${where([...at, ...sub])}: ${problem.message}`);
     }
   };
@@ -93,7 +108,8 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
       checkTemplatesAt(step.input.message, [...at, 'input', 'message']);
       if (step.input.requestedSchema.required) {
         const missing = step.input.requestedSchema.required.filter((key) => !Object.hasOwn(step.input!.requestedSchema.properties, key));
-        if (missing.length) problems.push(`${where([...at, 'input', 'requestedSchema', 'required'])}: ${missing.join(', ')} not in properties`);
+        if (missing.length)
+          problems.push(`${where([...at, 'input', 'requestedSchema', 'required'])}: ${missing.join(', ')} not in properties`);
       }
     }
     if (step.condition) {
@@ -137,9 +153,13 @@ export async function loadWorkflowFile(file: string): Promise<WorkflowDefinition
   try {
     size = (await stat(file)).size;
   } catch (error) {
-    throw new WorkflowError(`${file}: cannot read the workflow file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, file);
+    throw new WorkflowError(
+      `${file}: cannot read the workflow file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      file,
+    );
   }
-  if (size > MAX_WORKFLOW_BYTES) throw new WorkflowError(`${file}: the workflow file is ${size} bytes; the limit is ${MAX_WORKFLOW_BYTES}`, file);
+  if (size > MAX_WORKFLOW_BYTES)
+    throw new WorkflowError(`${file}: the workflow file is ${size} bytes; the limit is ${MAX_WORKFLOW_BYTES}`, file);
   return parseWorkflow(await readFile(file, 'utf8'), file);
 }
 
@@ -155,7 +175,9 @@ export async function loadWorkflowDir(dir: string): Promise<WorkflowDirContents>
   try {
     names = (await readdir(dir)).filter(isWorkflowFile).sort();
   } catch (error) {
-    throw new WorkflowError(`${dir}: cannot read the workflows folder: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new WorkflowError(
+      `${dir}: cannot read the workflows folder: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   const definitions: WorkflowDefinition[] = [];
   const errors: WorkflowError[] = [];
@@ -192,7 +214,13 @@ export function checkWorkflowSet(definitions: readonly WorkflowDefinition[], pre
   for (const definition of definitions) {
     const tool = prefix + definition.name;
     const other = byTool.get(tool);
-    if (other) errors.push(new WorkflowError(`${definition.file}: workflow name ${JSON.stringify(definition.name)} is also used by ${other.file}`, definition.file));
+    if (other)
+      errors.push(
+        new WorkflowError(
+          `${definition.file}: workflow name ${JSON.stringify(definition.name)} is also used by ${other.file}`,
+          definition.file,
+        ),
+      );
     else byTool.set(tool, definition);
   }
   // Depth-first search for a cycle in the "calls" graph among workflows.

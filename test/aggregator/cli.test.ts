@@ -47,7 +47,7 @@ describe('taskvisor serve with upstreams, and taskvisor upstreams', () => {
     await dir?.remove();
   });
 
-  it('serves the good upstream\'s tools while the broken one backs off', async () => {
+  it("serves the good upstream's tools while the broken one backs off", async () => {
     const client = await connect({ kind: 'http', url });
     try {
       const names = (await client.client.listTools()).tools.map((tool) => tool.name);
@@ -94,8 +94,14 @@ describe('upstream config errors', () => {
     try {
       const cases: Array<[string, RegExp]> = [
         ['upstreams:\n  - name: a\n    type: stdio\n', /taskvisor\.yaml:2:5: upstreams\[0\]\.command: /],
-        ['upstreams:\n  - name: a\n    type: streamable-http\n    url: ftp://x\n', /taskvisor\.yaml:4:10: upstreams\[0\]\.url: expected an http/],
-        ['upstreams:\n  - { name: a, type: stdio, command: x }\n  - { name: a, type: stdio, command: y }\n', /upstreams\[1\]\.name: duplicate upstream name "a"/],
+        [
+          'upstreams:\n  - name: a\n    type: streamable-http\n    url: ftp://x\n',
+          /taskvisor\.yaml:4:10: upstreams\[0\]\.url: expected an http/,
+        ],
+        [
+          'upstreams:\n  - { name: a, type: stdio, command: x }\n  - { name: a, type: stdio, command: y }\n',
+          /upstreams\[1\]\.name: duplicate upstream name "a"/,
+        ],
         ['upstreams:\n  - { name: "a.b", type: stdio, command: x }\n', /upstreams\[0\]\.name: use 1-64 characters/],
         ['upstreams:\n  - { name: a, type: grpc, command: x }\n', /upstreams\[0\]\.type: expected type: stdio/],
         ['aggregator: { toolNamespace: "x_" }\n', /aggregator\.toolNamespace: use a letter/],
@@ -107,10 +113,13 @@ describe('upstream config errors', () => {
       assert.equal(run.code, 1, run.stderr);
       assert.match(run.stderr, cases[0]![1]);
       for (const [text, expected] of cases.slice(1)) {
-        assert.throws(() => parseConfig(text, 'taskvisor.yaml'), (error: Error) => {
-          assert.match(error.message, expected);
-          return true;
-        });
+        assert.throws(
+          () => parseConfig(text, 'taskvisor.yaml'),
+          (error: Error) => {
+            assert.match(error.message, expected);
+            return true;
+          },
+        );
       }
     } finally {
       await dir.remove();

@@ -59,11 +59,25 @@ describe('collapse: the upstream task is cancelled when the inbound request goes
   // (Stateless legacy HTTP serves every POST with a fresh instance, so there it cannot; see docs/aggregator.md.)
   it('a v1 SDK client over stdio aborts its call', async () => {
     const config = join(aggregator.dir, 'stdio-aggregator.yaml');
-    await writeFile(config, `store: { kind: memory }\nstate: { file: ./stdio-state.json }\nupstreams:\n  - { name: up, type: streamable-http, url: ${JSON.stringify(upstreamUrl)} }\n`);
+    await writeFile(
+      config,
+      `store: { kind: memory }\nstate: { file: ./stdio-state.json }\nupstreams:\n  - { name: up, type: streamable-http, url: ${JSON.stringify(upstreamUrl)} }\n`,
+    );
     const client = new V1Client({ name: 'legacy', version: '1.0.0' }, { capabilities: {} });
-    await client.connect(new V1StdioTransport({ command: process.execPath, args: [CLI, 'serve', '--config', config, '--stdio', '--quiet'], cwd: aggregator.dir, stderr: 'pipe' }));
+    await client.connect(
+      new V1StdioTransport({
+        command: process.execPath,
+        args: [CLI, 'serve', '--config', config, '--stdio', '--quiet'],
+        cwd: aggregator.dir,
+        stderr: 'pipe',
+      }),
+    );
     try {
-      await waitFor(async () => (await client.listTools()).tools.some((tool) => tool.name === 'x_up_block'), { timeoutMs: 20_000, intervalMs: 200, what: 'the upstream catalog' });
+      await waitFor(async () => (await client.listTools()).tools.some((tool) => tool.name === 'x_up_block'), {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+        what: 'the upstream catalog',
+      });
       const controller = new AbortController();
       const call = client.callTool({ name: 'x_up_block', arguments: {} }, undefined, { signal: controller.signal });
       await waitFor(() => started.length === 2, { what: 'the upstream tool to start' });

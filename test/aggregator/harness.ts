@@ -31,9 +31,15 @@ export interface Aggregator {
 export async function startAggregator(upstreams: UpstreamSpec[], options: { dir?: string } = {}): Promise<Aggregator> {
   const temp = options.dir ? undefined : await tempDir('taskvisor-agg-');
   const dir = options.dir ?? temp!.path;
-  const runtime = createRuntime({ store: { kind: 'memory' }, stateFile: join(dir, 'state', 'runtime-state.json'), upstreams, logger: process.env.TASKVISOR_TEST_LOG ? stderrLogger() : silentLogger });
+  const runtime = createRuntime({
+    store: { kind: 'memory' },
+    stateFile: join(dir, 'state', 'runtime-state.json'),
+    upstreams,
+    logger: process.env.TASKVISOR_TEST_LOG ? stderrLogger() : silentLogger,
+  });
   await runtime.start();
-  for (const spec of upstreams) if (spec.autoStart !== false) await runtime.upstreams!.waitFor(spec.name, (status) => status.state === 'ready', 40_000);
+  for (const spec of upstreams)
+    if (spec.autoStart !== false) await runtime.upstreams!.waitFor(spec.name, (status) => status.state === 'ready', 40_000);
   const http: HttpListener = await listenHttp(runtime, {
     port: 0,
     authenticate: (request) => ({ id: request.headers.get('x-user') ?? 'alice' }),

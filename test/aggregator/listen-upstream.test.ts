@@ -43,13 +43,18 @@ describe('listen relay through an upstream subscription', () => {
       frames.push(notification.params as Record<string, unknown>);
     };
     try {
-      const created = resultOf(await rawRequest(caller, { method: 'tools/call', params: { name: 'x_up_gate', arguments: {}, _meta: envelope() } }));
+      const created = resultOf(
+        await rawRequest(caller, { method: 'tools/call', params: { name: 'x_up_gate', arguments: {}, _meta: envelope() } }),
+      );
       const id = String(created.taskId);
       assert.equal(upstream.subscriptions.size, 0);
       const subscription = await caller.client.listen({ taskIds: [id] } as never);
       await waitFor(() => upstream.subscriptions.size === 1, { what: 'the aggregator to listen upstream' });
       release();
-      const done = await waitFor(() => frames.find((frame) => frame.taskId === id && frame.status === 'completed'), { timeoutMs: 10_000, what: 'the completed frame' });
+      const done = await waitFor(() => frames.find((frame) => frame.taskId === id && frame.status === 'completed'), {
+        timeoutMs: 10_000,
+        what: 'the completed frame',
+      });
       assert.deepEqual(done.result, { content: [{ type: 'text', text: 'opened' }], resultType: 'complete' });
       await waitFor(() => upstream.subscriptions.size === 0, { what: 'the upstream listen to be closed after the terminal frame' });
       await subscription.close();

@@ -52,7 +52,10 @@ describe('upstream killed mid-task, then restarted', () => {
   it('errors naming the upstream while it is down, recovers with its catalog when it is back', async () => {
     const running = String(resultOf(await callTool(client, 'x_demo_sleep', { ms: 120_000 })).taskId);
     const finished = String(resultOf(await callTool(client, 'x_demo_sleep', { ms: 250, message: 'done before the crash' })).taskId);
-    await waitFor(async () => resultOf(await getTask(client, finished)).status === 'completed', { timeoutMs: 10_000, what: 'the short task to complete' });
+    await waitFor(async () => resultOf(await getTask(client, finished)).status === 'completed', {
+      timeoutMs: 10_000,
+      what: 'the short task to complete',
+    });
 
     await upstream!.kill('SIGKILL');
 
@@ -65,9 +68,15 @@ describe('upstream killed mid-task, then restarted', () => {
       assert.equal((error.data as { retryable: boolean }).retryable, true);
     }
     // The actor notices (failed ping) and backs off; the upstream's tools leave the catalog.
-    const down = await aggregator.runtime.upstreams!.waitFor('demo', (status) => status.state === 'backoff' || status.state === 'connecting', 10_000);
+    const down = await aggregator.runtime.upstreams!.waitFor(
+      'demo',
+      (status) => status.state === 'backoff' || status.state === 'connecting',
+      10_000,
+    );
     assert.equal(down.toolCount, 0);
-    await waitFor(async () => !(await client.client.listTools()).tools.some((tool) => tool.name.startsWith('x_demo_')), { what: 'the catalog to drop the upstream tools' });
+    await waitFor(async () => !(await client.client.listTools()).tools.some((tool) => tool.name.startsWith('x_demo_')), {
+      what: 'the catalog to drop the upstream tools',
+    });
     const inBackoff = await aggregator.runtime.upstreams!.waitFor('demo', (status) => status.state === 'backoff', 10_000);
     assert.ok(inBackoff.lastError, 'a last error is reported');
     assert.ok(inBackoff.retryAt !== null, 'a retry time is reported');
@@ -79,7 +88,10 @@ describe('upstream killed mid-task, then restarted', () => {
     // Back: reconnected by the actor's own backoff loop, catalog restored.
     const ready = await aggregator.runtime.upstreams!.waitFor('demo', (status) => status.state === 'ready', 20_000);
     assert.equal(ready.toolCount, DEMO_TOOLS.length);
-    const tools = (await client.client.listTools()).tools.map((tool) => tool.name).filter((name) => name.startsWith('x_demo_')).sort();
+    const tools = (await client.client.listTools()).tools
+      .map((tool) => tool.name)
+      .filter((name) => name.startsWith('x_demo_'))
+      .sort();
     assert.deepEqual(tools, DEMO_TOOLS);
     // The same wrapped ids route again; what they say is the upstream's own account.
     const finishedAgain = resultOf(await getTask(client, finished));
@@ -90,7 +102,11 @@ describe('upstream killed mid-task, then restarted', () => {
     assert.equal(runningAgain.status, 'failed', 'the restarted upstream failed its interrupted task (resume: fail)');
     assert.match(String((runningAgain.error as { message: string }).message), /restarted/);
     // And new calls work.
-    const fresh = resultOf(await client.raw({ method: 'tools/call', params: { name: 'x_demo_echo', arguments: { text: 'back' }, _meta: envelope() } } as never).then((o) => o as never));
+    const fresh = resultOf(
+      await client
+        .raw({ method: 'tools/call', params: { name: 'x_demo_echo', arguments: { text: 'back' }, _meta: envelope() } } as never)
+        .then((o) => o as never),
+    );
     assert.deepEqual(fresh.content, [{ type: 'text', text: 'back' }]);
   });
 });

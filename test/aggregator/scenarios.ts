@@ -54,13 +54,21 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       assert.match(outcome.task!.taskId, WRAPPED);
       assert.deepEqual(outcome.result, { resultType: 'complete', content: [{ type: 'text', text: 'through the aggregator' }] });
       // The create answer and every tasks/get are valid V2 shapes.
-      const create = alice.exchanges.find((exchange) => exchange.method === 'tools/call' && (exchange.response?.result as { taskId?: string } | undefined)?.taskId === outcome.task!.taskId);
+      const create = alice.exchanges.find(
+        (exchange) =>
+          exchange.method === 'tools/call' &&
+          (exchange.response?.result as { taskId?: string } | undefined)?.taskId === outcome.task!.taskId,
+      );
       assert.equal((create!.response!.result as { resultType: string }).resultType, 'task');
       const got = resultOf(await getTask(alice, outcome.task!.taskId));
       assert.equal(got.taskId, outcome.task!.taskId);
       assert.equal(got.resultType, 'complete');
       assert.ok(GetTaskResultV2Schema.safeParse(got).success, JSON.stringify(got));
-      assert.equal((got._meta as Record<string, { name: string }>)['io.modelcontextprotocol/serverInfo']!.name, 'taskvisor', 'our serverInfo, not the upstream one');
+      assert.equal(
+        (got._meta as Record<string, { name: string }>)['io.modelcontextprotocol/serverInfo']!.name,
+        'taskvisor',
+        'our serverInfo, not the upstream one',
+      );
     });
 
     it('input round trip: the upstream asks for a name through the task, tasks/update answers it', async () => {
@@ -73,8 +81,16 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       assert.match((update!.params as { taskId: string }).taskId, WRAPPED);
       // A malformed answer is the upstream's own -32602 about the answer, not a "task not found".
       const asking = String(resultOf(await callTool(alice, 'x_demo_hello_world', {})).taskId);
-      await waitFor(async () => resultOf(await getTask(alice, asking)).status === 'input_required', { timeoutMs: 10_000, what: 'input_required' });
-      const bad = errorOf(await rawRequest(alice, { method: 'tasks/update', params: { taskId: asking, inputResponses: { name: { action: 'maybe' } }, _meta: envelope() } }));
+      await waitFor(async () => resultOf(await getTask(alice, asking)).status === 'input_required', {
+        timeoutMs: 10_000,
+        what: 'input_required',
+      });
+      const bad = errorOf(
+        await rawRequest(alice, {
+          method: 'tasks/update',
+          params: { taskId: asking, inputResponses: { name: { action: 'maybe' } }, _meta: envelope() },
+        }),
+      );
       assert.equal(bad.code, -32602);
       assert.match(bad.message, /inputResponses\.name/);
       await rawRequest(alice, { method: 'tasks/cancel', params: { taskId: asking, _meta: envelope() } });
@@ -113,12 +129,19 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       ];
       for (const variant of variants) {
         assert.deepEqual(errorOf(await getTask(alice, variant)), unknown, variant);
-        assert.deepEqual(errorOf(await rawRequest(alice, { method: 'tasks/cancel', params: { taskId: variant, _meta: envelope() } })), unknown, variant);
+        assert.deepEqual(
+          errorOf(await rawRequest(alice, { method: 'tasks/cancel', params: { taskId: variant, _meta: envelope() } })),
+          unknown,
+          variant,
+        );
       }
       // Bob presents Alice's genuine id: it is not his.
       assert.deepEqual(errorOf(await getTask(bob, id)), unknown);
       assert.deepEqual(errorOf(await rawRequest(bob, { method: 'tasks/cancel', params: { taskId: id, _meta: envelope() } })), unknown);
-      assert.deepEqual(errorOf(await rawRequest(bob, { method: 'tasks/update', params: { taskId: id, inputResponses: {}, _meta: envelope() } })), unknown);
+      assert.deepEqual(
+        errorOf(await rawRequest(bob, { method: 'tasks/update', params: { taskId: id, inputResponses: {}, _meta: envelope() } })),
+        unknown,
+      );
       // And the task is still Alice's, untouched.
       assert.equal(resultOf(await getTask(alice, id)).status, 'working');
       await rawRequest(alice, { method: 'tasks/cancel', params: { taskId: id, _meta: envelope() } });
@@ -135,20 +158,32 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
         const foreign = String(resultOf(await callTool(bob, 'x_demo_sleep', { ms: 5_000 })).taskId);
         const subscription = await listener.client.listen({ taskIds: [id, foreign] } as never);
         const frame = (status: string) =>
-          waitFor(() => frames.find((f) => f.method === 'notifications/tasks' && (f.params as { status: string }).status === status)?.params as Record<string, unknown> | undefined, {
-            timeoutMs: 10_000,
-            what: `a ${status} frame`,
-          });
+          waitFor(
+            () =>
+              frames.find((f) => f.method === 'notifications/tasks' && (f.params as { status: string }).status === status)?.params as
+                Record<string, unknown> | undefined,
+            {
+              timeoutMs: 10_000,
+              what: `a ${status} frame`,
+            },
+          );
         const asking = await frame('input_required');
         assert.equal(asking.taskId, id);
         assert.deepEqual(Object.keys(asking.inputRequests as object), ['name']);
-        resultOf(await rawRequest(alice, { method: 'tasks/update', params: { taskId: id, inputResponses: { name: { action: 'accept', content: { name: 'Grace' } } }, _meta: envelope() } }));
+        resultOf(
+          await rawRequest(alice, {
+            method: 'tasks/update',
+            params: { taskId: id, inputResponses: { name: { action: 'accept', content: { name: 'Grace' } } }, _meta: envelope() },
+          }),
+        );
         const done = await frame('completed');
         assert.equal(done.taskId, id);
         assert.deepEqual(done.result, { content: [{ type: 'text', text: 'Hello, Grace!' }], resultType: 'complete' });
         await subscription.close();
         const wire = listener.received as Array<Record<string, unknown>>;
-        const ack = wire.find((m) => m.method === 'notifications/subscriptions/acknowledged')!.params as { notifications: { taskIds: string[] } };
+        const ack = wire.find((m) => m.method === 'notifications/subscriptions/acknowledged')!.params as {
+          notifications: { taskIds: string[] };
+        };
         assert.deepEqual(ack.notifications.taskIds, [id], "bob's id is left out like an unknown one");
         for (const message of wire.filter((m) => m.method === 'notifications/tasks')) {
           assert.ok(TaskStatusNotificationV2Schema.safeParse(message).success, JSON.stringify(message));
@@ -218,6 +253,5 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       const error = errorOf(await rawRequest(alice, { method: 'tasks/list', params: { _meta: envelope() } }));
       assert.equal(error.code, -32601);
     });
-
   });
 }

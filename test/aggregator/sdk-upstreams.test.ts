@@ -23,9 +23,29 @@ describe('upstreams written with the plain v2 SDK and with the v1 SDK', () => {
   before(async () => {
     cwd = await tempDir('taskvisor-agg-sdk-');
     aggregator = await startAggregator([
-      { name: 'plain', type: 'stdio', command: process.execPath, args: ['--import', TSX_IMPORT, fixture('plain-v2-server.ts')], cwd: REPO_ROOT },
-      { name: 'legacy', type: 'stdio', command: process.execPath, args: ['--import', TSX_IMPORT, fixture('v1-server.ts')], cwd: REPO_ROOT, toolPrefix: 'legacy' },
-      { name: 'lazy', type: 'stdio', command: process.execPath, args: ['--import', TSX_IMPORT, fixture('plain-v2-server.ts')], cwd: REPO_ROOT, autoStart: false },
+      {
+        name: 'plain',
+        type: 'stdio',
+        command: process.execPath,
+        args: ['--import', TSX_IMPORT, fixture('plain-v2-server.ts')],
+        cwd: REPO_ROOT,
+      },
+      {
+        name: 'legacy',
+        type: 'stdio',
+        command: process.execPath,
+        args: ['--import', TSX_IMPORT, fixture('v1-server.ts')],
+        cwd: REPO_ROOT,
+        toolPrefix: 'legacy',
+      },
+      {
+        name: 'lazy',
+        type: 'stdio',
+        command: process.execPath,
+        args: ['--import', TSX_IMPORT, fixture('plain-v2-server.ts')],
+        cwd: REPO_ROOT,
+        autoStart: false,
+      },
     ]);
     tasksClient = await connect({ kind: 'http', url: aggregator.url });
     plainClient = await connect({ kind: 'http', url: aggregator.url }, {});
@@ -55,7 +75,12 @@ describe('upstreams written with the plain v2 SDK and with the v1 SDK', () => {
 
   it('a task the upstream returns unasked is collapsed, never handed out (even to a Tasks-capable caller)', async () => {
     for (const client of [tasksClient, plainClient]) {
-      const result = resultOf(await rawRequest(client, { method: 'tools/call', params: { name: 'x_plain_rogue', arguments: {}, _meta: client === tasksClient ? envelope() : envelope({}) } }));
+      const result = resultOf(
+        await rawRequest(client, {
+          method: 'tools/call',
+          params: { name: 'x_plain_rogue', arguments: {}, _meta: client === tasksClient ? envelope() : envelope({}) },
+        }),
+      );
       assert.equal(result.resultType, 'complete', JSON.stringify(result));
       assert.equal(result.taskId, undefined);
       assert.deepEqual(result.content, [{ type: 'text', text: 'rogue rogue-1 done' }]);
@@ -78,16 +103,23 @@ describe('upstreams written with the plain v2 SDK and with the v1 SDK', () => {
     it(`answers ${label} with the upstream's plain result`, async () => {
       const client = who();
       const meta = client === tasksClient ? envelope() : envelope({});
-      const sum = resultOf(await rawRequest(client, { method: 'tools/call', params: { name: 'x_plain_slow_add', arguments: { a: 2, b: 3 }, _meta: meta } }));
+      const sum = resultOf(
+        await rawRequest(client, { method: 'tools/call', params: { name: 'x_plain_slow_add', arguments: { a: 2, b: 3 }, _meta: meta } }),
+      );
       assert.equal(sum.resultType, 'complete');
       assert.deepEqual(sum.content, [{ type: 'text', text: '5' }]);
-      const greeting = resultOf(await rawRequest(client, { method: 'tools/call', params: { name: 'x_legacy_greet', arguments: { name: 'Ada' }, _meta: meta } }));
+      const greeting = resultOf(
+        await rawRequest(client, { method: 'tools/call', params: { name: 'x_legacy_greet', arguments: { name: 'Ada' }, _meta: meta } }),
+      );
       assert.deepEqual(greeting.content, [{ type: 'text', text: 'Hi Ada, from v1' }]);
     });
   }
 
   it('the upstream validates arguments: its error comes back', async () => {
-    const outcome = await rawRequest(tasksClient, { method: 'tools/call', params: { name: 'x_plain_add', arguments: { a: 'two' }, _meta: envelope() } });
+    const outcome = await rawRequest(tasksClient, {
+      method: 'tools/call',
+      params: { name: 'x_plain_add', arguments: { a: 'two' }, _meta: envelope() },
+    });
     // The v2 McpServer reports invalid arguments as a tool error result (isError) or -32602; either way it is the upstream's answer.
     if (outcome.kind === 'error') assert.equal(errorOf(outcome).code, -32602);
     else assert.equal(resultOf(outcome).isError, true);

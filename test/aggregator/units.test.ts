@@ -34,13 +34,19 @@ describe('wrapped task ids', () => {
 
   it('round-trip for the principal they were issued to, and only for it (I-7)', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{1,20}$/), fc.string({ minLength: 1, maxLength: 300 }), fc.string(), fc.string(), (upstream, id, principal, other) => {
-        const wrapped = ids.wrap(upstream, id, principal);
-        assert.match(wrapped, HEADER_SAFE, 'Mcp-Name safe whatever the upstream id is (T-61)');
-        assert.ok(WrappedTaskIds.looksWrapped(wrapped));
-        assert.deepEqual(ids.unwrap(wrapped, principal), { upstream, taskId: id });
-        if (other !== principal) assert.equal(ids.unwrap(wrapped, other), undefined);
-      }),
+      fc.property(
+        fc.stringMatching(/^[A-Za-z0-9_-]{1,20}$/),
+        fc.string({ minLength: 1, maxLength: 300 }),
+        fc.string(),
+        fc.string(),
+        (upstream, id, principal, other) => {
+          const wrapped = ids.wrap(upstream, id, principal);
+          assert.match(wrapped, HEADER_SAFE, 'Mcp-Name safe whatever the upstream id is (T-61)');
+          assert.ok(WrappedTaskIds.looksWrapped(wrapped));
+          assert.deepEqual(ids.unwrap(wrapped, principal), { upstream, taskId: id });
+          if (other !== principal) assert.equal(ids.unwrap(wrapped, other), undefined);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -128,7 +134,14 @@ describe('the upstream machine', () => {
     backoffs.at(-1)!({ type: 'RETRY' });
     await waitFor(() => state() === 'ready');
     assert.deepEqual(
-      (({ toolCount, protocolVersion, tasks, attempt, lastError, retryAt }) => ({ toolCount, protocolVersion, tasks, attempt, lastError, retryAt }))(actor.getSnapshot().context),
+      (({ toolCount, protocolVersion, tasks, attempt, lastError, retryAt }) => ({
+        toolCount,
+        protocolVersion,
+        tasks,
+        attempt,
+        lastError,
+        retryAt,
+      }))(actor.getSnapshot().context),
       { toolCount: 3, protocolVersion: '2026-07-28', tasks: true, attempt: 0, lastError: null, retryAt: null },
     );
     monitors.at(-1)!({ type: 'CATALOG', toolCount: 4 });
@@ -183,7 +196,8 @@ describe('the upstream supervisor', () => {
     }
     await waitFor(() => supervisor.getSnapshot().context.crashes.bad === 1, { what: 'the crash to be contained' });
     assert.equal(supervisor.getSnapshot().status, 'active');
-    const childState = (name: string) => upstreamStateOf((supervisor.getSnapshot().children[upstreamChildId(name)] as AnyActorRef).getSnapshot().value);
+    const childState = (name: string) =>
+      upstreamStateOf((supervisor.getSnapshot().children[upstreamChildId(name)] as AnyActorRef).getSnapshot().value);
     await waitFor(() => childState('bad') === 'ready', { what: 'bad to come back' });
     assert.equal(childState('good'), 'ready');
     supervisor.send({ type: 'UPSTREAM.ADD', upstream: { ...input(), name: 'good' } });
@@ -207,7 +221,12 @@ describe('upstream tool names', () => {
     fresh.reserve('x_');
     assert.throws(() => fresh.add('x_demo_sleep', {}, () => 'shadow'), /reserved for upstream tools/);
     fresh.add('sleep', {}, () => 'local');
-    fresh.replaceForwarded('x_demo_', [{ listed: { name: 'x_demo_sleep', inputSchema: { type: 'object' } }, forward: async () => ({ kind: 'result', result: { content: [] } }) }]);
+    fresh.replaceForwarded('x_demo_', [
+      {
+        listed: { name: 'x_demo_sleep', inputSchema: { type: 'object' } },
+        forward: async () => ({ kind: 'result', result: { content: [] } }),
+      },
+    ]);
     assert.deepEqual(fresh.names().sort(), ['sleep', 'x_demo_sleep']);
     let changes = 0;
     fresh.onChange(() => changes++);

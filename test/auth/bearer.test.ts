@@ -76,16 +76,32 @@ describe('bearer auth: token file on HTTP and WebSocket', () => {
     const origin = new URL(httpUrl).origin;
     assert.equal(response.headers.get('www-authenticate'), `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`);
     assert.equal(response.headers.get('cache-control'), 'no-store');
-    assert.deepEqual(await response.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Unauthorized: this endpoint requires a bearer token' } });
+    assert.deepEqual(await response.json(), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'Unauthorized: this endpoint requires a bearer token' },
+    });
   });
 
   it('an unknown token is 401 invalid_token; a malformed header and a query-string token are 401 invalid_request', async () => {
     const cases: Array<[Record<string, string>, string, RegExp]> = [
-      [bearer(UNKNOWN_TOKEN), httpUrl, /^Bearer error="invalid_token", error_description="The access token is not valid", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"$/],
-      [{ authorization: `Basic ${Buffer.from(`alice:${ALICE}`).toString('base64')}` }, httpUrl, /^Bearer error="invalid_request", error_description="Expected Authorization: Bearer <token>"/],
+      [
+        bearer(UNKNOWN_TOKEN),
+        httpUrl,
+        /^Bearer error="invalid_token", error_description="The access token is not valid", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"$/,
+      ],
+      [
+        { authorization: `Basic ${Buffer.from(`alice:${ALICE}`).toString('base64')}` },
+        httpUrl,
+        /^Bearer error="invalid_request", error_description="Expected Authorization: Bearer <token>"/,
+      ],
       [{ authorization: 'Bearer' }, httpUrl, /error="invalid_request"/],
       [{ authorization: `Bearer ${ALICE} extra` }, httpUrl, /error="invalid_request"/],
-      [{}, `${httpUrl}?access_token=${ALICE}`, /^Bearer error="invalid_request", error_description="Access tokens are accepted only in the Authorization header"/],
+      [
+        {},
+        `${httpUrl}?access_token=${ALICE}`,
+        /^Bearer error="invalid_request", error_description="Access tokens are accepted only in the Authorization header"/,
+      ],
     ];
     for (const [headers, target, expected] of cases) {
       const response = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
@@ -128,7 +144,10 @@ describe('bearer auth: token file on HTTP and WebSocket', () => {
   it('WebSocket upgrades without a valid token are refused with 401 and the same challenge', async () => {
     const missing = await refusedUpgrade(wsUrl);
     assert.equal(missing.status, 401);
-    assert.match(String(missing.headers['www-authenticate']), /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"$/);
+    assert.match(
+      String(missing.headers['www-authenticate']),
+      /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"$/,
+    );
     const wrong = await refusedUpgrade(wsUrl, bearer(UNKNOWN_TOKEN));
     assert.equal(wrong.status, 401);
     assert.match(String(wrong.headers['www-authenticate']), /error="invalid_token"/);
@@ -138,9 +157,14 @@ describe('bearer auth: token file on HTTP and WebSocket', () => {
     const verifier = await tokenFileVerifier(join(dir.path, 'tokens.yaml'));
     const entry = createHttpEntry(runtime, { auth: { verifier, resource: 'https://mcp.example.com/mcp' } });
     try {
-      const refused = await entry.fetch(new Request('http://internal:8080/mcp', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }));
+      const refused = await entry.fetch(
+        new Request('http://internal:8080/mcp', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }),
+      );
       assert.equal(refused.status, 401);
-      assert.equal(refused.headers.get('www-authenticate'), 'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"');
+      assert.equal(
+        refused.headers.get('www-authenticate'),
+        'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"',
+      );
       const document = await entry.fetch(new Request('http://internal:8080/.well-known/oauth-protected-resource/mcp'));
       assert.deepEqual(await document.json(), { resource: 'https://mcp.example.com/mcp', bearer_methods_supported: ['header'] });
       const elsewhere = await entry.fetch(new Request('http://internal:8080/.well-known/oauth-protected-resource/other'));
@@ -172,7 +196,12 @@ describe('bearer auth: JWT against a real JWKS on 127.0.0.1', () => {
     const verifier = await jwtVerifier({ jwksUrl: issuer.jwksUrl, issuer: issuer.issuer, audience: AUDIENCE, clockToleranceSec: 30 });
     url = (await listenHttp(runtime, { port: 0, auth: { verifier, authorizationServers: [issuer.issuer], resource: AUDIENCE } })).url;
     scopedUrl = (await listenHttp(runtime, { port: 0, auth: { verifier, requiredScopes: ['tasks:write'] } })).url;
-    const byEmail = await jwtVerifier({ jwksUrl: issuer.jwksUrl, issuer: issuer.issuer, audience: [AUDIENCE, 'other'], principalClaim: 'email' });
+    const byEmail = await jwtVerifier({
+      jwksUrl: issuer.jwksUrl,
+      issuer: issuer.issuer,
+      audience: [AUDIENCE, 'other'],
+      principalClaim: 'email',
+    });
     emailUrl = (await listenHttp(runtime, { port: 0, auth: { verifier: byEmail } })).url;
   });
   after(async () => {
@@ -193,24 +222,48 @@ describe('bearer auth: JWT against a real JWKS on 127.0.0.1', () => {
     // With a configured resource, the metadata path follows the resource's path (RFC 9728 §3.1), on this server.
     assert.match(challenge, /resource_metadata="https:\/\/taskvisor\.test\/\.well-known\/oauth-protected-resource\/mcp"/);
     const document = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', url));
-    assert.deepEqual(await document.json(), { resource: AUDIENCE, authorization_servers: [issuer.issuer], bearer_methods_supported: ['header'] });
+    assert.deepEqual(await document.json(), {
+      resource: AUDIENCE,
+      authorization_servers: [issuer.issuer],
+      bearer_methods_supported: ['header'],
+    });
   });
 
   const rejections: Array<[string, (issuer: Issuer) => Promise<string>, RegExp]> = [
     ['another audience', (i) => i.sign({ sub: 'alice' }, { audience: 'https://elsewhere.test/mcp' }), /the aud claim check/],
     ['another issuer', (i) => i.sign({ sub: 'alice' }, { issuer: 'https://evil.test/' }), /the iss claim check/],
     ['expired beyond the clock tolerance', (i) => i.sign({ sub: 'alice', exp: Math.floor(Date.now() / 1000) - 120 }), /has expired/],
-    ['not yet valid beyond the tolerance', (i) => i.sign({ sub: 'alice', nbf: Math.floor(Date.now() / 1000) + 120 }), /the nbf claim check/],
-    ['no exp', async (i) => (await i.sign({ sub: 'alice', exp: undefined as never }, { expiresIn: undefined })).toString(), /the exp claim check \(missing\)/],
-    ['signed by a key the JWKS does not publish (same kid)', (i) => i.sign({ sub: 'alice' }, { key: i.foreignKey }), /signature is not valid/],
+    [
+      'not yet valid beyond the tolerance',
+      (i) => i.sign({ sub: 'alice', nbf: Math.floor(Date.now() / 1000) + 120 }),
+      /the nbf claim check/,
+    ],
+    [
+      'no exp',
+      async (i) => (await i.sign({ sub: 'alice', exp: undefined as never }, { expiresIn: undefined })).toString(),
+      /the exp claim check \(missing\)/,
+    ],
+    [
+      'signed by a key the JWKS does not publish (same kid)',
+      (i) => i.sign({ sub: 'alice' }, { key: i.foreignKey }),
+      /signature is not valid/,
+    ],
     ['an unknown kid', (i) => i.sign({ sub: 'alice' }, { key: i.foreignKey, kid: 'key-2' }), /No key of the issuer matches/],
-    ['alg none', async () => new UnsecuredJWT({ sub: 'alice' }).setIssuer('x').setAudience(AUDIENCE).setExpirationTime('5m').encode(), /not a valid JWT|algorithm/],
+    [
+      'alg none',
+      async () => new UnsecuredJWT({ sub: 'alice' }).setIssuer('x').setAudience(AUDIENCE).setExpirationTime('5m').encode(),
+      /not a valid JWT|algorithm/,
+    ],
     ['no sub', (i) => i.sign({}), /no sub claim/],
     ['garbage', async () => 'not.a.jwt', /not a valid JWT/],
   ];
   for (const [what, make, description] of rejections) {
     it(`a token ${what} is 401 invalid_token with a description`, async () => {
-      const response = await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', ...bearer(await make(issuer)) } });
+      const response = await fetch(url, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json', ...bearer(await make(issuer)) },
+      });
       assert.equal(response.status, 401);
       const challenge = response.headers.get('www-authenticate') ?? '';
       assert.match(challenge, /^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="/);
@@ -219,13 +272,23 @@ describe('bearer auth: JWT against a real JWKS on 127.0.0.1', () => {
   }
 
   it('clock tolerance: a token that expired 10 s ago still passes with 30 s tolerance', async () => {
-    assertAdmitted(await getTask(url, bearer(await issuer.sign({ sub: 'alice', exp: Math.floor(Date.now() / 1000) - 10 }))), 'within tolerance');
+    assertAdmitted(
+      await getTask(url, bearer(await issuer.sign({ sub: 'alice', exp: Math.floor(Date.now() / 1000) - 10 }))),
+      'within tolerance',
+    );
   });
 
   it('requiredScopes: a token without them is 403 insufficient_scope with the scope named; with them it passes', async () => {
-    const response = await fetch(scopedUrl, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', ...bearer(await issuer.sign({ sub: 'alice', scope: 'tasks:read' })) } });
+    const response = await fetch(scopedUrl, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json', ...bearer(await issuer.sign({ sub: 'alice', scope: 'tasks:read' })) },
+    });
     assert.equal(response.status, 403);
-    assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer error="insufficient_scope", error_description="The access token lacks the scope tasks:write", scope="tasks:write", resource_metadata="/);
+    assert.match(
+      response.headers.get('www-authenticate') ?? '',
+      /^Bearer error="insufficient_scope", error_description="The access token lacks the scope tasks:write", scope="tasks:write", resource_metadata="/,
+    );
     assertAdmitted(await getTask(scopedUrl, bearer(await issuer.sign({ sub: 'alice', scope: 'tasks:read tasks:write' }))), 'scope claim');
     assertAdmitted(await getTask(scopedUrl, bearer(await issuer.sign({ sub: 'alice', scp: ['tasks:write'] }))), 'scp claim');
     const missing = await fetch(scopedUrl, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
@@ -233,9 +296,21 @@ describe('bearer auth: JWT against a real JWKS on 127.0.0.1', () => {
   });
 
   it('principalClaim: the principal is the configured claim, whatever the sub', async () => {
-    const first = await connect({ kind: 'http', url: emailUrl, headers: bearer(await issuer.sign({ sub: 'device-1', email: 'alice@example.com' })) });
-    const second = await connect({ kind: 'http', url: emailUrl, headers: bearer(await issuer.sign({ sub: 'device-2', email: 'alice@example.com' })) });
-    const other = await connect({ kind: 'http', url: emailUrl, headers: bearer(await issuer.sign({ sub: 'device-1', email: 'bob@example.com' })) });
+    const first = await connect({
+      kind: 'http',
+      url: emailUrl,
+      headers: bearer(await issuer.sign({ sub: 'device-1', email: 'alice@example.com' })),
+    });
+    const second = await connect({
+      kind: 'http',
+      url: emailUrl,
+      headers: bearer(await issuer.sign({ sub: 'device-2', email: 'alice@example.com' })),
+    });
+    const other = await connect({
+      kind: 'http',
+      url: emailUrl,
+      headers: bearer(await issuer.sign({ sub: 'device-1', email: 'bob@example.com' })),
+    });
     try {
       const created = await taskOps(() => first).createTask('blocking');
       assert.equal((await taskOps(() => second).task(created.taskId)).status, 'working');
@@ -244,7 +319,11 @@ describe('bearer auth: JWT against a real JWKS on 127.0.0.1', () => {
     } finally {
       await Promise.all([first.close(), second.close(), other.close()]);
     }
-    const noEmail = await fetch(emailUrl, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', ...bearer(await issuer.sign({ sub: 'x' })) } });
+    const noEmail = await fetch(emailUrl, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json', ...bearer(await issuer.sign({ sub: 'x' })) },
+    });
     assert.equal(noEmail.status, 401);
     assert.match(noEmail.headers.get('www-authenticate') ?? '', /no email claim naming the caller/);
   });
@@ -254,7 +333,11 @@ describe('bearer auth: JWT against a real JWKS on 127.0.0.1', () => {
     await gone.close();
     const verifier = await jwtVerifier({ jwksUrl: gone.jwksUrl, issuer: gone.issuer, audience: AUDIENCE, jwksTimeoutMs: 1000 });
     const listener = await listenHttp(runtime, { port: 0, auth: { verifier } });
-    const response = await fetch(listener.url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', ...bearer(await gone.sign({ sub: 'alice' })) } });
+    const response = await fetch(listener.url, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json', ...bearer(await gone.sign({ sub: 'alice' })) },
+    });
     assert.equal(response.status, 503);
     assert.equal(response.headers.get('retry-after'), '5');
     await listener.close();

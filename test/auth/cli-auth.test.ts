@@ -55,9 +55,14 @@ describe('serve with auth', () => {
     const tokens = join(dir.path, 'tokens.yaml');
     const alice = await addToken(tokens, 'alice');
     const config = join(dir.path, 'serve.yaml');
-    await writeFile(config, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\nws: {}\nauth:\n  kind: token-file\n  file: tokens.yaml\n`);
+    await writeFile(
+      config,
+      `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\nws: {}\nauth:\n  kind: token-file\n  file: tokens.yaml\n`,
+    );
     const trace = join(dir.path, 'trace.jsonl');
-    const child = spawnNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--ws', '127.0.0.1:0', '--trace', trace], { cwd: dir.path });
+    const child = spawnNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--ws', '127.0.0.1:0', '--trace', trace], {
+      cwd: dir.path,
+    });
     let bob = '';
     try {
       const [, url] = await child.waitForOutput(SERVING_HTTP, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
@@ -89,15 +94,38 @@ describe('serve with auth', () => {
       }
 
       // Hostile traffic carrying secrets: unknown tokens, Basic credentials, broken bodies, broken frames.
-      for (const authorization of [`Bearer ${MARKER}-token`, `Basic ${Buffer.from(`alice:${MARKER}`).toString('base64')}`, `Bearer ${alice}`]) {
-        await fetch(url!, { method: 'POST', headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":"${MARKER}"` });
-        await fetch(url!, { method: 'POST', headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: MARKER, arguments: { MARKER } } }) });
+      for (const authorization of [
+        `Bearer ${MARKER}-token`,
+        `Basic ${Buffer.from(`alice:${MARKER}`).toString('base64')}`,
+        `Bearer ${alice}`,
+      ]) {
+        await fetch(url!, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":"${MARKER}"`,
+        });
+        await fetch(url!, {
+          method: 'POST',
+          headers: {
+            authorization,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: MARKER, arguments: { MARKER } } }),
+        });
       }
       const withToken = { headers: { authorization: `Bearer ${alice}` } };
       await postJsonRpc(url!, 'tools/call', { name: MARKER, arguments: { text: MARKER } }, withToken);
       await postJsonRpc(url!, 'tools/call', { name: 'echo', arguments: { text: { [MARKER]: MARKER } } }, withToken);
       await postJsonRpc(url!, 'tasks/update', { taskId: MARKER, inputResponses: { [MARKER]: MARKER } }, withToken);
-      await postJsonRpc(url!, 'tools/call', { name: 'echo', arguments: { text: MARKER } }, { headers: { ...withToken.headers, 'mcp-name': `${MARKER}-mismatch` } });
+      await postJsonRpc(
+        url!,
+        'tools/call',
+        { name: 'echo', arguments: { text: MARKER } },
+        { headers: { ...withToken.headers, 'mcp-name': `${MARKER}-mismatch` } },
+      );
       const socket = new WebSocket(wsUrl!, { headers: { authorization: `Bearer ${alice}` } });
       await new Promise<void>((resolve, reject) => socket.once('open', () => resolve()).once('error', reject));
       const answered = new Promise<void>((resolve) => socket.once('message', () => resolve()));
@@ -108,7 +136,11 @@ describe('serve with auth', () => {
 
       // Rotation: bob's token works after SIGHUP, without a restart.
       bob = await addToken(tokens, 'bob');
-      assert.equal((await postJsonRpc(url!, 'tasks/get', { taskId: 'f'.repeat(32) }, { headers: { authorization: `Bearer ${bob}` } })).status, 401, 'not before the reload');
+      assert.equal(
+        (await postJsonRpc(url!, 'tasks/get', { taskId: 'f'.repeat(32) }, { headers: { authorization: `Bearer ${bob}` } })).status,
+        401,
+        'not before the reload',
+      );
       child.process.kill('SIGHUP');
       await child.waitForOutput(/SIGHUP: token file reloaded/, { stream: 'stderr' });
       const admitted = await postJsonRpc(url!, 'tasks/get', { taskId: 'f'.repeat(32) }, { headers: { authorization: `Bearer ${bob}` } });
@@ -137,7 +169,10 @@ describe('serve without auth on a public interface', () => {
     const child = spawnNode([CLI, 'serve', '--config', config, '--http', '0.0.0.0:0'], { cwd: dir.path });
     try {
       await child.waitForOutput(SERVING_HTTP, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
-      assert.match(child.stderr, /warning: no auth configured and http:\/\/0\.0\.0\.0:\d+\/mcp is not a loopback address: every caller there is the same anonymous principal/);
+      assert.match(
+        child.stderr,
+        /warning: no auth configured and http:\/\/0\.0\.0\.0:\d+\/mcp is not a loopback address: every caller there is the same anonymous principal/,
+      );
     } finally {
       await child.kill('SIGTERM');
     }
@@ -149,8 +184,16 @@ describe('stdio with auth configured', () => {
     const tokens = join(dir.path, 'stdio-tokens.yaml');
     await addToken(tokens, 'alice');
     const config = join(dir.path, 'stdio.yaml');
-    await writeFile(config, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\nauth:\n  kind: token-file\n  file: stdio-tokens.yaml\n`);
-    const client = await connect({ kind: 'stdio', command: process.execPath, args: [CLI, 'serve', '--config', config, '--stdio'], cwd: dir.path });
+    await writeFile(
+      config,
+      `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\nauth:\n  kind: token-file\n  file: stdio-tokens.yaml\n`,
+    );
+    const client = await connect({
+      kind: 'stdio',
+      command: process.execPath,
+      args: [CLI, 'serve', '--config', config, '--stdio'],
+      cwd: dir.path,
+    });
     try {
       const ops = taskOps(() => client);
       const echoed = await ops.call('echo', { text: 'hi' });
@@ -173,12 +216,37 @@ describe('bad auth configs: precise errors, nothing started', () => {
       },
       /^taskvisor: .*bad-0\.yaml:7:9: auth\.file: .*loose\.yaml: the token file has mode 0644; group and others must have no access \(run: chmod 600 .*\), or set allowInsecurePermissions\n$/,
     ],
-    ['missing token file', `auth:\n  kind: token-file\n  file: nowhere.yaml\n`, async () => {}, /^taskvisor: .*bad-1\.yaml:7:9: auth\.file: .*nowhere\.yaml: cannot read the token file: ENOENT\n$/],
-    ['jwt without keys', `auth:\n  kind: jwt\n  issuer: https://idp.example.com/\n  audience: https://mcp.example.com/mcp\n`, async () => {}, /bad-2\.yaml:\d+:\d+: auth\.jwksUrl: give exactly one of jwksUrl and keyFile\n$/],
-    ['jwt over http off loopback', `auth:\n  kind: jwt\n  jwksUrl: http://idp.example.com/jwks\n  issuer: https://idp.example.com/\n  audience: x\n`, async () => {}, /bad-3\.yaml:7:12: auth\.jwksUrl: jwksUrl "http:\/\/idp\.example\.com\/jwks" must use https/],
+    [
+      'missing token file',
+      `auth:\n  kind: token-file\n  file: nowhere.yaml\n`,
+      async () => {},
+      /^taskvisor: .*bad-1\.yaml:7:9: auth\.file: .*nowhere\.yaml: cannot read the token file: ENOENT\n$/,
+    ],
+    [
+      'jwt without keys',
+      `auth:\n  kind: jwt\n  issuer: https://idp.example.com/\n  audience: https://mcp.example.com/mcp\n`,
+      async () => {},
+      /bad-2\.yaml:\d+:\d+: auth\.jwksUrl: give exactly one of jwksUrl and keyFile\n$/,
+    ],
+    [
+      'jwt over http off loopback',
+      `auth:\n  kind: jwt\n  jwksUrl: http://idp.example.com/jwks\n  issuer: https://idp.example.com/\n  audience: x\n`,
+      async () => {},
+      /bad-3\.yaml:7:12: auth\.jwksUrl: jwksUrl "http:\/\/idp\.example\.com\/jwks" must use https/,
+    ],
     ['unknown kind', `auth:\n  kind: basic\n`, async () => {}, /bad-4\.yaml:6:9: auth\.kind: /],
-    ['unknown field', `auth:\n  kind: token-file\n  file: t.yaml\n  password: x\n`, async () => {}, /bad-5\.yaml:8:3: auth\.password: unknown field/],
-    ['audience missing', `auth:\n  kind: jwt\n  jwksUrl: https://idp.example.com/jwks\n  issuer: https://idp.example.com/\n`, async () => {}, /bad-6\.yaml:\d+:\d+: auth\.audience: /],
+    [
+      'unknown field',
+      `auth:\n  kind: token-file\n  file: t.yaml\n  password: x\n`,
+      async () => {},
+      /bad-5\.yaml:8:3: auth\.password: unknown field/,
+    ],
+    [
+      'audience missing',
+      `auth:\n  kind: jwt\n  jwksUrl: https://idp.example.com/jwks\n  issuer: https://idp.example.com/\n`,
+      async () => {},
+      /bad-6\.yaml:\d+:\d+: auth\.audience: /,
+    ],
   ];
   for (const [index, [what, text, prepare, expected]] of cases.entries()) {
     it(`${what}: exit 1 with the position and the field, nothing served`, async () => {

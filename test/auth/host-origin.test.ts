@@ -62,7 +62,8 @@ const refused = (reply: Reply, what: string) => {
   assert.doesNotMatch(reply.body, /-32602/, `${what}: must not reach the task layer`);
 };
 const noCors = (reply: Reply, what: string) => {
-  for (const name of Object.keys(reply.headers)) assert.ok(!name.startsWith('access-control-'), `${what}: sent ${name}: ${String(reply.headers[name])}`);
+  for (const name of Object.keys(reply.headers))
+    assert.ok(!name.startsWith('access-control-'), `${what}: sent ${name}: ${String(reply.headers[name])}`);
 };
 
 async function upgrade(url: string, headers: Record<string, string>): Promise<number> {
@@ -112,7 +113,8 @@ describe('Host and Origin validation, no CORS', () => {
   });
 
   it('loopback HTTP bind: a foreign browser Origin is 403 (also "null"); loopback origins and no Origin pass', async () => {
-    for (const origin of ['https://evil.example', 'http://localhost.evil.example', 'null', 'file://']) refused(await tasksGet(loopbackHttp, { origin }), origin);
+    for (const origin of ['https://evil.example', 'http://localhost.evil.example', 'null', 'file://'])
+      refused(await tasksGet(loopbackHttp, { origin }), origin);
     for (const origin of ['http://localhost:5173', 'http://127.0.0.1:8080']) passed(await tasksGet(loopbackHttp, { origin }), origin);
     passed(await tasksGet(loopbackHttp, {}), 'no Origin (non-browser client)');
   });
@@ -151,12 +153,24 @@ describe('Host and Origin validation, no CORS', () => {
     const replies: Array<[string, Reply]> = [
       ['POST', await tasksGet(loopbackHttp, { origin })],
       ['GET', await send(loopbackHttp, { method: 'GET', headers: { origin, accept: 'text/event-stream' } })],
-      ['OPTIONS', await send(loopbackHttp, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } })],
+      [
+        'OPTIONS',
+        await send(loopbackHttp, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+        }),
+      ],
       ['403', await tasksGet(loopbackHttp, { origin: 'https://evil.example' })],
       ['401', await tasksGet(authHttp, { origin })],
       ['404', await send(new URL('/elsewhere', loopbackHttp).href, { headers: { origin } })],
       ['metadata', await send(new URL('/.well-known/oauth-protected-resource/mcp', authHttp).href, { method: 'GET', headers: { origin } })],
-      ['metadata preflight', await send(new URL('/.well-known/oauth-protected-resource/mcp', authHttp).href, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } })],
+      [
+        'metadata preflight',
+        await send(new URL('/.well-known/oauth-protected-resource/mcp', authHttp).href, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'GET' },
+        }),
+      ],
     ];
     for (const [what, reply] of replies) noCors(reply, what);
     assert.equal(replies[6]![1].status, 200);

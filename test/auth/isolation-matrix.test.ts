@@ -132,7 +132,11 @@ const OPERATIONS: OperationRow[] = [
     name: 'subscriptions/listen (taskIds)',
     async attempt(intruder, taskId) {
       if (intruder.transport === 'http') {
-        const { status, messages, id } = await collectListen(intruder.url, { taskIds: [taskId] }, { headers: intruder.headers, forMs: 2000 });
+        const { status, messages, id } = await collectListen(
+          intruder.url,
+          { taskIds: [taskId] },
+          { headers: intruder.headers, forMs: 2000 },
+        );
         // The request id and the subscription id differ per request by design; everything else must match.
         return { status, messages: JSON.parse(JSON.stringify(messages).replaceAll(id, '<id>')) as unknown };
       }
@@ -142,7 +146,11 @@ const OPERATIONS: OperationRow[] = [
       const seen = intruder.connected.received.slice(before) as Json[];
       const ack = seen.find((message) => message.method === 'notifications/subscriptions/acknowledged');
       assert.ok(ack, JSON.stringify(seen));
-      return { acknowledged: ((ack.params as Json).notifications as Json).taskIds ?? [], closed, pushed: seen.filter((m) => m.method === 'notifications/tasks') };
+      return {
+        acknowledged: ((ack.params as Json).notifications as Json).taskIds ?? [],
+        closed,
+        pushed: seen.filter((m) => m.method === 'notifications/tasks'),
+      };
     },
   },
 ];
@@ -166,7 +174,7 @@ interface AuthRow {
   setup(dir: string): Promise<{ auth: BearerAuthOptions; alice: string; bob: string }>;
 }
 
-describe('cross-principal matrix: B on A\'s tasks is indistinguishable from an unknown id (T-10, I-7)', () => {
+describe("cross-principal matrix: B on A's tasks is indistinguishable from an unknown id (T-10, I-7)", () => {
   let runtime: TaskvisorRuntime;
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let issuer: Issuer;
@@ -189,7 +197,11 @@ describe('cross-principal matrix: B on A\'s tasks is indistinguishable from an u
       label: 'JWT (JWKS)',
       setup: async () => {
         const verifier = await jwtVerifier({ jwksUrl: issuer.jwksUrl, issuer: issuer.issuer, audience: 'taskvisor-matrix' });
-        return { auth: { verifier }, alice: await issuer.sign({ sub: 'alice' }, { expiresIn: '1h' }), bob: await issuer.sign({ sub: 'bob' }, { expiresIn: '1h' }) };
+        return {
+          auth: { verifier },
+          alice: await issuer.sign({ sub: 'alice' }, { expiresIn: '1h' }),
+          bob: await issuer.sign({ sub: 'bob' }, { expiresIn: '1h' }),
+        };
       },
     },
   ];
@@ -226,7 +238,10 @@ describe('cross-principal matrix: B on A\'s tasks is indistinguishable from an u
         let bob: Caller;
         before(async () => {
           const { auth, alice: aliceToken, bob: bobToken } = await authRow.setup(dir.path);
-          const url = transport === 'http' ? (await listenHttp(runtime, { port: 0, auth })).url : (await listenWebSocket(runtime, { port: 0, auth })).url;
+          const url =
+            transport === 'http'
+              ? (await listenHttp(runtime, { port: 0, auth })).url
+              : (await listenWebSocket(runtime, { port: 0, auth })).url;
           const signIn = async (token: string): Promise<Caller> => {
             const headers = { authorization: `Bearer ${token}` };
             const connected = await connect({ kind: transport, url, headers });

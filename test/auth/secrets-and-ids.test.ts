@@ -61,7 +61,8 @@ describe('task ids (T-09)', () => {
     for (const id of ids) for (const digit of id) counts.set(digit, (counts.get(digit) ?? 0) + 1);
     const expected = (ids.length * 32) / 16; // 8000 per digit
     // ±10 % is > 10 standard deviations (σ ≈ 87): fails only for a biased generator.
-    for (const [digit, count] of counts) assert.ok(Math.abs(count - expected) < expected * 0.1, `digit ${digit}: ${count} (expected ≈ ${expected})`);
+    for (const [digit, count] of counts)
+      assert.ok(Math.abs(count - expected) < expected * 0.1, `digit ${digit}: ${count} (expected ≈ ${expected})`);
   });
 });
 
@@ -84,9 +85,15 @@ describe('transport error lines keep client text out of the log', () => {
 
   it('a request the SDK rejected is one info line naming the rule only', () => {
     const lines: string[] = [];
-    const logger = { info: (m: string) => lines.push(`info ${m}`), error: (m: string, e?: unknown) => lines.push(`error ${m} ${String(e)}`) };
+    const logger = {
+      info: (m: string) => lines.push(`info ${m}`),
+      error: (m: string, e?: unknown) => lines.push(`error ${m} ${String(e)}`),
+    };
     logTransportError(logger, 'http', new Error('Rejected inbound request (name-header-mismatch): Bad Request: names "secret"'));
-    logTransportError(logger, 'stdio', new Error("Unexpected token 'p', \"payload\" is not valid JSON"));
-    assert.deepEqual(lines, ['info http: rejected a malformed request (name-header-mismatch)', `error stdio Unexpected token '…', "…" is not valid JSON`]);
+    logTransportError(logger, 'stdio', new Error('Unexpected token \'p\', "payload" is not valid JSON'));
+    assert.deepEqual(lines, [
+      'info http: rejected a malformed request (name-header-mismatch)',
+      `error stdio Unexpected token '…', "…" is not valid JSON`,
+    ]);
   });
 });

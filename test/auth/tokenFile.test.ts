@@ -55,13 +55,25 @@ describe('token file verifier', () => {
   });
 
   const broken: Array<[string, string, RegExp]> = [
-    ['short token', `tokens:\n  - principal: a\n    token: "short-secret"\n`, /tokens\[0\]\.token: a token must have at least 16 characters/],
-    ['both token and sha256', `tokens:\n  - principal: a\n    token: "${ALICE}"\n    sha256: "${tokenDigest(ALICE)}"\n`, /tokens\[0\]: give exactly one of token or sha256/],
+    [
+      'short token',
+      `tokens:\n  - principal: a\n    token: "short-secret"\n`,
+      /tokens\[0\]\.token: a token must have at least 16 characters/,
+    ],
+    [
+      'both token and sha256',
+      `tokens:\n  - principal: a\n    token: "${ALICE}"\n    sha256: "${tokenDigest(ALICE)}"\n`,
+      /tokens\[0\]: give exactly one of token or sha256/,
+    ],
     ['neither', `tokens:\n  - principal: a\n`, /tokens\[0\]: give exactly one of token or sha256/],
     ['bad digest', `tokens:\n  - principal: a\n    sha256: "${ALICE}"\n`, /tokens\[0\]\.sha256: expected the 64 hex digits/],
     ['unknown key', `tokens:\n  - principal: a\n    token: "${ALICE}"\n    secret: "${BOB}"\n`, /tokens\[0\]: unknown field secret/],
     ['no principal', `tokens:\n  - token: "${ALICE}"\n`, /tokens\[0\]\.principal: /],
-    ['duplicate token', `tokens:\n  - principal: a\n    token: "${ALICE}"\n  - principal: b\n    sha256: "${tokenDigest(ALICE)}"\n`, /tokens\[1\]: the same token is listed twice/],
+    [
+      'duplicate token',
+      `tokens:\n  - principal: a\n    token: "${ALICE}"\n  - principal: b\n    sha256: "${tokenDigest(ALICE)}"\n`,
+      /tokens\[1\]: the same token is listed twice/,
+    ],
     ['not YAML', `tokens: [\n`, /invalid YAML\/JSON/],
     ['wrong top level', `- principal: a\n`, /\(top level\)/],
   ];

@@ -13,18 +13,34 @@ import { REPO_ROOT, runNode, tempDir, TSX_IMPORT } from '../support/processes.js
 test('bench/run.ts --quick exits 0, prints the table and writes a JSON file', { timeout: 150_000 }, async () => {
   const results = await tempDir('taskvisor-bench-test-');
   try {
-    const run = await runNode(['--expose-gc', '--import', TSX_IMPORT, join(REPO_ROOT, 'bench', 'run.ts'), '--quick', '--results-dir', results.path], {
-      timeoutMs: 140_000,
-    });
+    const run = await runNode(
+      ['--expose-gc', '--import', TSX_IMPORT, join(REPO_ROOT, 'bench', 'run.ts'), '--quick', '--results-dir', results.path],
+      {
+        timeoutMs: 140_000,
+      },
+    );
     assert.equal(run.code, 0, `exit ${run.code} (${run.signal})\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
     assert.match(run.stdout, /^\| Benchmark \| Case \| Figure \| Value \| Baseline \(same run\) \| Baseline value \| Ratio \|/m);
-    for (const section of ['baseline: disk floor', 'baseline: bare SDK echo', '1. durable create', '2. tasks/get', '3. heap per live idle task', '3. bytes per stored task', '4. restart recovery', '5. status → notifications/tasks']) {
+    for (const section of [
+      'baseline: disk floor',
+      'baseline: bare SDK echo',
+      '1. durable create',
+      '2. tasks/get',
+      '3. heap per live idle task',
+      '3. bytes per stored task',
+      '4. restart recovery',
+      '5. status → notifications/tasks',
+    ]) {
       assert.ok(run.stdout.includes(`| ${section} |`), `no ${section} row in\n${run.stdout}`);
     }
     const files = (await readdir(results.path)).filter((name) => name.endsWith('.json'));
     assert.equal(files.length, 1, `expected one JSON file in ${results.path}, found ${files.join(', ')}`);
     assert.ok(run.stdout.includes(join(results.path, files[0]!)), 'the printed results path names the file written');
-    const json = JSON.parse(await readFile(join(results.path, files[0]!), 'utf8')) as { mode: string; rows: unknown[]; raw: { errors: string[] } };
+    const json = JSON.parse(await readFile(join(results.path, files[0]!), 'utf8')) as {
+      mode: string;
+      rows: unknown[];
+      raw: { errors: string[] };
+    };
     assert.equal(json.mode, 'quick');
     assert.ok(json.rows.length > 10);
     assert.deepEqual(json.raw.errors, []);

@@ -88,7 +88,10 @@ describe('serving', { concurrency: 2 }, () => {
 describe('refused starts: exit 1, a message naming file, line:col, path and field', { concurrency: 2 }, () => {
   /** Runs `serve --config <config> --http 127.0.0.1:0` in the temp dir and checks exit 1 and the one stderr message. */
   async function refused(config: string, pattern: RegExp, extraArgs: string[] = []) {
-    const run = await runNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', ...extraArgs], { cwd: dir.path, timeoutMs: STARTUP_TIMEOUT_MS });
+    const run = await runNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', ...extraArgs], {
+      cwd: dir.path,
+      timeoutMs: STARTUP_TIMEOUT_MS,
+    });
     assert.equal(run.signal, null, `the process did not exit by itself (it served?): ${run.stderr}`);
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, pattern);
@@ -105,12 +108,18 @@ describe('refused starts: exit 1, a message naming file, line:col, path and fiel
       'server:\n  name: demo\ntasks:\n  ttlMs: "abc"\nhttp:\n  port: 0\n  bogus: 1\nstore:\n  kind: nosuch\n',
     );
     const run = await refused(config, new RegExp(`^taskvisor: ${escape(config)}:`));
-    const lines = run.stderr.replace(/^taskvisor: /, '').trimEnd().split('\n');
-    assert.deepEqual(lines.sort(), [
-      `${config}:4:10: tasks.ttlMs: Invalid input: expected number, received string`,
-      `${config}:7:3: http.bogus: unknown field (allowed here: host, port, path, allowedHosts, allowedOrigins, maxBodyBytes)`,
-      `${config}:9:9: store.kind: Invalid discriminator value. Expected 'memory' | 'lowdb' | 'sqlite' | 'postgres'`,
-    ].sort());
+    const lines = run.stderr
+      .replace(/^taskvisor: /, '')
+      .trimEnd()
+      .split('\n');
+    assert.deepEqual(
+      lines.sort(),
+      [
+        `${config}:4:10: tasks.ttlMs: Invalid input: expected number, received string`,
+        `${config}:7:3: http.bogus: unknown field (allowed here: host, port, path, allowedHosts, allowedOrigins, maxBodyBytes)`,
+        `${config}:9:9: store.kind: Invalid discriminator value. Expected 'memory' | 'lowdb' | 'sqlite' | 'postgres'`,
+      ].sort(),
+    );
   });
 
   it('invalid YAML', async () => {
@@ -121,7 +130,10 @@ describe('refused starts: exit 1, a message naming file, line:col, path and fiel
   it('a module without tool exports', async () => {
     await file('no-tools.mjs', 'export const answer = 42;\n');
     const config = await file('no-exports.yaml', 'store:\n  kind: memory\ntools:\n  - module: ./no-tools.mjs\n');
-    await refused(config, new RegExp(`${escape(config)}:4:13: tools\\[0\\]\\.module: \\./no-tools\\.mjs has no export "default" or "tools"`));
+    await refused(
+      config,
+      new RegExp(`${escape(config)}:4:13: tools\\[0\\]\\.module: \\./no-tools\\.mjs has no export "default" or "tools"`),
+    );
   });
 
   it('a file over 1 MiB', async () => {
@@ -160,7 +172,9 @@ describe('refused starts: exit 1, a message naming file, line:col, path and fiel
     assert.equal(code, 1, child.stderr);
     assert.match(
       child.stderr,
-      new RegExp(`^taskvisor: ${escape(config)}:6:5: tools\\[1\\]: cannot load \\./missing-tools\\.ts \\(${escape(join(dir.path, 'missing-tools.ts'))}\\): Cannot find module`),
+      new RegExp(
+        `^taskvisor: ${escape(config)}:6:5: tools\\[1\\]: cannot load \\./missing-tools\\.ts \\(${escape(join(dir.path, 'missing-tools.ts'))}\\): Cannot find module`,
+      ),
     );
     assert.doesNotMatch(child.stderr, /\n\s+at /, 'a message, not a stack trace');
     assert.equal(connected, false, 'something listened on the port');

@@ -74,21 +74,44 @@ describe('hostile config files (CLI, no partial start)', { concurrency: 2 }, () 
   });
 
   it('out-of-range limits: a request timeout past what a timer can wait', async () => {
-    await refuse('range.yaml', `${PRELUDE}limits:\n  requestTimeoutMs: 3000000000\n`, /range\.yaml:5:21: limits\.requestTimeoutMs: Too big: expected number to be <=2147483647/);
+    await refuse(
+      'range.yaml',
+      `${PRELUDE}limits:\n  requestTimeoutMs: 3000000000\n`,
+      /range\.yaml:5:21: limits\.requestTimeoutMs: Too big: expected number to be <=2147483647/,
+    );
   });
 
   it('unknown keys: a misspelt section and a misspelt limit, each with the allowed names', async () => {
-    const stderr = await refuse('unknown.yaml', `${PRELUDE}limit:\n  maxBody: 1\nlimits:\n  maxBodyBytes: 10\n`, /unknown\.yaml:4:1: limit: unknown field \(allowed here: server, http, ws, store, tasks, tools, [^)]*\blimits\b[^)]*\)/);
-    assert.match(stderr, /unknown\.yaml:7:3: limits\.maxBodyBytes: unknown field \(allowed here: maxRequestBodyBytes, maxJsonDepth, maxLiveTasksPerPrincipal, maxPendingInputRequestsPerTask, maxListenStreamsPerPrincipal, maxTaskIdsPerListen, requestTimeoutMs, maxTaskTtlMs\)/);
+    const stderr = await refuse(
+      'unknown.yaml',
+      `${PRELUDE}limit:\n  maxBody: 1\nlimits:\n  maxBodyBytes: 10\n`,
+      /unknown\.yaml:4:1: limit: unknown field \(allowed here: server, http, ws, store, tasks, tools, [^)]*\blimits\b[^)]*\)/,
+    );
+    assert.match(
+      stderr,
+      /unknown\.yaml:7:3: limits\.maxBodyBytes: unknown field \(allowed here: maxRequestBodyBytes, maxJsonDepth, maxLiveTasksPerPrincipal, maxPendingInputRequestsPerTask, maxListenStreamsPerPrincipal, maxTaskIdsPerListen, requestTimeoutMs, maxTaskTtlMs\)/,
+    );
   });
 
   it('a huge file is refused by its size before it is read', async () => {
-    await refuse('huge.yaml', `${PRELUDE}# ${'x'.repeat(1024 * 1024 + 10)}\n`, /huge\.yaml: the config file is \d+ bytes; the limit is 1048576/);
+    await refuse(
+      'huge.yaml',
+      `${PRELUDE}# ${'x'.repeat(1024 * 1024 + 10)}\n`,
+      /huge\.yaml: the config file is \d+ bytes; the limit is 1048576/,
+    );
   });
 
   it('deep flow nesting is refused before parsing, at the bracket past the limit', async () => {
-    await refuse('deep.yaml', `${PRELUDE}tasks:\n  poll: ${'['.repeat(5000)}${']'.repeat(5000)}\n`, /deep\.yaml:5:41: the config nests deeper than 32 levels/);
-    await refuse('deep.json', `{"tasks": ${'{"a": '.repeat(3000)}1${'}'.repeat(3000)}}`, /deep\.json:1:\d+: the config nests deeper than 32 levels/);
+    await refuse(
+      'deep.yaml',
+      `${PRELUDE}tasks:\n  poll: ${'['.repeat(5000)}${']'.repeat(5000)}\n`,
+      /deep\.yaml:5:41: the config nests deeper than 32 levels/,
+    );
+    await refuse(
+      'deep.json',
+      `{"tasks": ${'{"a": '.repeat(3000)}1${'}'.repeat(3000)}}`,
+      /deep\.json:1:\d+: the config nests deeper than 32 levels/,
+    );
   });
 
   it('deep block nesting (indentation) is an error at its position, not a crash', async () => {
@@ -99,8 +122,15 @@ describe('hostile config files (CLI, no partial start)', { concurrency: 2 }, () 
 
   it('a YAML alias bomb ("billion laughs") is refused without expanding it', async () => {
     let bomb = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';
-    for (let i = 1; i < 10; i++) bomb += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]\n`;
-    await refuse('bomb.yaml', `${PRELUDE}${bomb}server:\n  name: *a9\n`, /bomb\.yaml: invalid YAML: YAML aliases expand too much \(more than 100 alias uses\)/);
+    for (let i = 1; i < 10; i++)
+      bomb += `a${i}: &a${i} [${Array(10)
+        .fill(`*a${i - 1}`)
+        .join(', ')}]\n`;
+    await refuse(
+      'bomb.yaml',
+      `${PRELUDE}${bomb}server:\n  name: *a9\n`,
+      /bomb\.yaml: invalid YAML: YAML aliases expand too much \(more than 100 alias uses\)/,
+    );
   });
 
   it('bytes that are not UTF-8 are an error at their line and column, not replaced silently', async () => {
@@ -109,17 +139,25 @@ describe('hostile config files (CLI, no partial start)', { concurrency: 2 }, () 
   });
 
   it('a directory, a device and a missing file are refused by what they are', async () => {
-    await refuse('dir.yaml', async (cwd) => {
-      await mkdir(join(cwd, 'conf.yaml'));
-      return join(cwd, 'conf.yaml');
-    }, /conf\.yaml: the config path is a directory; expected a YAML or JSON file/);
+    await refuse(
+      'dir.yaml',
+      async (cwd) => {
+        await mkdir(join(cwd, 'conf.yaml'));
+        return join(cwd, 'conf.yaml');
+      },
+      /conf\.yaml: the config path is a directory; expected a YAML or JSON file/,
+    );
     // /dev/zero never ends: reading it would fill memory.
     await refuse('device', async () => '/dev/zero', new RegExp(`${esc('/dev/zero')}: the config path is not a regular file`));
     await refuse('missing', async (cwd) => join(cwd, 'nope.yaml'), /nope\.yaml: cannot read the config file: ENOENT/);
   });
 
   it('broken syntax: duplicate keys, a trailing comma in JSON, a top level that is not a mapping', async () => {
-    await refuse('dup.yaml', `${PRELUDE}limits:\n  maxJsonDepth: 8\n  maxJsonDepth: 9\n`, /dup\.yaml:6:3: invalid YAML: Map keys must be unique/);
+    await refuse(
+      'dup.yaml',
+      `${PRELUDE}limits:\n  maxJsonDepth: 8\n  maxJsonDepth: 9\n`,
+      /dup\.yaml:6:3: invalid YAML: Map keys must be unique/,
+    );
     await refuse('comma.json', '{"limits": {"maxJsonDepth": 8},}', /comma\.json:1:\d+: invalid JSON/);
     await refuse('list.yaml', '- a\n- b\n', /list\.yaml:1:1: \(top level\): Invalid input: expected object, received array/);
   });

@@ -66,7 +66,10 @@ describe('serve --ws', { concurrency: 2 }, () => {
       const [, wsUrl] = await child.waitForOutput(SERVING_WS, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
       const [, httpUrl] = await child.waitForOutput(SERVING_HTTP, { stream: 'stderr' });
       assert.match(wsUrl!, /^ws:\/\/127\.0\.0\.1:\d+\/socket$/);
-      const [overWs, overHttp] = await Promise.all([listToolNames({ kind: 'ws', url: wsUrl! }), listToolNames({ kind: 'http', url: httpUrl! })]);
+      const [overWs, overHttp] = await Promise.all([
+        listToolNames({ kind: 'ws', url: wsUrl! }),
+        listToolNames({ kind: 'http', url: httpUrl! }),
+      ]);
       assert.deepEqual(overWs, DEMO_TOOL_NAMES);
       assert.deepEqual(overHttp, DEMO_TOOL_NAMES);
     } catch (error) {

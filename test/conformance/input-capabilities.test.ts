@@ -18,10 +18,17 @@ import { isTerminalTask, pollTask } from '../support/processes.js';
 type Json = Record<string, any>;
 const TASKS = { 'io.modelcontextprotocol/tasks': {} };
 
-const URL_REQUEST = { method: 'elicitation/create', params: { mode: 'url', message: 'Sign in, please', url: 'https://example.com/sign-in' } } as const;
+const URL_REQUEST = {
+  method: 'elicitation/create',
+  params: { mode: 'url', message: 'Sign in, please', url: 'https://example.com/sign-in' },
+} as const;
 const FORM_REQUEST = {
   method: 'elicitation/create',
-  params: { mode: 'form', message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+  params: {
+    mode: 'form',
+    message: 'Your name?',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+  },
 } as const;
 const SAMPLING_WITH_TOOLS = {
   method: 'sampling/createMessage',
@@ -55,7 +62,11 @@ after(async () => {
 
 /** Creates a task of `tool` declaring `capabilities` (plus tasks) and waits until it asks or ends. */
 async function run(tool: string, capabilities: Json): Promise<Json> {
-  const created = await postJsonRpc(url, 'tools/call', { name: tool, arguments: {}, _meta: envelope({ ...capabilities, extensions: TASKS }) });
+  const created = await postJsonRpc(url, 'tools/call', {
+    name: tool,
+    arguments: {},
+    _meta: envelope({ ...capabilities, extensions: TASKS }),
+  });
   assert.equal(created.message?.result?.resultType, 'task', created.text);
   const taskId = String(created.message!.result!.taskId);
   const { task } = await pollTask(client, taskId, (candidate) => candidate.status === 'input_required' || isTerminalTask(candidate));

@@ -30,7 +30,11 @@ after(() => runtime.close());
  * status, the content type and, for a JSON reply, the body. An SSE reply (a
  * listen stream that was wrongly opened) is cancelled, not read to its end.
  */
-async function send(method: string, params: Json, overrides: Record<string, string | null>): Promise<{ status: number; contentType: string; body?: Json }> {
+async function send(
+  method: string,
+  params: Json,
+  overrides: Record<string, string | null>,
+): Promise<{ status: number; contentType: string; body?: Json }> {
   const fullParams = { ...params, _meta: envelope() };
   const headers = standardHeaders(method, fullParams);
   for (const [name, value] of Object.entries(overrides)) {
@@ -112,7 +116,12 @@ describe('listen over HTTP: the standard-header ladder (T-63, §4.5)', () => {
       text += new TextDecoder().decode(value);
     }
     abort.abort();
-    const first = JSON.parse(text.split('\n').find((line) => line.startsWith('data:'))!.slice(5)) as Json;
+    const first = JSON.parse(
+      text
+        .split('\n')
+        .find((line) => line.startsWith('data:'))!
+        .slice(5),
+    ) as Json;
     assert.equal(first.method, 'notifications/subscriptions/acknowledged');
     assert.equal(first.params._meta['io.modelcontextprotocol/subscriptionId'], 'conf-listen:ok');
     assert.deepEqual(first.params.notifications, { toolsListChanged: true });

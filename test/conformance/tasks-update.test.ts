@@ -65,7 +65,10 @@ describe('tasks/update: inputResponses must be an object map (§1.6)', () => {
     const empty = await postJsonRpc(url, 'tasks/update', { taskId, inputResponses: {} });
     assert.deepEqual({ ...empty.message?.result, _meta: undefined }, { resultType: 'complete', _meta: undefined });
     assert.equal((await postJsonRpc(url, 'tasks/get', { taskId })).message?.result?.status, 'input_required');
-    const ack = await postJsonRpc(url, 'tasks/update', { taskId, inputResponses: { name: { action: 'accept', content: { name: 'Luca' } } } });
+    const ack = await postJsonRpc(url, 'tasks/update', {
+      taskId,
+      inputResponses: { name: { action: 'accept', content: { name: 'Luca' } } },
+    });
     assert.equal(ack.message?.result?.resultType, 'complete');
     const done = (await pollTask(client, taskId, (task) => task.status === 'completed')).task as Json;
     assert.equal(done.result.content[0].text, 'Hello, Luca!');
@@ -87,7 +90,12 @@ describe('tasks/update over stdio: the same refusal (the check sits below every 
     const refused = errorOf(await rawRequest(stdio, { method: 'tasks/update', params: { taskId, inputResponses: [], _meta: envelope() } }));
     assert.equal(refused.code, -32602);
     assert.equal(resultOf(await getTask(stdio, taskId)).status, 'input_required');
-    const ack = resultOf(await rawRequest(stdio, { method: 'tasks/update', params: { taskId, inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } }, _meta: envelope() } }));
+    const ack = resultOf(
+      await rawRequest(stdio, {
+        method: 'tasks/update',
+        params: { taskId, inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } }, _meta: envelope() },
+      }),
+    );
     assert.equal(ack.resultType, 'complete');
     const { task } = await pollTask(stdio, taskId, (candidate) => candidate.status === 'completed');
     assert.equal((task as Json).result.content[0].text, 'Hello, Ada!');

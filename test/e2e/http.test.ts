@@ -89,7 +89,11 @@ registerScenarios(
 
       it('T-60: a mismatched Mcp-Method or MCP-Protocol-Version is HTTP 400 with -32020', async () => {
         const created = await ops.createTask('always_task', { ms: 0 });
-        const variants: Array<Record<string, string | null>> = [{ 'mcp-method': 'tasks/cancel' }, { 'mcp-method': null }, { 'mcp-protocol-version': '2025-11-25' }];
+        const variants: Array<Record<string, string | null>> = [
+          { 'mcp-method': 'tasks/cancel' },
+          { 'mcp-method': null },
+          { 'mcp-protocol-version': '2025-11-25' },
+        ];
         for (const headers of variants) {
           const reply = await postJsonRpc(url, 'tasks/get', { taskId: created.taskId }, { headers });
           assert.equal(reply.status, 400, `${JSON.stringify(headers)}: ${reply.text}`);
@@ -98,7 +102,10 @@ registerScenarios(
       });
 
       it('T-38: a request whose _meta lacks clientCapabilities is HTTP 400 with -32602', async () => {
-        const reply = await postJsonRpc(url, 'tasks/get', { taskId: unknownTaskId(), _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } });
+        const reply = await postJsonRpc(url, 'tasks/get', {
+          taskId: unknownTaskId(),
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+        });
         assert.equal(reply.status, 400, reply.text);
         assert.equal(reply.message?.error?.code, -32602);
       });
@@ -120,14 +127,11 @@ registerScenarios(
         }
       });
 
-      it(
-        'T-30: subscriptions/listen asking for taskIds without the extension is HTTP 400 with -32021',
-        async () => {
-          const { status, messages } = await collectListen(url, { taskIds: [unknownTaskId()] }, { capabilities: NO_TASKS_CAPABILITIES });
-          assert.equal(status, 400, JSON.stringify(messages));
-          assert.equal((messages[0]?.error as Json | undefined)?.code, -32021);
-        },
-      );
+      it('T-30: subscriptions/listen asking for taskIds without the extension is HTTP 400 with -32021', async () => {
+        const { status, messages } = await collectListen(url, { taskIds: [unknownTaskId()] }, { capabilities: NO_TASKS_CAPABILITIES });
+        assert.equal(status, 400, JSON.stringify(messages));
+        assert.equal((messages[0]?.error as Json | undefined)?.code, -32021);
+      });
 
       it('D-19: an unknown taskId is -32602 in the response body', async () => {
         const reply = await postJsonRpc(url, 'tasks/get', { taskId: unknownTaskId() });
@@ -178,7 +182,10 @@ describe('Streamable HTTP: principal isolation (T-10, I-7)', () => {
       };
       for (const taskId of [blocking.taskId, hello.taskId]) {
         assert.deepEqual(error_(await intruder.get(taskId), -32602), unknown.get);
-        assert.deepEqual(error_(await intruder.update(taskId, { name: { action: 'accept', content: { name: 'Mallory' } } }), -32602), unknown.update);
+        assert.deepEqual(
+          error_(await intruder.update(taskId, { name: { action: 'accept', content: { name: 'Mallory' } } }), -32602),
+          unknown.update,
+        );
         assert.deepEqual(error_(await intruder.cancel(taskId), -32602), unknown.cancel);
       }
     }
@@ -202,19 +209,39 @@ describe('Streamable HTTP: principal isolation (T-10, I-7)', () => {
     assert.deepEqual(error_(await bob.get(hello.taskId), -32602), error_(await bob.get(unknownTaskId()), -32602));
   });
 
-  it("T-10/§4.4: an MRTR requestState minted for one principal is refused for another, for another tool, and when tampered with", async () => {
+  it('T-10/§4.4: an MRTR requestState minted for one principal is refused for another, for another tool, and when tampered with', async () => {
     const alice = await as('alice');
     const bob = await as('bob');
     const first = result_(await alice.call('hello_world', {}, NO_TASKS_CAPABILITIES));
     assert.equal(first.resultType, 'input_required');
     const requestState = String(first.requestState);
     const answer = { name: { action: 'accept', content: { name: 'Mallory' } } };
-    error_(await bob.send('tools/call', { name: 'hello_world', arguments: {}, inputResponses: answer, requestState }, NO_TASKS_CAPABILITIES), -32602, 'replayed by bob');
-    error_(await alice.send('tools/call', { name: 'never_ask', arguments: {}, inputResponses: answer, requestState }, NO_TASKS_CAPABILITIES), -32602, 'replayed on another tool');
+    error_(
+      await bob.send('tools/call', { name: 'hello_world', arguments: {}, inputResponses: answer, requestState }, NO_TASKS_CAPABILITIES),
+      -32602,
+      'replayed by bob',
+    );
+    error_(
+      await alice.send('tools/call', { name: 'never_ask', arguments: {}, inputResponses: answer, requestState }, NO_TASKS_CAPABILITIES),
+      -32602,
+      'replayed on another tool',
+    );
     const tampered = `${requestState.slice(0, -4)}${requestState.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
-    error_(await alice.send('tools/call', { name: 'hello_world', arguments: {}, inputResponses: answer, requestState: tampered }, NO_TASKS_CAPABILITIES), -32602, 'tampered');
+    error_(
+      await alice.send(
+        'tools/call',
+        { name: 'hello_world', arguments: {}, inputResponses: answer, requestState: tampered },
+        NO_TASKS_CAPABILITIES,
+      ),
+      -32602,
+      'tampered',
+    );
     const retry = result_(
-      await alice.send('tools/call', { name: 'hello_world', arguments: {}, inputResponses: { name: { action: 'accept', content: { name: 'Luca' } } }, requestState }, NO_TASKS_CAPABILITIES),
+      await alice.send(
+        'tools/call',
+        { name: 'hello_world', arguments: {}, inputResponses: { name: { action: 'accept', content: { name: 'Luca' } } }, requestState },
+        NO_TASKS_CAPABILITIES,
+      ),
     );
     assert.equal(textOf(retry), 'Hello, Luca!');
   });

@@ -11,8 +11,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { resultFromTaskOutcome, TaskFailedError, type ApplicationInputRequest, type ResolvedInputExchangeContext } from '@modelcontextprotocol/ext-tasks/client';
-import { CallToolResultV2Schema, CreateTaskResultV2Schema, GetTaskResultV2Schema, TaskStatusNotificationV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
+import {
+  resultFromTaskOutcome,
+  TaskFailedError,
+  type ApplicationInputRequest,
+  type ResolvedInputExchangeContext,
+} from '@modelcontextprotocol/ext-tasks/client';
+import {
+  CallToolResultV2Schema,
+  CreateTaskResultV2Schema,
+  GetTaskResultV2Schema,
+  TaskStatusNotificationV2Schema,
+} from '@modelcontextprotocol/ext-tasks/core/v2';
 import { connect, envelope, taskSession, type ConnectedClient, type Endpoint } from '../support/extTasksClient.js';
 import { error_, NO_TASKS_CAPABILITIES, result_, sleepMs, taskOps, textOf, unknownTaskId, type Json } from '../support/taskOps.js';
 import { wireChecker } from '../support/wireChecks.js';
@@ -144,7 +154,12 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
         const retry = result_(
           await ops.send(
             'tools/call',
-            { name: 'hello_world', arguments: {}, inputResponses: { name: { action: 'accept', content: { name: 'Luca' } } }, requestState: first.requestState },
+            {
+              name: 'hello_world',
+              arguments: {},
+              inputResponses: { name: { action: 'accept', content: { name: 'Luca' } } },
+              requestState: first.requestState,
+            },
             NO_TASKS_CAPABILITIES,
           ),
           'MRTR retry',
@@ -154,7 +169,11 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
       });
 
       it('T-19: a tool that needs elicitation from a client that did not declare it gets -32021, never an elicitation request', async () => {
-        const error = error_(await ops.call('hello_world', {}, { extensions: { [TASKS_EXTENSION_ID]: {} } }), -32021, 'hello_world without elicitation');
+        const error = error_(
+          await ops.call('hello_world', {}, { extensions: { [TASKS_EXTENSION_ID]: {} } }),
+          -32021,
+          'hello_world without elicitation',
+        );
         assert.ok((error.data as Json | undefined)?.requiredCapabilities, JSON.stringify(error));
       });
 
@@ -339,9 +358,15 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
         const created = await ops.createTask('hello_world');
         const { task: waiting } = await ops.waitForStatus(created.taskId, 'input_required');
         error_(await ops.send('tasks/update', { taskId: created.taskId }), -32602, 'tasks/update without inputResponses');
-        error_(await ops.update(created.taskId, { name: { action: 'accept', content: { name: { nested: 1 } } } }), -32602, 'tasks/update with a malformed answer');
         error_(
-          await ops.update(created.taskId, { name: { method: 'elicitation/create', result: { action: 'accept', content: { name: 'Luca' } } } }),
+          await ops.update(created.taskId, { name: { action: 'accept', content: { name: { nested: 1 } } } }),
+          -32602,
+          'tasks/update with a malformed answer',
+        );
+        error_(
+          await ops.update(created.taskId, {
+            name: { method: 'elicitation/create', result: { action: 'accept', content: { name: 'Luca' } } },
+          }),
           -32602,
           'tasks/update with a {method, result} wrapper (P2)',
         );
@@ -403,9 +428,17 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
         );
         assert.deepEqual(Object.keys(both.inputRequests as Json).sort(), ['first', 'second']);
         // One outstanding key plus one never issued: the first is taken, the other ignored (T-22).
-        result_(await ops.update(created.taskId, { first: { action: 'accept', content: { value: 'A' } }, third: { action: 'accept', content: { value: 'Z' } } }));
+        result_(
+          await ops.update(created.taskId, {
+            first: { action: 'accept', content: { value: 'A' } },
+            third: { action: 'accept', content: { value: 'Z' } },
+          }),
+        );
         // The partial answer is eventually consistent (T-20): wait for it to land, then check it stays put.
-        const { task: partial } = await ops.pollUntil(created.taskId, (task) => !Object.hasOwn((task.inputRequests as Json) ?? {}, 'first'));
+        const { task: partial } = await ops.pollUntil(
+          created.taskId,
+          (task) => !Object.hasOwn((task.inputRequests as Json) ?? {}, 'first'),
+        );
         assert.equal(partial.status, 'input_required');
         assert.deepEqual(Object.keys(partial.inputRequests as Json), ['second']);
         await sleepMs(60);
@@ -440,7 +473,11 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
         assert.equal((await ops.task(created.taskId)).status, 'working');
         const ack = result_(await ops.cancel(created.taskId));
         assert.equal(ack.resultType, 'complete');
-        assert.deepEqual(Object.keys(ack).filter((key) => key !== '_meta'), ['resultType'], 'an acknowledgement only, no Task (§1.7)');
+        assert.deepEqual(
+          Object.keys(ack).filter((key) => key !== '_meta'),
+          ['resultType'],
+          'an acknowledgement only, no Task (§1.7)',
+        );
         const { task } = await ops.waitForStatus(created.taskId, 'cancelled');
         for (const key of ['inputRequests', 'result', 'error']) assert.ok(!(key in task));
         // Cancelling again changes nothing (T-28).
@@ -668,7 +705,10 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
 
     describe('server/discover (T-11, T-37)', () => {
       it('T-11: capabilities.extensions["io.modelcontextprotocol/tasks"] is exactly {}', async () => {
-        const result = result_((await connected().raw({ method: 'server/discover', params: { _meta: envelope() } } as never)) as never, 'server/discover');
+        const result = result_(
+          (await connected().raw({ method: 'server/discover', params: { _meta: envelope() } } as never)) as never,
+          'server/discover',
+        );
         assert.equal(result.resultType, 'complete');
         assert.ok((result.supportedVersions as string[]).includes('2026-07-28'));
         const capabilities = result.capabilities as Json;
@@ -758,4 +798,3 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
     });
   });
 }
-

@@ -32,7 +32,14 @@ registerScenarios(
 );
 
 /** Runs `body` against a fresh child serving the fixture over raw stdin/stdout lines. */
-async function withChild(body: (child: { send(message: object): void; lines(): string[]; waitForLines(count: number): Promise<void>; stderr(): string }) => Promise<void>) {
+async function withChild(
+  body: (child: {
+    send(message: object): void;
+    lines(): string[];
+    waitForLines(count: number): Promise<void>;
+    stderr(): string;
+  }) => Promise<void>,
+) {
   const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -82,16 +89,18 @@ describe('stdio: raw child process', { concurrency: true }, () => {
     });
   });
 
-  it(
-    'T-30: subscriptions/listen asking for taskIds without the extension is -32021',
-    async () => {
-      await withChild(async ({ send, lines, waitForLines }) => {
-        send({ jsonrpc: '2.0', id: 'l1', method: 'subscriptions/listen', params: { notifications: { taskIds: ['f'.repeat(32)] }, _meta: envelope({}) } });
-        await waitForLines(1);
-        const first = JSON.parse(lines()[0]!) as { id?: unknown; error?: { code: number } };
-        assert.equal(first.id, 'l1', lines()[0]);
-        assert.equal(first.error?.code, -32021, lines()[0]);
+  it('T-30: subscriptions/listen asking for taskIds without the extension is -32021', async () => {
+    await withChild(async ({ send, lines, waitForLines }) => {
+      send({
+        jsonrpc: '2.0',
+        id: 'l1',
+        method: 'subscriptions/listen',
+        params: { notifications: { taskIds: ['f'.repeat(32)] }, _meta: envelope({}) },
       });
-    },
-  );
+      await waitForLines(1);
+      const first = JSON.parse(lines()[0]!) as { id?: unknown; error?: { code: number } };
+      assert.equal(first.id, 'l1', lines()[0]);
+      assert.equal(first.error?.code, -32021, lines()[0]);
+    });
+  });
 });

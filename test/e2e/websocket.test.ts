@@ -85,7 +85,11 @@ registerScenarios(
         const raw = await rawSocket(url);
         try {
           raw.socket.send('{"jsonrpc": "2.0", "id": 1, "method": ');
-          assert.deepEqual(await raw.nth(1), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the frame is not valid JSON' } });
+          assert.deepEqual(await raw.nth(1), {
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32700, message: 'Parse error: the frame is not valid JSON' },
+          });
           raw.socket.send(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })), { binary: true });
           const binary = await raw.nth(2);
           assert.equal(binary.id, null);
@@ -101,7 +105,14 @@ registerScenarios(
           const discover = await raw.nth(5);
           assert.equal(discover.id, 5);
           assert.ok(((discover.result as Json).supportedVersions as string[]).includes('2026-07-28'), JSON.stringify(discover));
-          raw.socket.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'echo', arguments: { text: 'still here' }, _meta: envelope() } }));
+          raw.socket.send(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: 6,
+              method: 'tools/call',
+              params: { name: 'echo', arguments: { text: 'still here' }, _meta: envelope() },
+            }),
+          );
           const echo = await raw.nth(6);
           assert.equal(textOf(echo.result as Json), 'still here');
           assert.equal(raw.socket.readyState, WebSocket.OPEN);
@@ -141,7 +152,8 @@ registerScenarios(
           };
           const created = await ops.createTask('sleep', { ms: 300, message: 'pushed' });
           const subscription = await listener.client.listen({ taskIds: [created.taskId] } as never);
-          const ack = listener.received.find((message) => (message as Json).method === 'notifications/subscriptions/acknowledged') as Json | undefined;
+          const ack = listener.received.find((message) => (message as Json).method === 'notifications/subscriptions/acknowledged') as
+            Json | undefined;
           assert.ok(ack, 'the acknowledgement arrived on the socket');
           // The SDK client's honoredFilter drops taskIds (it parses the ack with its own filter schema): read the frame.
           assert.deepEqual(((ack.params as Json).notifications as Json).taskIds, [created.taskId]);
@@ -198,9 +210,13 @@ registerScenarios(
           const { tools } = await client.listTools();
           assert.ok(tools.some((tool) => tool.name === 'sleep'));
           // Longer than the 150 ms promotion threshold: a plain result all the same.
-          assert.deepEqual(await client.callTool({ name: 'sleep', arguments: { ms: 300 } }), { content: [{ type: 'text', text: 'Slept for 300 ms' }] });
+          assert.deepEqual(await client.callTool({ name: 'sleep', arguments: { ms: 300 } }), {
+            content: [{ type: 'text', text: 'Slept for 300 ms' }],
+          });
           // A connection, like stdio: the SDK's legacy shim sends elicitation/create and the client answers it.
-          assert.deepEqual(await client.callTool({ name: 'hello_world', arguments: {} }), { content: [{ type: 'text', text: 'Hello, Ada!' }] });
+          assert.deepEqual(await client.callTool({ name: 'hello_world', arguments: {} }), {
+            content: [{ type: 'text', text: 'Hello, Ada!' }],
+          });
           assert.ok(received.some((message) => message.method === 'elicitation/create'));
           await assert.rejects(client.callTool({ name: 'always_task', arguments: {} }), (error: unknown) => {
             assert.ok(!JSON.stringify(error).includes('taskId'));
@@ -300,7 +316,10 @@ describe('WebSocket: authentication and principal isolation (T-10, I-7)', () => 
     result_(await alice.cancel(created.taskId));
     await alice.waitForStatus(created.taskId, 'cancelled');
     await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.deepEqual(bob.received.filter((message) => (message as Json).method === 'notifications/tasks'), []);
+    assert.deepEqual(
+      bob.received.filter((message) => (message as Json).method === 'notifications/tasks'),
+      [],
+    );
     assert.equal(await subscription.closed, 'graceful', 'nothing to report: the stream ends at once with its result');
   });
 });

@@ -101,7 +101,11 @@ function checkExports(machine: AnyStateMachine) {
       assert.match(mermaid, new RegExp(` --> \\S+ : ${escapeRegExp(type)}( |$)`, 'm'), `event ${type} labels an edge`);
     }
     for (const line of mermaid.split('\n').slice(1, -1)) {
-      assert.match(line, /^ +(\[\*\] --> \w+|\w+ --> (\w+|\[\*\])( : [^#;"\n]+)?|state "[^"#;]*" as \w+( \{)?|\}|--)$/, `line ${JSON.stringify(line)}`);
+      assert.match(
+        line,
+        /^ +(\[\*\] --> \w+|\w+ --> (\w+|\[\*\])( : [^#;"\n]+)?|state "[^"#;]*" as \w+( \{)?|\}|--)$/,
+        `line ${JSON.stringify(line)}`,
+      );
     }
     assert.equal(toMermaid(machine), mermaid, 'deterministic');
   });
@@ -190,9 +194,17 @@ describe('the task machine diagram', () => {
 
   it('DOT: active is a cluster; edges leaving it are clipped at its border', () => {
     assert.ok(dot.includes('subgraph "cluster_task.active" {'));
-    assert.ok(dot.includes('"task.active" -> "task.completed" [label="WORK_DONE\\n/ recordResult, clearInputRequests, touch", ltail="cluster_task.active"];'));
+    assert.ok(
+      dot.includes(
+        '"task.active" -> "task.completed" [label="WORK_DONE\\n/ recordResult, clearInputRequests, touch", ltail="cluster_task.active"];',
+      ),
+    );
     assert.ok(dot.includes('"task:initial" -> "task.active" [lhead="cluster_task.active"];'));
-    assert.ok(dot.includes('"task.active.working" -> "task.cancelled" [label="INPUT_NEEDED [isCancelRequested]\\n/ clearInputRequests, noteCancelled, touch"];'));
+    assert.ok(
+      dot.includes(
+        '"task.active.working" -> "task.cancelled" [label="INPUT_NEEDED [isCancelRequested]\\n/ clearInputRequests, noteCancelled, touch"];',
+      ),
+    );
     assert.equal(dot.match(/shape=doublecircle/g)?.length, 3);
   });
 });
@@ -233,8 +245,14 @@ describe('exporting a machine with every other shape', () => {
   it('writes an edge inside a box only between direct children of that box (Mermaid re-parents states otherwise)', () => {
     const graph = describeMachine(edgeCaseMachine);
     const ids = new Map(graph.nodes.map((node) => [node.id.replace(/[^A-Za-z0-9_]/g, '_'), node]));
-    ids.set('edge_my_state_2', graph.nodes.find((node) => node.id === 'edge.my_state')!);
-    ids.set('edge_my_state', graph.nodes.find((node) => node.id === 'edge.my-state')!);
+    ids.set(
+      'edge_my_state_2',
+      graph.nodes.find((node) => node.id === 'edge.my_state')!,
+    );
+    ids.set(
+      'edge_my_state',
+      graph.nodes.find((node) => node.id === 'edge.my-state')!,
+    );
     const box: string[] = [];
     for (const line of lines.slice(1)) {
       const opened = /^state "[^"]*" as (\w+) \{$/.exec(line);
@@ -257,7 +275,10 @@ describe('exporting a machine with every other shape', () => {
 
   it('flags the inline guard, which the diagrams cannot name', () => {
     const inline = describeMachine(edgeCaseMachine).transitions.filter((edge) => edge.inlineGuard);
-    assert.deepEqual(inline.map((edge) => `${edge.sourceId} ${edge.eventType}`), ['edge.idle GO']);
+    assert.deepEqual(
+      inline.map((edge) => `${edge.sourceId} ${edge.eventType}`),
+      ['edge.idle GO'],
+    );
   });
 
   it('DOT: parallel cluster dashed, history as H*, the root a cluster', () => {
@@ -313,7 +334,10 @@ describe('taskvisor machines (in process)', () => {
     assert.equal((await run(['export', '--format', 'mermaid', '--machine', 'task'])).stdout, toMermaid(taskMachine));
     const mermaid = await run(['export', '--format', 'mermaid'], two);
     assert.equal(mermaid.code, 0);
-    assert.equal(mermaid.stdout, `%% machine: task (version ${TASK_MACHINE_VERSION})\n${toMermaid(taskMachine)}\n%% machine: edge (version 3)\n${toMermaid(edgeCaseMachine)}`);
+    assert.equal(
+      mermaid.stdout,
+      `%% machine: task (version ${TASK_MACHINE_VERSION})\n${toMermaid(taskMachine)}\n%% machine: edge (version 3)\n${toMermaid(edgeCaseMachine)}`,
+    );
     const dot = await run(['export', '--format', 'dot'], two);
     assert.match(dot.stdout, /^\/\/ machine: task \(version \d+\)\ndigraph "task" \{/);
     assert.match(dot.stdout, /\n\/\/ machine: edge \(version 3\)\ndigraph "edge" \{/);
@@ -408,7 +432,8 @@ describe('taskvisor machines (command line)', () => {
   it('list prints the registry', async () => {
     const { code, stdout, stderr } = await cli(['machines', 'list']);
     assert.equal(code, 0, stderr);
-    for (const entry of MACHINES) assert.match(stdout, new RegExp(`^${entry.name} +${entry.version} +${escapeRegExp(entry.description)}$`, 'm'));
+    for (const entry of MACHINES)
+      assert.match(stdout, new RegExp(`^${entry.name} +${entry.version} +${escapeRegExp(entry.description)}$`, 'm'));
   });
 
   it('taskvisor help mentions the machines command', async () => {

@@ -40,7 +40,13 @@ after(async () => {
  * (or, when the answer is `fail`, a failure carrying the secret as error data).
  */
 async function startRuntime(inspect?: (event: InspectionEvent) => void) {
-  const runtime = createRuntime({ store: new MemoryTaskStore(), logger: silentLogger, reapIntervalMs: 0, pollIntervalMs: 100, ...(inspect ? { inspect } : {}) });
+  const runtime = createRuntime({
+    store: new MemoryTaskStore(),
+    logger: silentLogger,
+    reapIntervalMs: 0,
+    pollIntervalMs: 100,
+    ...(inspect ? { inspect } : {}),
+  });
   runtime.use(...demoTools);
   runtime.tool('vault', { taskBehavior: 'always', inputSchema: z.object({ password: z.string() }) }, async ({ password }, ctx) => {
     const answer = await ctx.elicit('pin', {
@@ -104,13 +110,15 @@ describe('the Stately WebSocket inspector', () => {
       const taskId = await runVault(started.http.url, SECRET);
 
       const rootOf = () =>
-        received.find((event) => event.type === '@xstate.snapshot' && (event.snapshot as { context?: { taskId?: string } }).context?.taskId === taskId)
-          ?.sessionId;
+        received.find(
+          (event) => event.type === '@xstate.snapshot' && (event.snapshot as { context?: { taskId?: string } }).context?.taskId === taskId,
+        )?.sessionId;
       const done = await waitFor(
         () => {
           const root = rootOf();
           const finished = received.some(
-            (event) => event.type === '@xstate.snapshot' && event.sessionId === root && (event.snapshot as { status?: string }).status === 'done',
+            (event) =>
+              event.type === '@xstate.snapshot' && event.sessionId === root && (event.snapshot as { status?: string }).status === 'done',
           );
           return root && finished ? root : undefined;
         },
@@ -119,12 +127,17 @@ describe('the Stately WebSocket inspector', () => {
       const mine = received.filter((event) => event.sessionId === done || event.rootId === done);
       const types = new Set(mine.map((event) => event.type));
       assert.deepEqual([...types].sort(), ['@xstate.actor', '@xstate.event', '@xstate.snapshot']);
-      assert.ok(mine.some((event) => event.type === '@xstate.actor' && event.sessionId === done), 'the task actor is announced');
+      assert.ok(
+        mine.some((event) => event.type === '@xstate.actor' && event.sessionId === done),
+        'the task actor is announced',
+      );
       assert.ok(
         mine.some((event) => event.type === '@xstate.event' && (event.event as { type?: string }).type === 'INPUT_RESPONSES'),
         'the answer is an event',
       );
-      const final = mine.findLast((event) => event.type === '@xstate.snapshot' && event.sessionId === done) as StatelyInspectionEvent & { snapshot: unknown };
+      const final = mine.findLast((event) => event.type === '@xstate.snapshot' && event.sessionId === done) as StatelyInspectionEvent & {
+        snapshot: unknown;
+      };
       assert.equal((final.snapshot as { value?: unknown }).value, 'completed');
       assert.equal((final.snapshot as { context: { args: unknown } }).context.args, '[redacted]');
       assert.equal((final.snapshot as { context: { tool: string } }).context.tool, 'vault');
@@ -212,17 +225,22 @@ describe('the JSONL trace', () => {
     assert.equal((await stat(file)).mode & 0o777, 0o600);
     const mine = lines.filter((line) => line.taskId === completed);
     const types = new Set(mine.map((line) => line.type));
-    for (const type of ['@xstate.actor', '@xstate.event', '@xstate.snapshot']) assert.ok(types.has(type as TraceLine['type']), `${type} lines: ${[...types]}`);
+    for (const type of ['@xstate.actor', '@xstate.event', '@xstate.snapshot'])
+      assert.ok(types.has(type as TraceLine['type']), `${type} lines: ${[...types]}`);
     for (const line of lines) {
       assert.equal(typeof line.t, 'number');
       assert.match(line.actorId ?? '', /^x:\d+$/);
     }
     const root = mine.find((line) => line.type === '@xstate.actor' && line.parentId === undefined)!;
     assert.ok(root, 'the task actor is announced');
-    assert.ok(mine.some((line) => line.type === '@xstate.actor' && line.parentId === root.actorId && line.name === 'worker'), 'its worker too');
+    assert.ok(
+      mine.some((line) => line.type === '@xstate.actor' && line.parentId === root.actorId && line.name === 'worker'),
+      'its worker too',
+    );
     const snapshots = mine.filter((line) => line.type === '@xstate.snapshot' && line.actorId === root.actorId);
     const values = new Set(snapshots.map((line) => JSON.stringify(line.snapshot?.value)));
-    for (const value of [{ active: 'working' }, { active: 'input_required' }, 'completed']) assert.ok(values.has(JSON.stringify(value)), `${JSON.stringify(value)} in ${[...values]}`);
+    for (const value of [{ active: 'working' }, { active: 'input_required' }, 'completed'])
+      assert.ok(values.has(JSON.stringify(value)), `${JSON.stringify(value)} in ${[...values]}`);
     const final = snapshots.at(-1)!;
     assert.equal(final.snapshot?.status, 'done');
     assert.equal(final.snapshot?.value, 'completed');
@@ -301,8 +319,11 @@ describe('inspection off', () => {
       try {
         const created = await postJsonRpc(http.url, 'tools/call', { name: 'sleep', arguments: { ms: 60_000 } });
         const taskId = created.message?.result?.taskId as string;
-        const live = (runtime as unknown as { supervisor: { live: Map<string, { actor: { options: { inspect?: unknown } }; persister: { inspect: unknown } }> } })
-          .supervisor.live.get(taskId);
+        const live = (
+          runtime as unknown as {
+            supervisor: { live: Map<string, { actor: { options: { inspect?: unknown } }; persister: { inspect: unknown } }> };
+          }
+        ).supervisor.live.get(taskId);
         assert.ok(live, 'the task actor is live');
         if (inspect === undefined) assert.equal(live.actor.options.inspect, live.persister.inspect, 'only the persister is hooked');
         else assert.notEqual(live.actor.options.inspect, live.persister.inspect, 'with an inspector the hook is a wrapper');
@@ -321,7 +342,10 @@ describe('taskvisor serve --trace / --inspect', () => {
     const file = join(cwd.path, 't.jsonl');
     const child = spawnNode([CLI, 'serve', '--http', '127.0.0.1:0', '--demo', '--trace', file], { cwd: cwd.path });
     try {
-      const [, url] = await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
+      const [, url] = await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, {
+        stream: 'stderr',
+        timeoutMs: STARTUP_TIMEOUT_MS,
+      });
       assert.match(child.stderr, new RegExp(`tracing task actors to ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
       assert.equal((await stat(file)).mode & 0o777, 0o600);
       const reply = await postJsonRpc(url!, 'tools/call', { name: 'sleep', arguments: { ms: 300, message: SECRET } });
@@ -370,10 +394,16 @@ describe('taskvisor serve --trace / --inspect', () => {
       const file = join(cwd.path, 'raw.jsonl');
       const child = spawnNode([CLI, 'serve', '--http', '127.0.0.1:0', '--demo', '--trace', file, '--trace-raw'], { cwd: cwd.path });
       try {
-        const [, url] = await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
+        const [, url] = await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, {
+          stream: 'stderr',
+          timeoutMs: STARTUP_TIMEOUT_MS,
+        });
         assert.match(child.stderr, /\(not redacted\)/);
         await postJsonRpc(url!, 'tools/call', { name: 'sleep', arguments: { ms: 250, message: SECRET } });
-        await waitFor(async () => (await readFile(file, 'utf8')).includes('"status":"done"'), { timeoutMs: 10_000, what: 'the task’s final snapshot line' });
+        await waitFor(async () => (await readFile(file, 'utf8')).includes('"status":"done"'), {
+          timeoutMs: 10_000,
+          what: 'the task’s final snapshot line',
+        });
       } finally {
         await child.kill('SIGTERM');
       }
@@ -389,8 +419,14 @@ describe('taskvisor serve --trace / --inspect', () => {
     const cwd = await tempDir('taskvisor-inspect-cli-');
     const child = spawnNode([CLI, 'serve', '--http', '127.0.0.1:0', '--demo', '--inspect'], { cwd: cwd.path });
     try {
-      const [, relay] = await child.waitForOutput(/relayed on (ws:\/\/127\.0\.0\.1:\d+)/, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
-      const [, url] = await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
+      const [, relay] = await child.waitForOutput(/relayed on (ws:\/\/127\.0\.0\.1:\d+)/, {
+        stream: 'stderr',
+        timeoutMs: STARTUP_TIMEOUT_MS,
+      });
+      const [, url] = await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, {
+        stream: 'stderr',
+        timeoutMs: STARTUP_TIMEOUT_MS,
+      });
       assert.match(child.stderr, /Open http:\/\/127\.0\.0\.1:\d+\/ in a browser/);
       assert.match(child.stderr, /stately\.ai/);
       assert.match(child.stderr, /needs internet/);
@@ -403,7 +439,10 @@ describe('taskvisor serve --trace / --inspect', () => {
       await waitFor(
         () =>
           received.some(
-            (event) => event.type === '@xstate.snapshot' && (event.snapshot as any)?.context?.taskId === taskId && (event.snapshot as any).status === 'done',
+            (event) =>
+              event.type === '@xstate.snapshot' &&
+              (event.snapshot as any)?.context?.taskId === taskId &&
+              (event.snapshot as any).status === 'done',
           ),
         { timeoutMs: 10_000, what: 'the task’s final snapshot at the receiver' },
       );

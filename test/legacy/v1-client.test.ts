@@ -48,7 +48,10 @@ interface LegacyClient {
 /** A v1 client that declares form elicitation (or nothing) and answers every elicitation with `answer`. */
 async function legacyClient(
   transport: Transport,
-  { elicitation = true, answer = { action: 'accept', content: { name: 'Ada' } } }: { elicitation?: boolean; answer?: Record<string, unknown> } = {},
+  {
+    elicitation = true,
+    answer = { action: 'accept', content: { name: 'Ada' } },
+  }: { elicitation?: boolean; answer?: Record<string, unknown> } = {},
 ): Promise<LegacyClient> {
   const client = new Client(
     { name: 'legacy-v1-client', version: '1.32.2' },
@@ -137,15 +140,12 @@ function sharedCases(get: () => LegacyClient): void {
   });
 
   it('fail is a JSON-RPC error with the given code, thrown by callTool', async () => {
-    await assert.rejects(
-      get().client.callTool({ name: 'fail', arguments: { code: -32050, message: 'boom' } }),
-      (error: unknown) => {
-        assert.ok(error instanceof McpError, `expected McpError, got ${String(error)}`);
-        assert.equal(error.code, -32050);
-        assert.match(error.message, /boom/);
-        return true;
-      },
-    );
+    await assert.rejects(get().client.callTool({ name: 'fail', arguments: { code: -32050, message: 'boom' } }), (error: unknown) => {
+      assert.ok(error instanceof McpError, `expected McpError, got ${String(error)}`);
+      assert.equal(error.code, -32050);
+      assert.match(error.message, /boom/);
+      return true;
+    });
     await assert.rejects(get().client.callTool({ name: 'fail', arguments: { message: 'default code' } }), { code: -32603 });
   });
 
@@ -200,7 +200,10 @@ describe('2025-11-25 client (v1 SDK 1.32.2)', { concurrency: true }, () => {
       // Exactly what the client receives (the SDK's LegacyInputRequiredShim surfaces tools/call failures as isError).
       assert.deepEqual(result, { content: [{ type: 'text', text: NO_CAPABILITIES_TEXT + STATELESS_SUFFIX }], isError: true });
       assert.deepEqual(legacy.elicitations, [], 'the elicitation handler is never called over stateless HTTP');
-      assert.equal(legacy.received.some((message) => message.method === 'elicitation/create'), false);
+      assert.equal(
+        legacy.received.some((message) => message.method === 'elicitation/create'),
+        false,
+      );
     });
 
     it('no legacy call left a task in the store', async () => {
@@ -212,10 +215,9 @@ describe('2025-11-25 client (v1 SDK 1.32.2)', { concurrency: true }, () => {
       const modern = await connect({ kind: 'http', url: http.url });
       try {
         const taskId = await createTask(modern, 'sleep', { ms: 400 });
-        await assert.rejects(
-          legacy.client.request({ method: 'tasks/get', params: { taskId } } as never, z.any() as never),
-          { code: -32601 },
-        );
+        await assert.rejects(legacy.client.request({ method: 'tasks/get', params: { taskId } } as never, z.any() as never), {
+          code: -32601,
+        });
       } finally {
         await modern.close();
       }
@@ -282,7 +284,10 @@ describe('2025-11-25 client (v1 SDK 1.32.2)', { concurrency: true }, () => {
     it('hello_world from a client without the elicitation capability is an isError result, never a request it cannot answer', async () => {
       const result = await plain.client.callTool({ name: 'hello_world', arguments: {} });
       assert.deepEqual(result, { content: [{ type: 'text', text: NO_CAPABILITIES_TEXT }], isError: true });
-      assert.equal(plain.received.some((message) => message.method === 'elicitation/create'), false);
+      assert.equal(
+        plain.received.some((message) => message.method === 'elicitation/create'),
+        false,
+      );
     });
   });
 });

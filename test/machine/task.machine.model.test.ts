@@ -74,8 +74,7 @@ function withoutInvokes(node: NodeConfig): NodeConfig {
   return copy;
 }
 
-const hasInvoke = (node: NodeConfig): boolean =>
-  list(node.invoke).length > 0 || Object.values(node.states ?? {}).some(hasInvoke);
+const hasInvoke = (node: NodeConfig): boolean => list(node.invoke).length > 0 || Object.values(node.states ?? {}).some(hasInvoke);
 
 const modelMachine = createMachine(
   withoutInvokes(taskMachine.config as unknown as NodeConfig) as never,

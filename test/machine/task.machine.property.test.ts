@@ -174,9 +174,7 @@ const timestampsAndStatus = (machine: Machine) =>
       );
       assert.ok(s.context.lastUpdatedAt <= maxAt, 'lastUpdatedAt is never in the future of every event seen');
       // A step either leaves lastUpdatedAt alone or touches it to max(prev, at) ...
-      assert.ok(
-        [prev.context.lastUpdatedAt, Math.max(prev.context.lastUpdatedAt, event.at)].includes(s.context.lastUpdatedAt),
-      );
+      assert.ok([prev.context.lastUpdatedAt, Math.max(prev.context.lastUpdatedAt, event.at)].includes(s.context.lastUpdatedAt));
       // ... and every visible change is touched.
       const { lastUpdatedAt: _p, ...prevRest } = prev.context;
       const { lastUpdatedAt: _n, ...nextRest } = s.context;
@@ -294,7 +292,8 @@ const inputKeys = (machine: Machine) =>
       if (event.type === 'INPUT_NEEDED' && !firstRequest.has(event.key) && issuedKeys.includes(event.key)) {
         firstRequest.set(event.key, JSON.stringify(event.request));
       }
-      for (const key of outstanding) assert.equal(JSON.stringify(inputRequests[key]), firstRequest.get(key), `request under ${key} changed`);
+      for (const key of outstanding)
+        assert.equal(JSON.stringify(inputRequests[key]), firstRequest.get(key), `request under ${key} changed`);
 
       if (event.type === 'INPUT_NEEDED' && !isTerminal(prev) && prev.context.cancelRequested) {
         // T-24 (property 3): asked to cancel, a worker that asks for input, under any key, ends the task.
@@ -390,9 +389,9 @@ test('4. input keys are unique, never come back, and responses to other keys cha
 });
 
 test('5. persist → JSON → restore at a random cut is invisible (I-8)', () => {
-  const caseArb = fc.tuple(inputArb, eventsArb).chain(([input, events]) =>
-    fc.tuple(fc.constant(input), fc.constant(events), fc.integer({ min: 0, max: events.length })),
-  );
+  const caseArb = fc
+    .tuple(inputArb, eventsArb)
+    .chain(([input, events]) => fc.tuple(fc.constant(input), fc.constant(events), fc.integer({ min: 0, max: events.length })));
   fc.assert(
     fc.property(caseArb, ([input, events, cut]) => {
       const original = createActor(taskMachine, { input }).start();

@@ -49,7 +49,10 @@ describe('terminal status becomes visible only once durable', () => {
     const http = await listenHttp(runtime, { port: 0 });
     const client = await connect({ kind: 'http', url: http.url });
     try {
-      const created = (await client.raw({ method: 'tools/call', params: { name: 'quick', arguments: {}, _meta: envelope() } } as never)) as unknown as {
+      const created = (await client.raw({
+        method: 'tools/call',
+        params: { name: 'quick', arguments: {}, _meta: envelope() },
+      } as never)) as unknown as {
         result: { taskId: string };
       };
       const taskId = created.result.taskId;

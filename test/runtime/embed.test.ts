@@ -53,8 +53,7 @@ describe('examples/embed/server.ts', { skip: !existsSync(EMBED_SERVER) && 'examp
       ]);
       // 1 s is past the 200 ms promotion threshold: the 2026 call became a task.
       const created = modern.received.find((message) => (message as { result?: { resultType?: string } }).result?.resultType === 'task') as
-        | { result: { taskId: string; status: string } }
-        | undefined;
+        { result: { taskId: string; status: string } } | undefined;
       assert.ok(created, 'the tools/call answered a CreateTaskResult');
       assert.equal(created.result.status, 'working');
       const result = resultFromTaskOutcome(settled.outcome) as { content: unknown };

@@ -99,19 +99,19 @@ describe('through the wire', () => {
     const http = await listenHttp(runtime, { port: 0 });
     const client = await connect({ kind: 'http', url: http.url });
     try {
-      const created = (await client.raw({ method: 'tools/call', params: { name: "wait", arguments: {}, _meta: envelope() } } as never)) as {
+      const created = (await client.raw({ method: 'tools/call', params: { name: 'wait', arguments: {}, _meta: envelope() } } as never)) as {
         kind: 'result';
         result: { taskId: string; pollIntervalMs: number };
       };
       assert.equal(created.result.pollIntervalMs, 50);
       await new Promise((resolve) => setTimeout(resolve, 400));
-      const get = () => client.raw({ method: "tasks/get", params: { taskId: created.result.taskId, _meta: envelope() } } as never);
+      const get = () => client.raw({ method: 'tasks/get', params: { taskId: created.result.taskId, _meta: envelope() } } as never);
       const first = (await get()) as { kind: 'result'; result: { pollIntervalMs: number } };
       assert.ok(first.result.pollIntervalMs >= 150, `grown with age: ${first.result.pollIntervalMs}`);
       const started = Date.now();
       await get(); // at once: earlier than the hint asks, so it is paced
       assert.ok(Date.now() - started >= first.result.pollIntervalMs * 0.8, 'the second, too-early poll was answered late');
-      await client.raw({ method: "tasks/cancel", params: { taskId: created.result.taskId, _meta: envelope() } } as never);
+      await client.raw({ method: 'tasks/cancel', params: { taskId: created.result.taskId, _meta: envelope() } } as never);
     } finally {
       await client.close();
       await runtime.close();

@@ -16,14 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  createRuntime,
-  listenHttp,
-  LowdbTaskStore,
-  silentLogger,
-  type TaskRecord,
-  type TaskvisorRuntime,
-} from '../../src/index.js';
+import { createRuntime, listenHttp, LowdbTaskStore, silentLogger, type TaskRecord, type TaskvisorRuntime } from '../../src/index.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import {
   createTask,
@@ -255,9 +248,7 @@ describe('kill -9 of a child server, then a new child on the same store', () => 
     assert.equal(task.status, 'completed', JSON.stringify(task));
     assert.ok(!statuses.includes('input_required'), `asked again: ${statuses.join(' → ')}`);
     // The handler ran in the new process, and its elicit('key') returned the answer given before the kill.
-    assert.deepEqual((task.result as { content: unknown }).content, [
-      { type: 'text', text: `key=K-42 pid=${second.process.pid}` },
-    ]);
+    assert.deepEqual((task.result as { content: unknown }).content, [{ type: 'text', text: `key=K-42 pid=${second.process.pid}` }]);
     assert.equal(task.inputRequests, undefined);
   });
 
@@ -338,10 +329,14 @@ describe('(d) ttl expiry and the reaper', () => {
     }
     // A restart does not touch terminal records either.
     try {
-      const again = await serveInProcess(dir.path, (runtime) => {
-        runtime.tool('slow', { taskBehavior: 'always' }, () => 'x');
-        runtime.tool('quick', { taskBehavior: 'always' }, () => 'x');
-      }, { reapIntervalMs: 0 });
+      const again = await serveInProcess(
+        dir.path,
+        (runtime) => {
+          runtime.tool('slow', { taskBehavior: 'always' }, () => 'x');
+          runtime.tool('quick', { taskBehavior: 'always' }, () => 'x');
+        },
+        { reapIntervalMs: 0 },
+      );
       try {
         assert.deepEqual(again.report, { resumed: 0, failed: 0 });
         const records = await again.runtime.store.list();
@@ -367,7 +362,9 @@ describe('(d) ttl expiry and the reaper', () => {
     try {
       const taskId = await createTask(s.client, 'quick');
       const first = await getTask(s.client, taskId);
-      const ended = await waitFor(() => changes.find((r) => r.taskId === taskId && r.status !== 'working'), { what: 'the end of the task' });
+      const ended = await waitFor(() => changes.find((r) => r.taskId === taskId && r.status !== 'working'), {
+        what: 'the end of the task',
+      });
       if (ended.status === 'completed') {
         assert.deepEqual(ended.result, { resultType: 'complete', content: [{ type: 'text', text: 'quick result' }] });
         // Within its ttl tasks/get shows it completed; past it, "not found" (both are right, T-14).

@@ -10,13 +10,24 @@ import { REPO_ROOT, runNode, tempDir, TSX_IMPORT } from '../support/processes.js
 import { pgQuery } from '../support/postgres.js';
 
 test('bench/run.ts --quick --only postgres prints the postgres rows against the sqlite baseline', { timeout: 120_000 }, async () => {
-  const benchSchemas = async () => new Set((await pgQuery<{ nspname: string }>(`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'tv_bench_%'`)).rows.map((row) => row.nspname));
+  const benchSchemas = async () =>
+    new Set(
+      (await pgQuery<{ nspname: string }>(`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'tv_bench_%'`)).rows.map(
+        (row) => row.nspname,
+      ),
+    );
   const before = await benchSchemas(); // also fails clearly when PostgreSQL is down
   const results = await tempDir('taskvisor-bench-pg-');
   try {
-    const run = await runNode(['--import', TSX_IMPORT, join(REPO_ROOT, 'bench', 'run.ts'), '--quick', '--only', 'postgres', '--results-dir', results.path], { timeoutMs: 110_000 });
+    const run = await runNode(
+      ['--import', TSX_IMPORT, join(REPO_ROOT, 'bench', 'run.ts'), '--quick', '--only', 'postgres', '--results-dir', results.path],
+      { timeoutMs: 110_000 },
+    );
     assert.equal(run.code, 0, `exit ${run.code} (${run.signal})\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
-    assert.match(run.stdout, /\| 6\. postgres durable create \| empty schema, pool 10, c=4 \| throughput \| [\d.,]+ req\/s \| sqlite store c=4 \| [\d.,]+ req\/s \| [\d.,]+× \|/);
+    assert.match(
+      run.stdout,
+      /\| 6\. postgres durable create \| empty schema, pool 10, c=4 \| throughput \| [\d.,]+ req\/s \| sqlite store c=4 \| [\d.,]+ req\/s \| [\d.,]+× \|/,
+    );
     const left = [...(await benchSchemas())].filter((name) => !before.has(name));
     assert.deepEqual(left, [], 'the bench drops its schema');
   } finally {

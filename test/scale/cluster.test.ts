@@ -23,7 +23,11 @@ const BLIP_LEASE_MS = 6_000;
 const ADOPTION_TIMEOUT_MS = 30_000;
 
 /** A cluster of `labels.length` instances on a fresh schema; everything is torn down after `fn`. */
-async function withCluster(labels: string[], fn: (instances: Instance[], runLog: string) => Promise<void>, leaseMs = LEASE_MS): Promise<void> {
+async function withCluster(
+  labels: string[],
+  fn: (instances: Instance[], runLog: string) => Promise<void>,
+  leaseMs = LEASE_MS,
+): Promise<void> {
   const dir = await tempDir('taskvisor-scale-');
   const { schema, drop } = await freshSchema('tv_scale');
   const runLog = join(dir.path, 'runs.log');
@@ -51,7 +55,8 @@ function collectFrames(instance: Instance): Json[] {
   return frames;
 }
 
-const textOf = (task: Json): string | undefined => ((task.result as Json | undefined)?.content as { text?: string }[] | undefined)?.[0]?.text;
+const textOf = (task: Json): string | undefined =>
+  ((task.result as Json | undefined)?.content as { text?: string }[] | undefined)?.[0]?.text;
 
 describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
   it('two instances: created on A, the task is read, answered, listened to and cancelled through B', () =>
@@ -68,12 +73,18 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
       // A listen opened on B gets the frames of the task running on A.
       const subscription = await b!.client.client.listen({ taskIds: [asked] } as never);
       await pollTask(b!.client, asked, (task) => task.status === 'input_required', { timeoutMs: 20_000 });
-      await waitFor(() => frames.some((f) => f.taskId === asked && f.status === 'input_required'), { what: 'input_required frame on B', timeoutMs: 20_000 });
+      await waitFor(() => frames.some((f) => f.taskId === asked && f.status === 'input_required'), {
+        what: 'input_required frame on B',
+        timeoutMs: 20_000,
+      });
 
       // tasks/update on B reaches the worker on A (T-20: acknowledged with resultType complete).
       const ack = resultOf(await updateTask(b!.client, asked, { name: { action: 'accept', content: { name: 'Luca' } } }));
       assert.equal(ack.resultType, 'complete');
-      const done = await waitFor(() => frames.find((f) => f.taskId === asked && f.status === 'completed'), { what: 'completed frame on B', timeoutMs: 20_000 });
+      const done = await waitFor(() => frames.find((f) => f.taskId === asked && f.status === 'completed'), {
+        what: 'completed frame on B',
+        timeoutMs: 20_000,
+      });
       assert.equal(textOf(done), 'Hello, Luca, from A', 'the worker on A got the answer given to B');
       assert.equal(done._meta !== undefined && (done._meta as Json)['io.modelcontextprotocol/subscriptionId'] !== undefined, true);
       await subscription.close();
@@ -98,10 +109,13 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
       const replayed = await createTask(a!.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
       const once = await createTask(a!.client, 'wait_once', { ms: 60_000 });
       const toCancel = await createTask(a!.client, 'tracked_wait', { ms: 600_000 });
-      await waitFor(async () => {
-        const starts = await runStarts(runLog);
-        return starts.has(replayed) && starts.has(once) && starts.has(toCancel);
-      }, { what: 'the runs to start on A', timeoutMs: 20_000 });
+      await waitFor(
+        async () => {
+          const starts = await runStarts(runLog);
+          return starts.has(replayed) && starts.has(once) && starts.has(toCancel);
+        },
+        { what: 'the runs to start on A', timeoutMs: 20_000 },
+      );
       await a!.child.kill('SIGKILL');
       // Cancelled through B while its owner is dead: the command waits for the task's next owner (T-24).
       const cancelAck = resultOf(await rawRequest(b!.client, { method: 'tasks/cancel', params: { taskId: toCancel, _meta: envelope() } }));
@@ -124,10 +138,13 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
     withCluster(['A', 'B', 'C'], async ([a, b, c], runLog) => {
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) ids.push(await createTask(a!.client, 'tracked_wait', { ms: 1_500, holdOn: 'A' }));
-      await waitFor(async () => {
-        const starts = await runStarts(runLog);
-        return ids.every((id) => starts.has(id));
-      }, { what: 'every run to start on A', timeoutMs: 20_000 });
+      await waitFor(
+        async () => {
+          const starts = await runStarts(runLog);
+          return ids.every((id) => starts.has(id));
+        },
+        { what: 'every run to start on A', timeoutMs: 20_000 },
+      );
       await a!.child.kill('SIGKILL');
 
       for (const id of ids) {
@@ -148,22 +165,30 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
       assert.ok(winners.size >= 1);
     }));
 
-  it('a paused owner (SIGSTOP past its lease) loses its tasks: the survivor runs them, the old owner\'s late writes are fenced', () =>
+  it("a paused owner (SIGSTOP past its lease) loses its tasks: the survivor runs them, the old owner's late writes are fenced", () =>
     withCluster(['A', 'B'], async ([a, b], runLog) => {
       const id = await createTask(a!.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
       await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start', timeoutMs: 20_000 });
       a!.child.process.kill('SIGSTOP');
       try {
-        await waitFor(async () => (await runStarts(runLog)).get(id)?.includes('B'), { what: 'B to adopt and run the task', timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
+        await waitFor(async () => (await runStarts(runLog)).get(id)?.includes('B'), {
+          what: 'B to adopt and run the task',
+          timeoutMs: ADOPTION_TIMEOUT_MS,
+          intervalMs: 100,
+        });
       } finally {
         a!.child.process.kill('SIGCONT');
       }
       const { task } = await pollTask(b!.client, id, isTerminalTask, { timeoutMs: 30_000, intervalMs: 100 });
       assert.equal(task.status, 'completed');
-      assert.equal(textOf(task), 'finished on B', 'only the adopter\'s writes land (fencing token)');
+      assert.equal(textOf(task), 'finished on B', "only the adopter's writes land (fencing token)");
       // A noticed: it stopped running the task (lease lost, or its write was fenced) and keeps serving.
       await a!.child.waitForOutput(/lost its lease|no longer run by this instance/, { timeoutMs: 30_000 });
-      const after = await waitFor(async () => createTask(a!.client, 'tracked_wait', { ms: 0 }), { what: 'A to serve again', timeoutMs: 30_000, intervalMs: 200 });
+      const after = await waitFor(async () => createTask(a!.client, 'tracked_wait', { ms: 0 }), {
+        what: 'A to serve again',
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      });
       const { task: fresh } = await pollTask(b!.client, after, isTerminalTask, { timeoutMs: 20_000 });
       assert.equal(fresh.status, 'completed');
       assert.equal(textOf(fresh), 'finished on A');
@@ -171,33 +196,44 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
     }));
 
   it('a network blip (pg_terminate_backend of every connection of both instances) is survived: listen, update and create still work', () =>
-    withCluster(['A', 'B'], async ([a, b]) => {
-      const frames = collectFrames(b!);
-      const asked = await createTask(a!.client, 'ask_name');
-      const subscription = await b!.client.client.listen({ taskIds: [asked] } as never);
-      await pollTask(b!.client, asked, (task) => task.status === 'input_required', { timeoutMs: 20_000 });
+    withCluster(
+      ['A', 'B'],
+      async ([a, b]) => {
+        const frames = collectFrames(b!);
+        const asked = await createTask(a!.client, 'ask_name');
+        const subscription = await b!.client.client.listen({ taskIds: [asked] } as never);
+        await pollTask(b!.client, asked, (task) => task.status === 'input_required', { timeoutMs: 20_000 });
 
-      const killed = await pgQuery<{ ok: boolean }>(
-        `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = ANY($1)`,
-        [[a!.instanceId, b!.instanceId].flatMap((id) => [`taskvisor ${id}`, `taskvisor ${id} (listen)`])],
-      );
-      assert.ok(killed.rows.length >= 4, `terminated ${killed.rows.length} connections (pool + listen of each)`);
+        const killed = await pgQuery<{ ok: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = ANY($1)`,
+          [[a!.instanceId, b!.instanceId].flatMap((id) => [`taskvisor ${id}`, `taskvisor ${id} (listen)`])],
+        );
+        assert.ok(killed.rows.length >= 4, `terminated ${killed.rows.length} connections (pool + listen of each)`);
 
-      // The first request after the blip may meet a dead pooled connection; the instance keeps serving.
-      await waitFor(async () => resultOf(await updateTask(b!.client, asked, { name: { action: 'accept', content: { name: 'Ada' } } })), {
-        what: 'tasks/update on B after the blip',
-        timeoutMs: 20_000,
-        intervalMs: 200,
-      });
-      const done = await waitFor(() => frames.find((f) => f.taskId === asked && f.status === 'completed'), { what: 'completed frame on B after the blip', timeoutMs: 30_000 });
-      assert.equal(textOf(done), 'Hello, Ada, from A');
-      await subscription.close();
+        // The first request after the blip may meet a dead pooled connection; the instance keeps serving.
+        await waitFor(async () => resultOf(await updateTask(b!.client, asked, { name: { action: 'accept', content: { name: 'Ada' } } })), {
+          what: 'tasks/update on B after the blip',
+          timeoutMs: 20_000,
+          intervalMs: 200,
+        });
+        const done = await waitFor(() => frames.find((f) => f.taskId === asked && f.status === 'completed'), {
+          what: 'completed frame on B after the blip',
+          timeoutMs: 30_000,
+        });
+        assert.equal(textOf(done), 'Hello, Ada, from A');
+        await subscription.close();
 
-      const fresh = await waitFor(async () => createTask(b!.client, 'tracked_wait', { ms: 0 }), { what: 'a create on B after the blip', timeoutMs: 20_000, intervalMs: 200 });
-      const { task } = await pollTask(a!.client, fresh, isTerminalTask, { timeoutMs: 20_000 });
-      assert.equal(task.status, 'completed');
-      // Both instances still hold their leases (nothing was adopted away from a live instance).
-      assert.equal(a!.child.process.exitCode, null);
-      assert.ok(!/lost its lease/.test(a!.child.stderr + b!.child.stderr), `no lease lost:\n${a!.child.stderr}\n${b!.child.stderr}`);
-    }, BLIP_LEASE_MS));
+        const fresh = await waitFor(async () => createTask(b!.client, 'tracked_wait', { ms: 0 }), {
+          what: 'a create on B after the blip',
+          timeoutMs: 20_000,
+          intervalMs: 200,
+        });
+        const { task } = await pollTask(a!.client, fresh, isTerminalTask, { timeoutMs: 20_000 });
+        assert.equal(task.status, 'completed');
+        // Both instances still hold their leases (nothing was adopted away from a live instance).
+        assert.equal(a!.child.process.exitCode, null);
+        assert.ok(!/lost its lease/.test(a!.child.stderr + b!.child.stderr), `no lease lost:\n${a!.child.stderr}\n${b!.child.stderr}`);
+      },
+      BLIP_LEASE_MS,
+    ));
 });

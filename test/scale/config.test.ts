@@ -42,7 +42,10 @@ describe('postgres store configuration', { timeout: 60_000 }, () => {
       await writeFile(config, 'store:\n  kind: postgres\n  url: postgres://postgres@127.0.0.1:1/test\n');
       const run = await runNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0'], { cwd: dir.path });
       assert.equal(run.code, 1);
-      assert.match(run.stderr, /down\.yaml: store: cannot open postgres postgres:\/\/postgres@127\.0\.0\.1:1\/test schema taskvisor: connection refused/);
+      assert.match(
+        run.stderr,
+        /down\.yaml: store: cannot open postgres postgres:\/\/postgres@127\.0\.0\.1:1\/test schema taskvisor: connection refused/,
+      );
       assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
     } finally {
       await dir.remove();
@@ -53,14 +56,21 @@ describe('postgres store configuration', { timeout: 60_000 }, () => {
     const dir = await tempDir();
     const { schema, drop } = await freshSchema('tv_cfg');
     const config = join(dir.path, 'taskvisor.yaml');
-    await writeFile(config, `store:\n  kind: postgres\n  url: ${TEST_PG_URL}\n  schema: ${schema}\n  poolSize: 2\ntools:\n  - ${JSON.stringify(CLUSTER_TOOLS)}\n`);
+    await writeFile(
+      config,
+      `store:\n  kind: postgres\n  url: ${TEST_PG_URL}\n  schema: ${schema}\n  poolSize: 2\ntools:\n  - ${JSON.stringify(CLUSTER_TOOLS)}\n`,
+    );
     const instance = await startInstance(config, 'A', join(dir.path, 'runs.log'), dir.path);
     try {
-      const live = await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at > now()`, [instance.instanceId]);
+      const live = await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at > now()`, [
+        instance.instanceId,
+      ]);
       assert.equal(live.rowCount, 1);
       await instance.client.close();
       assert.equal((await instance.child.kill('SIGTERM')).code, 0);
-      const after = await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at > now()`, [instance.instanceId]);
+      const after = await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at > now()`, [
+        instance.instanceId,
+      ]);
       assert.equal(after.rowCount, 0, 'a graceful stop gives the lease up at once');
     } finally {
       await stopAll([instance]);

@@ -40,49 +40,62 @@ async function pgProxy(): Promise<{ port: number; cut(): void; heal(): void; clo
     heal() {
       open = true;
     },
-    close: () => new Promise((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
-it('an instance partitioned from PostgreSQL past its lease gives its tasks up; the survivor finishes them; the healed instance rejoins', { timeout: 120_000 }, async () => {
-  const dir = await tempDir('taskvisor-partition-');
-  const { schema, drop } = await freshSchema('tv_part');
-  const proxy = await pgProxy();
-  const runLog = join(dir.path, 'runs.log');
-  const instances: Instance[] = [];
-  try {
-    const direct = await writeClusterConfig(dir.path, schema, 1_500);
-    const viaProxy = join(dir.path, 'via-proxy.yaml');
-    await writeFile(viaProxy, (await readFile(direct, 'utf8')).replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`));
-    const a = await startInstance(viaProxy, 'A', runLog, dir.path);
-    instances.push(a);
-    const b = await startInstance(direct, 'B', runLog, dir.path);
-    instances.push(b);
+it(
+  'an instance partitioned from PostgreSQL past its lease gives its tasks up; the survivor finishes them; the healed instance rejoins',
+  { timeout: 120_000 },
+  async () => {
+    const dir = await tempDir('taskvisor-partition-');
+    const { schema, drop } = await freshSchema('tv_part');
+    const proxy = await pgProxy();
+    const runLog = join(dir.path, 'runs.log');
+    const instances: Instance[] = [];
+    try {
+      const direct = await writeClusterConfig(dir.path, schema, 1_500);
+      const viaProxy = join(dir.path, 'via-proxy.yaml');
+      await writeFile(viaProxy, (await readFile(direct, 'utf8')).replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`));
+      const a = await startInstance(viaProxy, 'A', runLog, dir.path);
+      instances.push(a);
+      const b = await startInstance(direct, 'B', runLog, dir.path);
+      instances.push(b);
 
-    const id = await createTask(a.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
-    await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start', timeoutMs: 20_000 });
-    proxy.cut();
-    await a.child.waitForOutput(/lost its lease: stopping its tasks here/, { timeoutMs: 30_000 });
-    await waitFor(async () => (await runStarts(runLog)).get(id)?.includes('B'), { what: 'B to adopt the task', timeoutMs: 30_000, intervalMs: 100 });
-    proxy.heal();
+      const id = await createTask(a.client, 'tracked_wait', { ms: 1_000, holdOn: 'A' });
+      await waitFor(async () => (await runStarts(runLog)).get(id), { what: 'the run on A to start', timeoutMs: 20_000 });
+      proxy.cut();
+      await a.child.waitForOutput(/lost its lease: stopping its tasks here/, { timeoutMs: 30_000 });
+      await waitFor(async () => (await runStarts(runLog)).get(id)?.includes('B'), {
+        what: 'B to adopt the task',
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
+      proxy.heal();
 
-    const { task } = await pollTask(b.client, id, isTerminalTask, { timeoutMs: 30_000, intervalMs: 200 });
-    assert.equal(task.status, 'completed');
-    assert.equal((task.result as { content: { text: string }[] }).content[0]!.text, 'finished on B');
-    assert.deepEqual((await runStarts(runLog)).get(id), ['A', 'B'], 'run once on A (given up), once on B');
+      const { task } = await pollTask(b.client, id, isTerminalTask, { timeoutMs: 30_000, intervalMs: 200 });
+      assert.equal(task.status, 'completed');
+      assert.equal((task.result as { content: { text: string }[] }).content[0]!.text, 'finished on B');
+      assert.deepEqual((await runStarts(runLog)).get(id), ['A', 'B'], 'run once on A (given up), once on B');
 
-    const [, newId] = await a.child.waitForOutput(/joined the cluster again as instance (\S+)/, { timeoutMs: 30_000 });
-    assert.notEqual(newId, a.instanceId);
-    const fresh = await waitFor(async () => createTask(a.client, 'tracked_wait', { ms: 0 }), { what: 'A to serve again', timeoutMs: 30_000, intervalMs: 200 });
-    const { task: after } = await pollTask(b.client, fresh, isTerminalTask, { timeoutMs: 30_000 });
-    assert.equal((after.result as { content: { text: string }[] }).content[0]!.text, 'finished on A');
-  } finally {
-    await stopAll(instances);
-    await proxy.close();
-    await drop();
-    await dir.remove();
-  }
-});
+      const [, newId] = await a.child.waitForOutput(/joined the cluster again as instance (\S+)/, { timeoutMs: 30_000 });
+      assert.notEqual(newId, a.instanceId);
+      const fresh = await waitFor(async () => createTask(a.client, 'tracked_wait', { ms: 0 }), {
+        what: 'A to serve again',
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      });
+      const { task: after } = await pollTask(b.client, fresh, isTerminalTask, { timeoutMs: 30_000 });
+      assert.equal((after.result as { content: { text: string }[] }).content[0]!.text, 'finished on A');
+    } finally {
+      await stopAll(instances);
+      await proxy.close();
+      await drop();
+      await dir.remove();
+    }
+  },
+);

@@ -20,9 +20,25 @@ export interface Frame {
 }
 
 const METHODS = [
-  'tools/call', 'tools/list', 'tasks/get', 'tasks/update', 'tasks/cancel', 'tasks/list', 'tasks/result',
-  'subscriptions/listen', 'initialize', 'ping', 'server/discover', 'resources/list', 'prompts/get',
-  'notifications/cancelled', 'notifications/initialized', 'notifications/tasks', 'completion/complete', 'x/unknown', '',
+  'tools/call',
+  'tools/list',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
+  'tasks/list',
+  'tasks/result',
+  'subscriptions/listen',
+  'initialize',
+  'ping',
+  'server/discover',
+  'resources/list',
+  'prompts/get',
+  'notifications/cancelled',
+  'notifications/initialized',
+  'notifications/tasks',
+  'completion/complete',
+  'x/unknown',
+  '',
 ];
 const TOOL_NAMES = ['echo', 'hold', 'ask3', 'no_such_tool', '', '../../etc/passwd'];
 
@@ -49,13 +65,41 @@ const hostileValue = fc.oneof(
   { weight: 4, arbitrary: anyJson },
   { weight: 1, arbitrary: deepValue },
   { weight: 1, arbitrary: hugeString },
-  { weight: 1, arbitrary: fc.constantFrom(null, -1, 1e308, -0, '', '\u0000', '\ud800', '__proto__', { __proto__: { polluted: true } }, { constructor: { prototype: { x: 1 } } }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      null,
+      -1,
+      1e308,
+      -0,
+      '',
+      '\u0000',
+      '\ud800',
+      '__proto__',
+      { __proto__: { polluted: true } },
+      { constructor: { prototype: { x: 1 } } },
+    ),
+  },
 );
 
 const meta = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ [KEY.version]: PROTOCOL_VERSION, [KEY.info]: CLIENT_INFO, [KEY.caps]: TASKS_CAPABILITIES }) },
   { weight: 1, arbitrary: fc.constant({ [KEY.version]: PROTOCOL_VERSION, [KEY.info]: CLIENT_INFO, [KEY.caps]: {} }) },
-  { weight: 1, arbitrary: fc.record({ [KEY.version]: fc.oneof(fc.constantFrom('2025-11-25', '2026-07-28', '1999-01-01', ''), anyJson), [KEY.info]: fc.oneof(fc.constant(CLIENT_INFO), anyJson), [KEY.caps]: fc.oneof(fc.constant(TASKS_CAPABILITIES), anyJson, fc.constant({ extensions: { 'io.modelcontextprotocol/tasks': 'yes' } })) }, { requiredKeys: [] }) },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      {
+        [KEY.version]: fc.oneof(fc.constantFrom('2025-11-25', '2026-07-28', '1999-01-01', ''), anyJson),
+        [KEY.info]: fc.oneof(fc.constant(CLIENT_INFO), anyJson),
+        [KEY.caps]: fc.oneof(
+          fc.constant(TASKS_CAPABILITIES),
+          anyJson,
+          fc.constant({ extensions: { 'io.modelcontextprotocol/tasks': 'yes' } }),
+        ),
+      },
+      { requiredKeys: [] },
+    ),
+  },
   { weight: 1, arbitrary: hostileValue },
 );
 
@@ -78,13 +122,45 @@ function paramsFor(method: string, pool: readonly string[]) {
     fc.tuple(base, fc.option(meta, { nil: undefined, freq: 5 })).map(([params, m]) => (m === undefined ? params : { ...params, _meta: m }));
   switch (method) {
     case 'tools/call':
-      return withMeta(fc.record({ name: fc.oneof(fc.constantFrom(...TOOL_NAMES), anyJson), arguments: fc.oneof(fc.record({ value: hostileValue }), hostileValue) }, { requiredKeys: ['name'] }));
+      return withMeta(
+        fc.record(
+          {
+            name: fc.oneof(fc.constantFrom(...TOOL_NAMES), anyJson),
+            arguments: fc.oneof(fc.record({ value: hostileValue }), hostileValue),
+          },
+          { requiredKeys: ['name'] },
+        ),
+      );
     case 'tasks/get':
     case 'tasks/cancel':
     case 'tasks/update':
-      return withMeta(fc.record({ taskId: taskIdOf(pool), inputResponses: fc.oneof(fc.dictionary(fc.constantFrom('a', 'b', 'c', 'name'), hostileValue), hostileValue) }, { requiredKeys: [] }));
+      return withMeta(
+        fc.record(
+          {
+            taskId: taskIdOf(pool),
+            inputResponses: fc.oneof(fc.dictionary(fc.constantFrom('a', 'b', 'c', 'name'), hostileValue), hostileValue),
+          },
+          { requiredKeys: [] },
+        ),
+      );
     case 'subscriptions/listen':
-      return withMeta(fc.record({ notifications: fc.oneof(fc.record({ taskIds: fc.oneof(fc.array(taskIdOf(pool), { maxLength: 6 }), hostileValue), toolsListChanged: fc.oneof(fc.boolean(), anyJson) }, { requiredKeys: [] }), hostileValue) }, { requiredKeys: [] }));
+      return withMeta(
+        fc.record(
+          {
+            notifications: fc.oneof(
+              fc.record(
+                {
+                  taskIds: fc.oneof(fc.array(taskIdOf(pool), { maxLength: 6 }), hostileValue),
+                  toolsListChanged: fc.oneof(fc.boolean(), anyJson),
+                },
+                { requiredKeys: [] },
+              ),
+              hostileValue,
+            ),
+          },
+          { requiredKeys: [] },
+        ),
+      );
     case 'notifications/cancelled':
       return withMeta(fc.record({ requestId: id, reason: anyJson }, { requiredKeys: [] }));
     default:
@@ -111,7 +187,12 @@ function message(pool: readonly string[]) {
 const isNotification = (value: unknown): boolean => {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const m = value as Record<string, unknown>;
-  return m.jsonrpc === '2.0' && typeof m.method === 'string' && !('id' in m) && (m.params === undefined || (typeof m.params === 'object' && m.params !== null && !Array.isArray(m.params)));
+  return (
+    m.jsonrpc === '2.0' &&
+    typeof m.method === 'string' &&
+    !('id' in m) &&
+    (m.params === undefined || (typeof m.params === 'object' && m.params !== null && !Array.isArray(m.params)))
+  );
 };
 
 /** Standard headers as a client derives them from the body, then perturbed (mismatch, missing, wrong content type). */
@@ -126,30 +207,65 @@ function headersFor(value: unknown) {
     'mcp-method': method,
     ...(typeof name === 'string' && /^[\x20-\x7e]*$/.test(name) ? { 'mcp-name': name } : {}),
   };
-  const headerValue = fc.oneof(fc.constantFrom('tools/call', 'tasks/get', 'subscriptions/listen', '2025-11-25', '', 'x'), fc.stringMatching(/^[\x21-\x7e]{0,20}$/));
+  const headerValue = fc.oneof(
+    fc.constantFrom('tools/call', 'tasks/get', 'subscriptions/listen', '2025-11-25', '', 'x'),
+    fc.stringMatching(/^[\x21-\x7e]{0,20}$/),
+  );
   return fc.oneof(
     { weight: 5, arbitrary: fc.constant(standard) },
-    { weight: 2, arbitrary: fc.record({ 'mcp-method': fc.option(headerValue, { nil: null }), 'mcp-name': fc.option(headerValue, { nil: null }) }, { requiredKeys: [] }).map((over) => ({ ...standard, ...over })) },
-    { weight: 1, arbitrary: fc.record({ 'mcp-protocol-version': fc.option(headerValue, { nil: null }), 'content-type': fc.constantFrom('text/plain', 'application/json; charset=utf-8', 'application/x-www-form-urlencoded') }, { requiredKeys: [] }).map((over) => ({ ...standard, ...over })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record(
+          { 'mcp-method': fc.option(headerValue, { nil: null }), 'mcp-name': fc.option(headerValue, { nil: null }) },
+          { requiredKeys: [] },
+        )
+        .map((over) => ({ ...standard, ...over })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .record(
+          {
+            'mcp-protocol-version': fc.option(headerValue, { nil: null }),
+            'content-type': fc.constantFrom('text/plain', 'application/json; charset=utf-8', 'application/x-www-form-urlencoded'),
+          },
+          { requiredKeys: [] },
+        )
+        .map((over) => ({ ...standard, ...over })),
+    },
   );
 }
 
 /** One hostile frame; `pool` holds real task ids (the victim's) to aim at. */
 export function frameArbitrary(pool: readonly string[]): fc.Arbitrary<Frame> {
-  const fromValue = (kind: string) => (value: unknown) => headersFor(Array.isArray(value) ? value[0] : value).map((headers) => ({ text: JSON.stringify(value), headers, kind, notification: isNotification(value) }));
-  return fc.oneof(
-    { weight: 8, arbitrary: message(pool).chain(fromValue('message')) },
-    { weight: 1, arbitrary: fc.array(message(pool), { maxLength: 4 }).chain(fromValue('batch')) },
-    { weight: 1, arbitrary: hostileValue.chain(fromValue('json')) },
-    { weight: 1, arbitrary: fc.string({ maxLength: 200 }).map((text) => ({ text, headers: {}, kind: 'text', notification: false })) },
-    {
-      weight: 1,
-      arbitrary: message(pool).chain((value) =>
-        fc.nat({ max: 200 }).map((cut) => {
-          const text = JSON.stringify(value);
-          return { text: text.slice(0, Math.min(cut, Math.max(0, text.length - 1))), headers: {}, kind: 'truncated', notification: false };
-        }),
-      ),
-    },
-  ).filter((frame) => !frame.text.includes('\n') || frame.kind !== 'text');
+  const fromValue = (kind: string) => (value: unknown) =>
+    headersFor(Array.isArray(value) ? value[0] : value).map((headers) => ({
+      text: JSON.stringify(value),
+      headers,
+      kind,
+      notification: isNotification(value),
+    }));
+  return fc
+    .oneof(
+      { weight: 8, arbitrary: message(pool).chain(fromValue('message')) },
+      { weight: 1, arbitrary: fc.array(message(pool), { maxLength: 4 }).chain(fromValue('batch')) },
+      { weight: 1, arbitrary: hostileValue.chain(fromValue('json')) },
+      { weight: 1, arbitrary: fc.string({ maxLength: 200 }).map((text) => ({ text, headers: {}, kind: 'text', notification: false })) },
+      {
+        weight: 1,
+        arbitrary: message(pool).chain((value) =>
+          fc.nat({ max: 200 }).map((cut) => {
+            const text = JSON.stringify(value);
+            return {
+              text: text.slice(0, Math.min(cut, Math.max(0, text.length - 1))),
+              headers: {},
+              kind: 'truncated',
+              notification: false,
+            };
+          }),
+        ),
+      },
+    )
+    .filter((frame) => !frame.text.includes('\n') || frame.kind !== 'text');
 }

@@ -17,7 +17,15 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
-import { createRuntime, listenHttp, listenWebSocket, serveStdio, silentLogger, type Limits, type TaskvisorRuntime } from '../../src/index.js';
+import {
+  createRuntime,
+  listenHttp,
+  listenWebSocket,
+  serveStdio,
+  silentLogger,
+  type Limits,
+  type TaskvisorRuntime,
+} from '../../src/index.js';
 import { post, RawWs, request, type Json } from '../support/rawWire.js';
 import limitTools from './fixtures/limitTools.js';
 import { frameArbitrary, type Frame } from './fuzzFrames.js';
@@ -96,7 +104,10 @@ async function recordsOf(served: Served, ids: string[]): Promise<string[]> {
 }
 
 function checkJsonRpcResponse(message: unknown, context: string): void {
-  assert.ok(message !== null && typeof message === 'object' && !Array.isArray(message), `${context}: not a JSON-RPC object: ${JSON.stringify(message)}`);
+  assert.ok(
+    message !== null && typeof message === 'object' && !Array.isArray(message),
+    `${context}: not a JSON-RPC object: ${JSON.stringify(message)}`,
+  );
   const m = message as Json;
   assert.equal(m.jsonrpc, '2.0', `${context}: ${JSON.stringify(m)}`);
   if ('error' in m) {
@@ -141,7 +152,10 @@ async function fuzzHttpFrame(served: Served, frame: Frame): Promise<void> {
     const reader = response.body!.getReader();
     const { value } = await reader.read();
     await reader.cancel();
-    const data = new TextDecoder().decode(value).split('\n').find((line) => line.startsWith('data:'));
+    const data = new TextDecoder()
+      .decode(value)
+      .split('\n')
+      .find((line) => line.startsWith('data:'));
     if (data) checkJsonRpcResponse(JSON.parse(data.slice(5)), context);
     return;
   }
@@ -160,7 +174,12 @@ async function fuzzHttpFrame(served: Served, frame: Frame): Promise<void> {
 /** Sends frames on a message connection, then a probe; checks the answers. */
 async function fuzzConnection(
   frames: Frame[],
-  connection: { send(text: string): void; readonly received: readonly Json[]; waitFor(p: (m: Json) => boolean, timeoutMs: number): Promise<Json>; closedWith(): number | undefined },
+  connection: {
+    send(text: string): void;
+    readonly received: readonly Json[];
+    waitFor(p: (m: Json) => boolean, timeoutMs: number): Promise<Json>;
+    closedWith(): number | undefined;
+  },
   context: string,
   maxFrameBytes: number,
 ): Promise<void> {
@@ -173,10 +192,14 @@ async function fuzzConnection(
   } catch (error) {
     // The one way a connection may end: a WebSocket frame over the size limit (1009).
     if (oversized && connection.closedWith() === 1009) return;
-    throw new Error(`${context}: no answer to the probe after ${JSON.stringify(frames.map((f) => f.text.slice(0, 200)))}: ${(error as Error).message}`);
+    throw new Error(
+      `${context}: no answer to the probe after ${JSON.stringify(frames.map((f) => f.text.slice(0, 200)))}: ${(error as Error).message}`,
+    );
   }
   for (const message of connection.received) checkJsonRpcResponse(message, context);
-  const unparseable = frames.filter((frame) => !isJson(frame.text) && frame.text.trim() !== '' && Buffer.byteLength(frame.text) <= maxFrameBytes).length;
+  const unparseable = frames.filter(
+    (frame) => !isJson(frame.text) && frame.text.trim() !== '' && Buffer.byteLength(frame.text) <= maxFrameBytes,
+  ).length;
   // A too-deep frame is refused before parsing (-32000 maxJsonDepth), whether or not it would parse.
   const parseErrors = connection.received.filter((m) => {
     const error = m.error as { code?: number; data?: { limit?: string } } | undefined;
@@ -192,7 +215,12 @@ async function fuzzWsRun(served: Served, frames: Frame[]): Promise<void> {
   try {
     await fuzzConnection(
       frames,
-      { send: (text) => socket.send(text), received: socket.received, waitFor: (p, t) => socket.waitFor(p, t), closedWith: () => closeCode },
+      {
+        send: (text) => socket.send(text),
+        received: socket.received,
+        waitFor: (p, t) => socket.waitFor(p, t),
+        closedWith: () => closeCode,
+      },
       'WebSocket',
       served.runtime.limits.maxRequestBodyBytes,
     );
@@ -235,7 +263,12 @@ async function fuzzStdioRun(served: Served, frames: Frame[]): Promise<void> {
     });
   try {
     // One line per frame: a frame text never contains a raw newline (fuzzFrames filters those).
-    await fuzzConnection(frames, { send: (text) => stdin.write(`${text}\n`), received, waitFor, closedWith: () => undefined }, 'stdio', served.runtime.limits.maxRequestBodyBytes);
+    await fuzzConnection(
+      frames,
+      { send: (text) => stdin.write(`${text}\n`), received, waitFor, closedWith: () => undefined },
+      'stdio',
+      served.runtime.limits.maxRequestBodyBytes,
+    );
   } finally {
     stdin.end();
     await handle.close();
@@ -291,12 +324,23 @@ export async function runFuzz(options: FuzzOptions): Promise<{ frames: number }>
  * first). The child must answer every probe, stay alive, and show its tasks
  * unchanged afterwards (`tasks/get`, without the adaptive polling hint).
  */
-export async function runStdioChildFuzz(options: { runs: number; seed: number; cli: string; tsxImport: string; configFile: string; cwd: string }): Promise<{ frames: number }> {
+export async function runStdioChildFuzz(options: {
+  runs: number;
+  seed: number;
+  cli: string;
+  tsxImport: string;
+  configFile: string;
+  cwd: string;
+}): Promise<{ frames: number }> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['--import', options.tsxImport, options.cli, 'serve', '--stdio', '--quiet', '--config', options.configFile], {
-    cwd: options.cwd,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', options.tsxImport, options.cli, 'serve', '--stdio', '--quiet', '--config', options.configFile],
+    {
+      cwd: options.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   const received: Json[] = [];
   const wakers = new Set<() => void>();
   let stderr = '';

@@ -9,7 +9,15 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createRuntime, DEFAULT_LIMITS, LIMIT_EXCEEDED, listenHttp, listenWebSocket, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import {
+  createRuntime,
+  DEFAULT_LIMITS,
+  LIMIT_EXCEEDED,
+  listenHttp,
+  listenWebSocket,
+  silentLogger,
+  type TaskvisorRuntime,
+} from '../../src/index.js';
 import { CLI, spawnNode, tempDir, TSX_IMPORT, waitFor, type Child } from '../support/processes.js';
 import { openHttpListen, post, RawWs, request, type Json } from '../support/rawWire.js';
 import limitTools from './fixtures/limitTools.js';
@@ -90,10 +98,13 @@ describe('limits over Streamable HTTP and WebSocket (two principals)', () => {
     // A finished task frees its slot.
     await cancel('alice', first.taskId as string);
     await waitFor(async () => (await get('alice', first.taskId as string)).status === 'cancelled', { what: 'the cancel' });
-    const third = await waitFor(async () => {
-      const reply = await post(httpUrl, callTool('hold'), as('alice'));
-      return reply.message && 'result' in reply.message ? (reply.message.result as Json) : undefined;
-    }, { what: 'a free slot' });
+    const third = await waitFor(
+      async () => {
+        const reply = await post(httpUrl, callTool('hold'), as('alice'));
+        return reply.message && 'result' in reply.message ? (reply.message.result as Json) : undefined;
+      },
+      { what: 'a free slot' },
+    );
     assert.equal(third.resultType, 'task');
     for (const taskId of [second.taskId, third.taskId]) await cancel('alice', taskId as string);
     await cancel('bob', bobs.taskId as string);
@@ -101,23 +112,32 @@ describe('limits over Streamable HTTP and WebSocket (two principals)', () => {
 
   it('maxPendingInputRequestsPerTask: a task asking for a third input at once fails with the limit error', async () => {
     const created = resultOf((await post(httpUrl, callTool('ask3'), as('carol'))).message);
-    const task = await waitFor(async () => {
-      const current = await get('carol', created.taskId as string);
-      return current.status === 'failed' ? current : undefined;
-    }, { what: 'the task to fail' });
+    const task = await waitFor(
+      async () => {
+        const current = await get('carol', created.taskId as string);
+        return current.status === 'failed' ? current : undefined;
+      },
+      { what: 'the task to fail' },
+    );
     limitError({ error: task.error }, 'maxPendingInputRequestsPerTask');
     assert.match(String(task.statusMessage), /maxPendingInputRequestsPerTask/);
   });
 
-  it('maxListenStreamsPerPrincipal: the third stream of alice is 429 on HTTP and an error on WebSocket; bob opens his; alice\'s open streams keep working', async () => {
-    const open = [await openHttpListen(httpUrl, { toolsListChanged: true }, as('alice')), await openHttpListen(httpUrl, { toolsListChanged: true }, as('alice'))];
+  it("maxListenStreamsPerPrincipal: the third stream of alice is 429 on HTTP and an error on WebSocket; bob opens his; alice's open streams keep working", async () => {
+    const open = [
+      await openHttpListen(httpUrl, { toolsListChanged: true }, as('alice')),
+      await openHttpListen(httpUrl, { toolsListChanged: true }, as('alice')),
+    ];
     try {
       for (const stream of open) assert.equal(stream.status, 200);
       const third = await openHttpListen(httpUrl, { toolsListChanged: true }, as('alice'));
       assert.equal(third.status, 429);
       limitError(third.first, 'maxListenStreamsPerPrincipal');
       const socket = await ws('alice');
-      limitError(await socket.call(request('subscriptions/listen', { notifications: { toolsListChanged: true } })), 'maxListenStreamsPerPrincipal');
+      limitError(
+        await socket.call(request('subscriptions/listen', { notifications: { toolsListChanged: true } })),
+        'maxListenStreamsPerPrincipal',
+      );
       const bobs = await openHttpListen(httpUrl, { toolsListChanged: true }, as('bob'));
       assert.equal(bobs.status, 200);
       bobs.close();
@@ -125,11 +145,14 @@ describe('limits over Streamable HTTP and WebSocket (two principals)', () => {
       for (const stream of open) stream.close();
     }
     // Closed streams give their slots back.
-    await waitFor(async () => {
-      const again = await openHttpListen(httpUrl, { toolsListChanged: true }, as('alice'));
-      again.close();
-      return again.status === 200;
-    }, { what: 'the streams to be released' });
+    await waitFor(
+      async () => {
+        const again = await openHttpListen(httpUrl, { toolsListChanged: true }, as('alice'));
+        again.close();
+        return again.status === 200;
+      },
+      { what: 'the streams to be released' },
+    );
   });
 
   it('maxTaskIdsPerListen: a listen naming more task ids is refused (HTTP 400, and on WebSocket)', async () => {
@@ -165,7 +188,10 @@ describe('limits over Streamable HTTP and WebSocket (two principals)', () => {
     assert.equal(reply.status, 413);
     limitError(reply.message, 'maxRequestBodyBytes');
     // The same for a listen request, which taskvisor serves itself.
-    const listen = request('subscriptions/listen', { notifications: { toolsListChanged: true }, padding: 'x'.repeat(LIMITS.maxRequestBodyBytes) });
+    const listen = request('subscriptions/listen', {
+      notifications: { toolsListChanged: true },
+      padding: 'x'.repeat(LIMITS.maxRequestBodyBytes),
+    });
     assert.equal((await post(httpUrl, listen, as('frank'))).status, 413);
 
     const victim = await ws('frank');
@@ -220,7 +246,11 @@ describe('limits from the config file, over stdio (CLI)', () => {
   });
 
   const send = (text: string) => child.process.stdin!.write(`${text}\n`);
-  const answerTo = (id: unknown) => waitFor(() => lines.find((line) => line.id === id && ('result' in line || 'error' in line)), { timeoutMs: 45_000, what: `the answer to ${String(id)}` });
+  const answerTo = (id: unknown) =>
+    waitFor(() => lines.find((line) => line.id === id && ('result' in line || 'error' in line)), {
+      timeoutMs: 45_000,
+      what: `the answer to ${String(id)}`,
+    });
   const call = async (message: Json) => {
     send(JSON.stringify(message));
     return answerTo(message.id);
@@ -228,12 +258,20 @@ describe('limits from the config file, over stdio (CLI)', () => {
 
   it('a line over maxRequestBodyBytes and a too deep message get the limit error; the connection carries on', async () => {
     send(JSON.stringify(callTool('echo', { value: 'y'.repeat(LIMITS.maxRequestBodyBytes + 10) })));
-    const tooLong = await waitFor(() => lines.find((line) => line.id === null && (line.error as ErrorBody | undefined)?.data?.limit === 'maxRequestBodyBytes'), { timeoutMs: 45_000, what: 'the too-long answer' });
+    const tooLong = await waitFor(
+      () => lines.find((line) => line.id === null && (line.error as ErrorBody | undefined)?.data?.limit === 'maxRequestBodyBytes'),
+      { timeoutMs: 45_000, what: 'the too-long answer' },
+    );
     limitError(tooLong, 'maxRequestBodyBytes');
     let deep: unknown = 0;
     for (let i = 0; i < 40; i++) deep = { d: deep };
     send(JSON.stringify(callTool('echo', { value: deep })));
-    limitError(await waitFor(() => lines.find((line) => line.id === null && (line.error as ErrorBody | undefined)?.data?.limit === 'maxJsonDepth'), { what: 'the depth answer' }), 'maxJsonDepth');
+    limitError(
+      await waitFor(() => lines.find((line) => line.id === null && (line.error as ErrorBody | undefined)?.data?.limit === 'maxJsonDepth'), {
+        what: 'the depth answer',
+      }),
+      'maxJsonDepth',
+    );
     assert.ok('result' in (await call(callTool('echo', { value: 'ok' }))));
   });
 
@@ -243,10 +281,13 @@ describe('limits from the config file, over stdio (CLI)', () => {
     const refused = (await call(callTool('hold'))).error as ErrorBody;
     assert.equal(refused.code, LIMIT_EXCEEDED);
     assert.deepEqual(refused.data, { limit: 'maxLiveTasksPerPrincipal', max: 1 });
-    const failed = await waitFor(async () => {
-      const task = resultOf(await call(request('tasks/get', { taskId: created.taskId })));
-      return task.status === 'failed' ? task : undefined;
-    }, { what: 'the deadline' });
+    const failed = await waitFor(
+      async () => {
+        const task = resultOf(await call(request('tasks/get', { taskId: created.taskId })));
+        return task.status === 'failed' ? task : undefined;
+      },
+      { what: 'the deadline' },
+    );
     assert.equal((failed.error as ErrorBody).code, -32603);
     assert.match(String(failed.statusMessage), /ttl|deadline|expired|time/i);
     // Its slot is free again.
@@ -255,9 +296,15 @@ describe('limits from the config file, over stdio (CLI)', () => {
 
   it('a bad line on stdio is answered, not skipped: not JSON -32700, a batch -32600, a malformed request -32600 with its id', async () => {
     send('{not json');
-    assert.equal(((await waitFor(() => lines.find((l) => l.id === null && (l.error as ErrorBody | undefined)?.code === -32700))).error as ErrorBody).code, -32700);
+    assert.equal(
+      ((await waitFor(() => lines.find((l) => l.id === null && (l.error as ErrorBody | undefined)?.code === -32700))).error as ErrorBody)
+        .code,
+      -32700,
+    );
     send(JSON.stringify([callTool('echo', { value: 1 })]));
-    await waitFor(() => lines.find((l) => l.id === null && /batch/.test(String((l.error as ErrorBody | undefined)?.message))), { what: 'the batch answer' });
+    await waitFor(() => lines.find((l) => l.id === null && /batch/.test(String((l.error as ErrorBody | undefined)?.message))), {
+      what: 'the batch answer',
+    });
     send(JSON.stringify({ jsonrpc: '2.0', id: 'bad-1', method: 42 }));
     assert.equal(((await answerTo('bad-1')).error as ErrorBody).code, -32600);
   });
@@ -279,9 +326,15 @@ describe('limits as library options', () => {
       [{ maxBody: 1 }, /^limits\.maxBody: unknown limit \(known: maxRequestBodyBytes, /],
     ];
     for (const [limits, message] of bad) {
-      assert.throws(() => createRuntime({ store: { kind: 'memory' }, limits: limits as never, logger: silentLogger }), (error: Error) => error instanceof RangeError && message.test(error.message));
+      assert.throws(
+        () => createRuntime({ store: { kind: 'memory' }, limits: limits as never, logger: silentLogger }),
+        (error: Error) => error instanceof RangeError && message.test(error.message),
+      );
     }
     // null is allowed where it means "no cap".
-    assert.equal(createRuntime({ store: { kind: 'memory' }, limits: { maxTaskTtlMs: null }, logger: silentLogger }).limits.maxTaskTtlMs, null);
+    assert.equal(
+      createRuntime({ store: { kind: 'memory' }, limits: { maxTaskTtlMs: null }, logger: silentLogger }).limits.maxTaskTtlMs,
+      null,
+    );
   });
 });

@@ -75,7 +75,11 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
             ttlMs: null,
             inputRequests: { ask: { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object' } } } },
           }),
-          makeRecord({ status: 'completed', result: { content: [{ type: 'text', text: 'done' }], resultType: 'complete' }, snapshot: undefined }),
+          makeRecord({
+            status: 'completed',
+            result: { content: [{ type: 'text', text: 'done' }], resultType: 'complete' },
+            snapshot: undefined,
+          }),
           makeRecord({ status: 'failed', error: { code: -32603, message: 'boom', data: { stack: ['a', 'b'], at: 1 } } }),
         ].map(dropUndefined);
         for (const record of records) await store.create(record);
@@ -84,12 +88,22 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
 
     it('the checkpoint field round-trips through create, put and reopen (working and terminal)', () =>
       withStore(async ({ store, closeAndReopen }) => {
-        const checkpoint = { steps: [{ id: 'a', startedAt: 1, endedAt: 2, input: { n: [1, null, 'x'] }, result: { ok: true } }], cursor: 1 };
+        const checkpoint = {
+          steps: [{ id: 'a', startedAt: 1, endedAt: 2, input: { n: [1, null, 'x'] }, result: { ok: true } }],
+          cursor: 1,
+        };
         const working = dropUndefined(makeRecord({ checkpoint }));
         await store.create(working);
         assert.deepEqual((await store.get(working.taskId))?.checkpoint, checkpoint);
         const next = { ...checkpoint, cursor: 2 };
-        const done = dropUndefined({ ...working, status: 'completed' as const, version: 2, snapshot: undefined, checkpoint: next, result: { content: [], resultType: 'complete' } });
+        const done = dropUndefined({
+          ...working,
+          status: 'completed' as const,
+          version: 2,
+          snapshot: undefined,
+          checkpoint: next,
+          result: { content: [], resultType: 'complete' },
+        });
         await store.put(done);
         assert.deepEqual(await store.get(working.taskId), done);
         if (closeAndReopen) {
@@ -113,7 +127,9 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
     it('concurrent creates of one id: exactly one wins', () =>
       withStore(async ({ store }) => {
         const taskId = makeRecord().taskId;
-        const outcomes = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => store.create(makeRecord({ taskId, statusMessage: `c${i}` }))));
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 5 }, (_, i) => store.create(makeRecord({ taskId, statusMessage: `c${i}` }))),
+        );
         assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
         for (const outcome of outcomes) if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof TaskExistsError);
         assert.equal((await store.list()).length, 1);
@@ -130,7 +146,13 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
         const record = makeRecord();
         await store.create(record);
         const { snapshot: _dropped, statusMessage: _alsoDropped, ...rest } = record;
-        const done: TaskRecord = { ...rest, version: 2, status: 'completed', lastUpdatedAt: record.lastUpdatedAt + 5, result: { ok: true } };
+        const done: TaskRecord = {
+          ...rest,
+          version: 2,
+          status: 'completed',
+          lastUpdatedAt: record.lastUpdatedAt + 5,
+          result: { ok: true },
+        };
         await store.put(done);
         assert.deepEqual(await store.get(record.taskId), done);
       }));
@@ -207,7 +229,11 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
           makeRecord({ createdAt: now - 1_000, ttlMs: 1_000, status: 'completed' }), // exactly now: expired
           makeRecord({ createdAt: now - 100_000, ttlMs: 1 }),
         ];
-        const alive = [makeRecord({ createdAt: now - 1_000, ttlMs: 1_001 }), makeRecord({ createdAt: 0, ttlMs: null }), makeRecord({ createdAt: now + 5, ttlMs: 0 })];
+        const alive = [
+          makeRecord({ createdAt: now - 1_000, ttlMs: 1_001 }),
+          makeRecord({ createdAt: 0, ttlMs: null }),
+          makeRecord({ createdAt: now + 5, ttlMs: 0 }),
+        ];
         for (const record of [...expired, ...alive]) await store.create(record);
         const ids = expired.map((r) => r.taskId).sort();
         assert.deepEqual((await store.listExpired(now, 100)).sort(), ids);
@@ -236,7 +262,10 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
         assert.deepEqual(await store.list(), newestFirst);
         assert.deepEqual(ids(await store.list({ owner: 'bob' })), ids(newestFirst.filter((r) => r.owner === 'bob')));
         assert.deepEqual(ids(await store.list({ status: ['completed', 'failed'] })), ids([records[2], records[1]].map(defined)));
-        assert.deepEqual(ids(await store.list({ owner: 'alice', status: ['working', 'input_required'] })), ids([records[4], records[0]].map(defined)));
+        assert.deepEqual(
+          ids(await store.list({ owner: 'alice', status: ['working', 'input_required'] })),
+          ids([records[4], records[0]].map(defined)),
+        );
         assert.deepEqual(ids(await store.list({ limit: 2 })), ids(newestFirst.slice(0, 2)));
         assert.deepEqual(ids(await store.list({ owner: 'alice', limit: 1 })), ids([records[4]].map(defined)));
         assert.deepEqual(await store.list({ owner: 'nobody' }), []);

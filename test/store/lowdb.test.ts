@@ -271,13 +271,19 @@ describe('DurableJsonFile', () => {
     await adapter.write({ n: 1 });
     await adapter.write({ n: 2 });
     assert.deepEqual(await adapter.read(), { n: 2 });
-    assert.deepEqual((await readdir(dir)).filter((name) => name.endsWith('.tmp')), []);
+    assert.deepEqual(
+      (await readdir(dir)).filter((name) => name.endsWith('.tmp')),
+      [],
+    );
   });
 
   it('invalid JSON throws an error naming the file', async () => {
     const path = join(dir, 'broken.json');
     await writeFile(path, '{"n": 1');
-    await assert.rejects(new DurableJsonFile(path).read(), (error: Error) => error.message.includes(path) && /invalid JSON/.test(error.message));
+    await assert.rejects(
+      new DurableJsonFile(path).read(),
+      (error: Error) => error.message.includes(path) && /invalid JSON/.test(error.message),
+    );
   });
 
   it('a failed write names the file and leaves no temp file behind', async () => {

@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PostgresTaskStore, TaskExistsError, TaskFencedError, POSTGRES_SCHEMA_VERSION, type PostgresTaskStoreOptions } from '../../src/store/index.js';
+import {
+  PostgresTaskStore,
+  TaskExistsError,
+  TaskFencedError,
+  POSTGRES_SCHEMA_VERSION,
+  type PostgresTaskStoreOptions,
+} from '../../src/store/index.js';
 import type { TaskChange } from '../../src/store/TaskStore.js';
 import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { waitFor } from '../support/processes.js';
@@ -45,7 +51,10 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
       const stores = await Promise.all(Array.from({ length: 5 }, () => openStore({ schema })));
       try {
         const rows = await pgQuery<{ version: number }>(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-        assert.deepEqual(rows.rows.map((row) => row.version), Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1));
+        assert.deepEqual(
+          rows.rows.map((row) => row.version),
+          Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
+        );
       } finally {
         await Promise.all(stores.map((store) => store.close()));
       }
@@ -60,7 +69,10 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
 
   it('an unreachable server is a clear error', async () => {
     const store = new PostgresTaskStore({ url: 'postgres://postgres@127.0.0.1:1/test', schema: 'nowhere' });
-    await assert.rejects(store.open(), /cannot open postgres postgres:\/\/postgres@127\.0\.0\.1:1\/test schema nowhere: connection refused/);
+    await assert.rejects(
+      store.open(),
+      /cannot open postgres postgres:\/\/postgres@127\.0\.0\.1:1\/test schema nowhere: connection refused/,
+    );
   });
 
   it('a bad schema name is refused before connecting', () => {
@@ -89,7 +101,7 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
       }
     }));
 
-  it('after a claim, the old owner\'s writes are fenced; each expired task is claimed by exactly one of two racing survivors', () =>
+  it("after a claim, the old owner's writes are fenced; each expired task is claimed by exactly one of two racing survivors", () =>
     withSchema(async (schema) => {
       const a = await openStore({ schema, leaseMs: 200 });
       const b = await openStore({ schema, leaseMs: 60_000 });
@@ -101,10 +113,15 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         const ids = Array.from({ length: 40 }, (_, i) => `task-${i}`);
         await Promise.all(ids.map((taskId) => a.create(makeRecord({ taskId }))));
         // A stops renewing; once its lease is over, B and C race.
-        await waitFor(async () => (await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at < now()`, [a.instanceId])).rowCount === 1, {
-          what: 'the lease of A to lapse',
-          timeoutMs: 20_000,
-        });
+        await waitFor(
+          async () =>
+            (await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at < now()`, [a.instanceId]))
+              .rowCount === 1,
+          {
+            what: 'the lease of A to lapse',
+            timeoutMs: 20_000,
+          },
+        );
         assert.equal(await a.renewLease(), false, 'an expired lease is not renewed');
         const [byB, byC] = await Promise.all([b.claimExpired(), c.claimExpired()]);
         const claimed = [...byB, ...byC].map((record) => record.taskId).sort();
@@ -133,7 +150,11 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         const changes: TaskChange[] = [];
         const stop = other.subscribe({ onChange: (change) => changes.push(change), onCommand: () => undefined, onResync: () => resyncs++ });
         let ownerResyncs = 0;
-        const stopOwner = owner.subscribe({ onChange: () => undefined, onCommand: () => commandsSignalled++, onResync: () => ownerResyncs++ });
+        const stopOwner = owner.subscribe({
+          onChange: () => undefined,
+          onCommand: () => commandsSignalled++,
+          onResync: () => ownerResyncs++,
+        });
         // Both LISTENs must be active: a NOTIFY sent before is lost (a real subscriber re-reads on resync).
         await waitFor(() => resyncs === 1 && ownerResyncs === 1, { what: 'both feeds to connect', timeoutMs: 20_000 });
         await owner.create(makeRecord({ taskId: 'x' }));
@@ -143,9 +164,14 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         assert.deepEqual(await owner.takeCommands(), [{ taskId: 'x', command: { type: 'cancel', principal: 'alice' } }]);
         assert.deepEqual(await owner.takeCommands(), []);
         await owner.put(makeRecord({ taskId: 'x', version: 2 }));
-        await waitFor(() => changes.some((change) => change.taskId === 'x' && change.version === 2), { what: 'the change NOTIFY', timeoutMs: 20_000 });
+        await waitFor(() => changes.some((change) => change.taskId === 'x' && change.version === 2), {
+          what: 'the change NOTIFY',
+          timeoutMs: 20_000,
+        });
         assert.equal(changes.find((change) => change.version === 2)?.instanceId, owner.instanceId);
-        await pgQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [`taskvisor ${other.instanceId} (listen)`]);
+        await pgQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [
+          `taskvisor ${other.instanceId} (listen)`,
+        ]);
         await waitFor(() => resyncs === 2, { what: 'the feed to reconnect and resync', timeoutMs: 10_000 });
         stop();
         stopOwner();

@@ -6,7 +6,13 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { parseConfig } from '../../src/config/loadConfig.js';
 import { serve } from '../../src/cli/serve.js';
-import { createTaskStore, SQLITE_SCHEMA_VERSION, SqliteTaskStore, TaskExistsError, type SqliteTaskStoreOptions } from '../../src/store/index.js';
+import {
+  createTaskStore,
+  SQLITE_SCHEMA_VERSION,
+  SqliteTaskStore,
+  TaskExistsError,
+  type SqliteTaskStoreOptions,
+} from '../../src/store/index.js';
 import { runTaskStoreContract } from './contract.js';
 import { makeRecord } from './fixtures.js';
 
@@ -163,14 +169,24 @@ describe('SqliteTaskStore specifics', () => {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).pluck().get(), SQLITE_SCHEMA_VERSION);
       assert.equal(SQLITE_SCHEMA_VERSION, 1);
-      const indexes = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name`).pluck().all();
+      const indexes = db
+        .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name`)
+        .pluck()
+        .all();
       assert.deepEqual(indexes, ['tasks_expires', 'tasks_owner_created', 'tasks_status']);
       const expires = db.prepare('SELECT expires_at FROM tasks ORDER BY expires_at').pluck().all();
       assert.deepEqual(expires, [null, 1_500]);
-      const plan = (sql: string): string => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('; ');
+      const plan = (sql: string): string =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('; ');
       assert.match(plan(`SELECT record FROM tasks WHERE status IN ('working', 'input_required')`), /USING INDEX tasks_status/);
-      assert.match(plan('SELECT task_id FROM tasks WHERE expires_at <= 5 ORDER BY expires_at, task_id LIMIT 10'), /USING (COVERING )?INDEX tasks_expires/);
-      assert.match(plan(`SELECT record FROM tasks WHERE owner = 'a' ORDER BY created_at DESC, task_id LIMIT 10`), /USING INDEX tasks_owner_created/);
+      assert.match(
+        plan('SELECT task_id FROM tasks WHERE expires_at <= 5 ORDER BY expires_at, task_id LIMIT 10'),
+        /USING (COVERING )?INDEX tasks_expires/,
+      );
+      assert.match(
+        plan(`SELECT record FROM tasks WHERE owner = 'a' ORDER BY created_at DESC, task_id LIMIT 10`),
+        /USING INDEX tasks_owner_created/,
+      );
     } finally {
       db.close();
     }
@@ -195,7 +211,12 @@ describe('SqliteTaskStore specifics', () => {
     const newer = new SqliteTaskStore({ file });
     await assert.rejects(newer.open(), (error: Error) => {
       assert.ok(error.message.includes(file), error.message);
-      assert.match(error.message, new RegExp(`has schema version ${SQLITE_SCHEMA_VERSION + 41}, but this taskvisor knows only up to schema version ${SQLITE_SCHEMA_VERSION}:`));
+      assert.match(
+        error.message,
+        new RegExp(
+          `has schema version ${SQLITE_SCHEMA_VERSION + 41}, but this taskvisor knows only up to schema version ${SQLITE_SCHEMA_VERSION}:`,
+        ),
+      );
       return true;
     });
     await assert.rejects(newer.get('x'), /store is closed/);

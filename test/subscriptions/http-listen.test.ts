@@ -154,7 +154,8 @@ describe('subscriptions/listen over Streamable HTTP (raw fetch)', () => {
       assert.deepEqual(finished.params.result.content, [{ type: 'text', text: 'Hello, Luca!' }]);
 
       assert.equal(listen.frames[0], ack, 'the acknowledgement is the first frame');
-      for (const frame of listen.frames) assert.equal(frame.params?._meta?.[SUBSCRIPTION_ID], listen.id, `stamped: ${JSON.stringify(frame)}`);
+      for (const frame of listen.frames)
+        assert.equal(frame.params?._meta?.[SUBSCRIPTION_ID], listen.id, `stamped: ${JSON.stringify(frame)}`);
       const statuses = listen.frames.filter((frame) => frame.method === 'notifications/tasks').map((frame) => frame.params.status);
       assert.equal(statuses.at(-1), 'completed');
       assert.equal(statuses.filter((status) => status === 'completed').length, 1, `one terminal frame: ${statuses}`);
@@ -227,7 +228,9 @@ async function settlesOnPush(connected: ConnectedClient): Promise<number> {
     // Settled by the push, not by polling: a poll-driven settle needs a second
     // tasks/get (the first one sees `working`), which the 10 s hint would delay.
     // Counting polls instead of timing the settle keeps this true on a loaded machine.
-    const polls = connected.exchanges.filter((exchange) => exchange.method === 'tasks/get' && (exchange.params as { taskId?: string } | undefined)?.taskId === taskId);
+    const polls = connected.exchanges.filter(
+      (exchange) => exchange.method === 'tasks/get' && (exchange.params as { taskId?: string } | undefined)?.taskId === taskId,
+    );
     assert.ok(polls.length <= 1, `settled by polling (${polls.length} tasks/get, ${elapsed} ms): ${JSON.stringify(polls)}`);
     const created = connected.received.find((message) => (message as Message).result?.taskId === taskId) as Message | undefined;
     assert.ok((created?.result?.pollIntervalMs ?? 0) >= LONG_POLL_MS, `the server asked for slow polling: ${JSON.stringify(created)}`);

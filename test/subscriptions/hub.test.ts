@@ -29,7 +29,13 @@ function record(taskId: string, status: TaskStatus = 'working', owner = 'alice',
     ttlMs: null,
     version: at,
     machineVersion: 1,
-    ...(status === 'input_required' ? { inputRequests: { name: { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: {} } } } } } : {}),
+    ...(status === 'input_required'
+      ? {
+          inputRequests: {
+            name: { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: {} } } },
+          },
+        }
+      : {}),
     ...(status === 'completed' ? { result: { content: [{ type: 'text', text: 'done' }] } } : {}),
   } as TaskRecord;
 }
@@ -39,7 +45,10 @@ class FakeSink implements ListenSink {
   readonly sent: Message[] = [];
   ended = false;
   pending = 0;
-  constructor(private readonly counter?: { sends: number }, private readonly reads = true) {}
+  constructor(
+    private readonly counter?: { sends: number },
+    private readonly reads = true,
+  ) {}
   send(message: Message): void {
     assert.equal(this.ended, false, 'send after end');
     this.sent.push(message);
@@ -90,12 +99,19 @@ describe('SubscriptionHub', () => {
     // The change published during the open arrives right after the acknowledgement. The state read before
     // it is older and is not sent after it: the client's last word for t1 is input_required, as it is.
     const frames = tasksFrames(sink);
-    assert.deepEqual(frames.map((frame) => frame.params.status), ['input_required'], JSON.stringify(sink.sent));
+    assert.deepEqual(
+      frames.map((frame) => frame.params.status),
+      ['input_required'],
+      JSON.stringify(sink.sent),
+    );
     for (const message of sink.sent) assert.equal(message.params._meta[SUBSCRIPTION_ID], 'L1', 'every frame is stamped');
     // Later changes follow in order.
     hub.publishTask(record('t1', 'working', 'alice', 3));
     hub.publishTask(record('t1', 'completed', 'alice', 4));
-    assert.deepEqual(tasksFrames(sink).map((frame) => frame.params.status), ['input_required', 'working', 'completed']);
+    assert.deepEqual(
+      tasksFrames(sink).map((frame) => frame.params.status),
+      ['input_required', 'working', 'completed'],
+    );
     assert.equal(hub.watchedTasks, 0, 'a terminal task leaves the index after its last frame');
   });
 
@@ -105,8 +121,13 @@ describe('SubscriptionHub', () => {
     await hub.openListen({ id: 7, principal: 'alice', requested: { taskIds: ['t1', 't2'] }, sink });
     assert.equal(sink.sent[0]?.method, 'notifications/subscriptions/acknowledged');
     assert.deepEqual(
-      tasksFrames(sink).map((frame) => [frame.params.taskId, frame.params.status]).sort(),
-      [['t1', 'input_required'], ['t2', 'working']],
+      tasksFrames(sink)
+        .map((frame) => [frame.params.taskId, frame.params.status])
+        .sort(),
+      [
+        ['t1', 'input_required'],
+        ['t2', 'working'],
+      ],
     );
   });
 
@@ -151,7 +172,12 @@ describe('SubscriptionHub', () => {
     hub.publishTask(record('hot', 'input_required', 'alice', 2));
     hub.publishTask(record('hot', 'working', 'alice', 3));
     assert.equal(counter.sends, 2, 'two changes, two sends in all');
-    assert.deepEqual(tasksFrames(hot).slice(-2).map((frame) => frame.params.status), ['input_required', 'working']);
+    assert.deepEqual(
+      tasksFrames(hot)
+        .slice(-2)
+        .map((frame) => frame.params.status),
+      ['input_required', 'working'],
+    );
     counter.sends = 0;
     hub.publishTask(record('unwatched', 'completed', 'alice', 2));
     assert.equal(counter.sends, 0, 'a task nobody watches costs no send');
@@ -201,7 +227,10 @@ describe('SubscriptionHub', () => {
     await opening;
     assert.equal(sink.ended, true);
     assert.match(sink.sent.at(-1)?.error?.message, /not reading/);
-    assert.ok(!sink.sent.some((message) => message.method === 'notifications/subscriptions/acknowledged'), 'no acknowledgement after the error');
+    assert.ok(
+      !sink.sent.some((message) => message.method === 'notifications/subscriptions/acknowledged'),
+      'no acknowledgement after the error',
+    );
     assert.equal(hub.size, 0);
     assert.equal(hub.watchedTasks, 0);
   });
@@ -269,6 +298,9 @@ describe('SubscriptionHub', () => {
     const counts = sinks.map((sink) => sink.sent.length);
     hub.closeAll();
     hub.publishTask(record('t1', 'completed', 'alice', 5));
-    assert.deepEqual(sinks.map((sink) => sink.sent.length), counts);
+    assert.deepEqual(
+      sinks.map((sink) => sink.sent.length),
+      counts,
+    );
   });
 });

@@ -15,7 +15,10 @@ export interface Issuer {
   /** How many times the JWKS was fetched. */
   readonly fetches: number;
   /** Signs a JWT with the issuer's key (`kid` set); claims default to a valid token for `audience`. */
-  sign(claims: JWTPayload, options?: { audience?: string | string[]; expiresIn?: string | number; issuer?: string; key?: CryptoKey; kid?: string; alg?: string }): Promise<string>;
+  sign(
+    claims: JWTPayload,
+    options?: { audience?: string | string[]; expiresIn?: string | number; issuer?: string; key?: CryptoKey; kid?: string; alg?: string },
+  ): Promise<string>;
   /** A second key the JWKS does not publish (for forged tokens). */
   foreignKey: CryptoKey;
   publicKey: CryptoKey;
@@ -69,7 +72,14 @@ export async function startIssuer(audience: string): Promise<Issuer> {
 
 /** Writes a token file (YAML) with `mode` (default 0600). */
 export async function writeTokenFile(file: string, entries: Array<Record<string, unknown>>, mode = 0o600): Promise<string> {
-  const yaml = `tokens:\n${entries.map((entry) => `  - ${Object.entries(entry).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join('\n    ')}`).join('\n')}\n`;
+  const yaml = `tokens:\n${entries
+    .map(
+      (entry) =>
+        `  - ${Object.entries(entry)
+          .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+          .join('\n    ')}`,
+    )
+    .join('\n')}\n`;
   await writeFile(file, yaml, { mode });
   await chmod(file, mode); // the umask may have removed bits the test wants
   return file;

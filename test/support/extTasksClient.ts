@@ -10,11 +10,7 @@
  */
 import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import {
-  createTaskSessionFromClient,
-  type ApplicationInputHandler,
-  type RawClientDispatch,
-} from '@modelcontextprotocol/ext-tasks/client';
+import { createTaskSessionFromClient, type ApplicationInputHandler, type RawClientDispatch } from '@modelcontextprotocol/ext-tasks/client';
 import { WsClientTransport } from './wsClientTransport.js';
 
 export const PROTOCOL_VERSION = '2026-07-28';
@@ -25,9 +21,17 @@ export const TASKS_CAPABILITIES = {
 };
 
 export type Endpoint =
-  | { kind: 'http'; url: string; /** Extra headers on every POST (e.g. an identity for an `authenticate` hook). */ headers?: Record<string, string> }
+  | {
+      kind: 'http';
+      url: string;
+      /** Extra headers on every POST (e.g. an identity for an `authenticate` hook). */ headers?: Record<string, string>;
+    }
   | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string }
-  | { kind: 'ws'; url: string; /** Extra headers on the upgrade request (e.g. an identity for an `authenticate` hook). */ headers?: Record<string, string> };
+  | {
+      kind: 'ws';
+      url: string;
+      /** Extra headers on the upgrade request (e.g. an identity for an `authenticate` hook). */ headers?: Record<string, string>;
+    };
 
 /** One request this client sent, and the response the server sent back for it (once it arrived). */
 export interface Exchange {
@@ -58,16 +62,19 @@ export interface ConnectedClient {
 export async function connect(endpoint: Endpoint, capabilities: Record<string, unknown> = TASKS_CAPABILITIES): Promise<ConnectedClient> {
   const transport: Transport =
     endpoint.kind === 'http'
-      ? new StreamableHTTPClientTransport(new URL(endpoint.url), endpoint.headers ? { requestInit: { headers: endpoint.headers } } : undefined)
+      ? new StreamableHTTPClientTransport(
+          new URL(endpoint.url),
+          endpoint.headers ? { requestInit: { headers: endpoint.headers } } : undefined,
+        )
       : endpoint.kind === 'ws'
-      ? new WsClientTransport(endpoint.url, endpoint.headers ? { headers: endpoint.headers } : {})
-      : new StdioClientTransport({
-          command: endpoint.command,
-          args: endpoint.args,
-          ...(endpoint.env ? { env: endpoint.env } : {}),
-          ...(endpoint.cwd ? { cwd: endpoint.cwd } : {}),
-          stderr: 'pipe',
-        });
+        ? new WsClientTransport(endpoint.url, endpoint.headers ? { headers: endpoint.headers } : {})
+        : new StdioClientTransport({
+            command: endpoint.command,
+            args: endpoint.args,
+            ...(endpoint.env ? { env: endpoint.env } : {}),
+            ...(endpoint.cwd ? { cwd: endpoint.cwd } : {}),
+            stderr: 'pipe',
+          });
   const client = new Client(CLIENT_INFO, {
     capabilities: capabilities as never,
     versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
@@ -89,7 +96,7 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
     return (send as (m: unknown, o?: unknown) => Promise<void>)(message, options);
   }) as never;
   const recordResponse = (message: Record<string, unknown>, id = message.id) => {
-    const exchange = (typeof id === 'string' || typeof id === 'number') ? byId.get(id) : undefined;
+    const exchange = typeof id === 'string' || typeof id === 'number' ? byId.get(id) : undefined;
     if (exchange && ('result' in message || 'error' in message)) {
       exchange.response = message;
       byId.delete(exchange.id);
@@ -104,7 +111,12 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
     previousOnError?.call(transport, error);
   };
 
-  const pending = new Map<string, (response: Parameters<Parameters<RawClientDispatch>[0] extends never ? never : (r: Awaited<ReturnType<RawClientDispatch>>) => void>[0]) => void>();
+  const pending = new Map<
+    string,
+    (
+      response: Parameters<Parameters<RawClientDispatch>[0] extends never ? never : (r: Awaited<ReturnType<RawClientDispatch>>) => void>[0],
+    ) => void
+  >();
   let counter = 0;
   const original = transport.onmessage!;
   transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
@@ -138,7 +150,8 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
         .send(message as never, options?.signal ? ({ requestSignal: options.signal } as never) : undefined)
         .catch((error: unknown) => {
           pending.delete(id);
-          if (error instanceof ProtocolError) return resolve({ kind: 'error', error: { code: error.code, message: error.message } as never });
+          if (error instanceof ProtocolError)
+            return resolve({ kind: 'error', error: { code: error.code, message: error.message } as never });
           // A JSON-RPC error answered with an HTTP error status (404 -32601, 400 -32021/-32020) arrives as SdkHttpError.
           const text = (error as { data?: { text?: unknown } })?.data?.text;
           if (typeof text === 'string') {

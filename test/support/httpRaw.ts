@@ -16,7 +16,9 @@ export interface RawHttpReply {
   status: number;
   contentType: string;
   /** The JSON-RPC message of the reply (from a JSON body or the first SSE `data:` event). */
-  message: { jsonrpc?: string; id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } } | undefined;
+  message:
+    | { jsonrpc?: string; id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } }
+    | undefined;
   text: string;
 }
 
@@ -93,7 +95,11 @@ function parseBody(contentType: string, text: string): RawHttpReply['message'] {
 export async function collectListen(
   url: string,
   notifications: Record<string, unknown>,
-  options: { capabilities?: Record<string, unknown>; forMs?: number; /** Extra request headers (e.g. Authorization). */ headers?: Record<string, string> } = {},
+  options: {
+    capabilities?: Record<string, unknown>;
+    forMs?: number;
+    /** Extra request headers (e.g. Authorization). */ headers?: Record<string, string>;
+  } = {},
 ): Promise<{ status: number; messages: Array<Record<string, unknown>>; id: string }> {
   const id = `listen:${++counter}`;
   const params = { notifications, _meta: envelope(options.capabilities ?? TASKS_CAPABILITIES) };

@@ -10,7 +10,10 @@ import pg from 'pg';
 export const TEST_PG_URL = process.env.TASKVISOR_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** Runs one statement on a short-lived connection. */
-export async function pgQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+export async function pgQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  sql: string,
+  params: unknown[] = [],
+): Promise<pg.QueryResult<R>> {
   const client = new pg.Client({ connectionString: TEST_PG_URL, connectionTimeoutMillis: 5_000 });
   try {
     await client.connect();

@@ -180,8 +180,14 @@ export async function rawRequest(client: ConnectedClient, request: { method: str
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       const errors = client.transportErrors.map((error) => error.message).join('; ') || 'none';
-      const recent = client.exchanges.slice(-3).map((exchange) => ({ id: exchange.id, method: exchange.method, answered: exchange.response !== undefined }));
-      reject(new Error(`${request.method}: no response after ${RAW_TIMEOUT_MS} ms; transport errors: ${errors}; last exchanges: ${JSON.stringify(recent)}`));
+      const recent = client.exchanges
+        .slice(-3)
+        .map((exchange) => ({ id: exchange.id, method: exchange.method, answered: exchange.response !== undefined }));
+      reject(
+        new Error(
+          `${request.method}: no response after ${RAW_TIMEOUT_MS} ms; transport errors: ${errors}; last exchanges: ${JSON.stringify(recent)}`,
+        ),
+      );
     }, RAW_TIMEOUT_MS);
   });
   try {

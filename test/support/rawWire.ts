@@ -46,7 +46,11 @@ function parseReply(contentType: string, text: string): Json | undefined {
   if (!text) return undefined;
   if (contentType.includes('text/event-stream')) {
     for (const block of text.split(/\r?\n\r?\n/)) {
-      const data = block.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n');
+      const data = block
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
       if (!data) continue;
       const message = JSON.parse(data) as Json;
       if ('result' in message || 'error' in message) return message;

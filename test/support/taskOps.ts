@@ -39,7 +39,8 @@ export function taskOps(connected: () => ConnectedClient) {
 
   const ops = {
     send,
-    call: (name: string, args: Json = {}, capabilities: Json = TASKS_CAPABILITIES) => send('tools/call', { name, arguments: args }, capabilities),
+    call: (name: string, args: Json = {}, capabilities: Json = TASKS_CAPABILITIES) =>
+      send('tools/call', { name, arguments: args }, capabilities),
     get: async (taskId: string, capabilities?: Json) => {
       const response = await send('tasks/get', { taskId }, capabilities);
       if (response.kind === 'result') observe(response.result);
@@ -68,7 +69,8 @@ export function taskOps(connected: () => ConnectedClient) {
         const task = await ops.task(taskId);
         if (seen.at(-1) !== task.status) seen.push(String(task.status));
         if (until(task)) return { task, seen };
-        if (Date.now() > deadline) assert.fail(`task ${taskId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(task)}`);
+        if (Date.now() > deadline)
+          assert.fail(`task ${taskId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(task)}`);
         await sleepMs(20);
       }
     },

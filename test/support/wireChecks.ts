@@ -21,7 +21,10 @@ type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-function schemaProblem(what: string, parsed: { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } }): string | undefined {
+function schemaProblem(
+  what: string,
+  parsed: { success: boolean; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } },
+): string | undefined {
   if (parsed.success) return undefined;
   const issues = (parsed.error?.issues ?? []).map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
   return `${what}: ${issues.join('; ')}`;
@@ -54,7 +57,8 @@ export function checkExchange(exchange: Exchange, counts: WireCounts): string[] 
   // T-38: results carry serverInfo (SHOULD; the SDK stamps it on every 2026-07-28 result).
   if (exchange.method === 'tools/call' || exchange.method.startsWith('tasks/')) {
     const meta = result._meta;
-    if (!isObject(meta) || !isObject(meta['io.modelcontextprotocol/serverInfo'])) add('result lacks _meta["io.modelcontextprotocol/serverInfo"] (T-38)');
+    if (!isObject(meta) || !isObject(meta['io.modelcontextprotocol/serverInfo']))
+      add('result lacks _meta["io.modelcontextprotocol/serverInfo"] (T-38)');
   }
   // T-05: "task" is reserved for tools/call's CreateTaskResult.
   if (result.resultType === 'task' && exchange.method !== 'tools/call') add('resultType "task" on a method other than tools/call (T-05)');

@@ -46,25 +46,35 @@ it("saveCheckpoint is stored with the task; resume: 'resume' continues from it a
   const replayed = (await ops.createTask('count_replay', { to: 4 })).taskId;
   await client.close();
   // Both block after two durable steps; the store holds their checkpoints.
-  await waitFor(async () => ((await first.store.get(resumed))?.checkpoint as { done?: number } | undefined)?.done === 2, { what: 'checkpoint 2' });
-  await waitFor(async () => ((await first.store.get(replayed))?.checkpoint as { done?: number } | undefined)?.done === 2, { what: 'checkpoint 2' });
+  await waitFor(async () => ((await first.store.get(resumed))?.checkpoint as { done?: number } | undefined)?.done === 2, {
+    what: 'checkpoint 2',
+  });
+  await waitFor(async () => ((await first.store.get(replayed))?.checkpoint as { done?: number } | undefined)?.done === 2, {
+    what: 'checkpoint 2',
+  });
   await first.close();
 
   const second = runtimeOn(dir.path, seen, undefined);
   const report = await second.start();
   assert.deepEqual(report, { resumed: 2, failed: 0 });
   const finished = async (taskId: string) =>
-    waitFor(async () => {
-      const task = await second.getTask(taskId, ANONYMOUS_PRINCIPAL);
-      return task.status === 'completed' ? task : undefined;
-    }, { what: `task ${taskId}` });
+    waitFor(
+      async () => {
+        const task = await second.getTask(taskId, ANONYMOUS_PRINCIPAL);
+        return task.status === 'completed' ? task : undefined;
+      },
+      { what: `task ${taskId}` },
+    );
   assert.deepEqual((await finished(resumed)).result?.content, [{ type: 'text', text: 'counted to 4' }]);
   assert.deepEqual((await finished(replayed)).result?.content, [{ type: 'text', text: 'counted to 4' }]);
   // After the restart the resume tool got its checkpoint, the replay tool did not.
-  assert.deepEqual(seen.slice(2).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))), [
-    { resume: 'replay', checkpoint: undefined },
-    { resume: 'resume', checkpoint: { done: 2 } },
-  ]);
+  assert.deepEqual(
+    seen.slice(2).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    [
+      { resume: 'replay', checkpoint: undefined },
+      { resume: 'resume', checkpoint: { done: 2 } },
+    ],
+  );
   // The final record keeps the last checkpoint (durable progress report).
   assert.deepEqual((await second.store.get(resumed))?.checkpoint, { done: 4 });
   await second.close();

@@ -34,16 +34,32 @@ it('serve --trace shows the workflow actor of a run, with its task id and redact
   const ops = taskOps(() => client);
   const { taskId } = await ops.createTask('workflow_traced');
   await waitFor(async () => (await ops.task(taskId)).status === 'completed', { timeoutMs: 15_000, what: 'the run' });
-  const lines = await waitFor(async () => {
-    const found = (await readFile(trace, 'utf8'))
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { type: string; taskId?: string; snapshot?: { value?: unknown; context?: Record<string, unknown> } })
-      .filter((line) => line.type === '@xstate.snapshot' && line.snapshot?.context?.workflow === 'traced');
-    return found.some((line) => line.snapshot?.value === 'succeeded') ? found : undefined;
-  }, { what: 'workflow snapshots in the trace' });
-  assert.ok(lines.every((line) => line.taskId === taskId), JSON.stringify(lines[0]));
+  const lines = await waitFor(
+    async () => {
+      const found = (await readFile(trace, 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map(
+          (line) =>
+            JSON.parse(line) as { type: string; taskId?: string; snapshot?: { value?: unknown; context?: Record<string, unknown> } },
+        )
+        .filter((line) => line.type === '@xstate.snapshot' && line.snapshot?.context?.workflow === 'traced');
+      return found.some((line) => line.snapshot?.value === 'succeeded') ? found : undefined;
+    },
+    { what: 'workflow snapshots in the trace' },
+  );
+  assert.ok(
+    lines.every((line) => line.taskId === taskId),
+    JSON.stringify(lines[0]),
+  );
   assert.ok(lines.some((line) => line.snapshot?.value === 'running'));
   const text = await readFile(trace, 'utf8');
-  assert.ok(!text.includes('top-secret-value'), text.split('\n').filter((l) => l.includes('top-secret-value')).join('\n').slice(0, 3000));
+  assert.ok(
+    !text.includes('top-secret-value'),
+    text
+      .split('\n')
+      .filter((l) => l.includes('top-secret-value'))
+      .join('\n')
+      .slice(0, 3000),
+  );
 });

@@ -59,7 +59,10 @@ it('kill -9 mid-workflow, restart: the in-flight step runs again and the run com
   let client = await connect({ kind: 'http', url });
   let ops = taskOps(() => client);
   const created = await ops.createTask('workflow_durable', { marker, release });
-  const firstPid = await waitFor(async () => (await readFile(marker, 'utf8').catch(() => '')) || undefined, { timeoutMs: 20_000, what: 'the in-flight step' });
+  const firstPid = await waitFor(async () => (await readFile(marker, 'utf8').catch(() => '')) || undefined, {
+    timeoutMs: 20_000,
+    what: 'the in-flight step',
+  });
   assert.equal(firstPid, String(first.process.pid));
   await client.close().catch(() => {});
   const killed = await first.kill('SIGKILL');
@@ -69,15 +72,21 @@ it('kill -9 mid-workflow, restart: the in-flight step runs again and the run com
   client = await connect({ kind: 'http', url });
   ops = taskOps(() => client);
   // The in-flight step runs again in the new process (at-least-once).
-  await waitFor(async () => (await readFile(marker, 'utf8')) === String(second.process.pid), { timeoutMs: 20_000, what: 'the step to run again' });
+  await waitFor(async () => (await readFile(marker, 'utf8')) === String(second.process.pid), {
+    timeoutMs: 20_000,
+    what: 'the step to run again',
+  });
   const during = await ops.task(created.taskId);
   assert.equal(during.status, 'working');
   assert.match(String(during.statusMessage), /Step 2\/3: wait/);
   await writeFile(release, '');
-  const done = await waitFor(async () => {
-    const task = await ops.task(created.taskId);
-    return task.status === 'working' ? undefined : task;
-  }, { timeoutMs: 20_000, what: 'the run to finish' });
+  const done = await waitFor(
+    async () => {
+      const task = await ops.task(created.taskId);
+      return task.status === 'working' ? undefined : task;
+    },
+    { timeoutMs: 20_000, what: 'the run to finish' },
+  );
   assert.equal(done.status, 'completed', JSON.stringify(done));
   const structured = (done.result as Json).structuredContent as { results: Json };
   assert.deepEqual(structured.results.first, { label: 'first' });
@@ -92,7 +101,9 @@ it('kill -9 mid-workflow, restart: the in-flight step runs again and the run com
   assert.match(shown.stdout, /status\s+completed/);
   assert.match(shown.stdout, /wait\tinterrupted\twait_for_file/);
   assert.match(shown.stdout, /wait\tcompleted\twait_for_file/);
-  const listed = await runNode([CLI, 'tasks', 'list', '--config', config, '--status', 'completed', '--tool', 'workflow_durable'], { cwd: dir.path });
+  const listed = await runNode([CLI, 'tasks', 'list', '--config', config, '--status', 'completed', '--tool', 'workflow_durable'], {
+    cwd: dir.path,
+  });
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(listed.stdout, new RegExp(`${created.taskId}\tcompleted\tworkflow_durable`));
 

@@ -21,12 +21,27 @@ const problems = (text: string, file = 'w.yaml') => {
 describe('parseWorkflow', () => {
   it('names file, line:col, path and field for each problem', () => {
     assert.match(problems('steps: []\n'), /^w\.yaml:1:8: steps: Too small/);
-    assert.match(problems('steps:\n  - id: a\n    tool: x\n    input: { message: m, requestedSchema: { type: object, properties: {} } }\n'), /w\.yaml:2:5: steps\[0\]: a step needs exactly one of tool, input, forEach or parallel/);
-    assert.match(problems('steps:\n  - { id: a, tool: x }\n  - { id: a, tool: y }\n'), /w\.yaml:3:\d+: steps\[1\]\.id: duplicate step id "a" \(also at steps\[0\]\)/);
+    assert.match(
+      problems('steps:\n  - id: a\n    tool: x\n    input: { message: m, requestedSchema: { type: object, properties: {} } }\n'),
+      /w\.yaml:2:5: steps\[0\]: a step needs exactly one of tool, input, forEach or parallel/,
+    );
+    assert.match(
+      problems('steps:\n  - { id: a, tool: x }\n  - { id: a, tool: y }\n'),
+      /w\.yaml:3:\d+: steps\[1\]\.id: duplicate step id "a" \(also at steps\[0\]\)/,
+    );
     assert.match(problems('steps:\n  - { id: "bad id", tool: x }\n'), /steps\[0\]\.id: step ids are 1-63 characters/);
-    assert.match(problems('args:\n  n: { type: integer, default: "x" }\nsteps:\n  - { id: a, tool: x }\n'), /w\.yaml:2:\d+: args\.n\.default: /);
-    assert.match(problems('args:\n  s: { type: string, pattern: "(" }\nsteps:\n  - { id: a, tool: x }\n'), /args\.s\.pattern: Invalid regular expression/);
-    assert.match(problems('steps:\n  - { id: a, tool: x, args: { v: "{{ input. }}" } }\noutput: { r: "{{ ( }}" }\n'), /steps\[0\]\.args\.v: invalid expression[\s\S]*output\.r: invalid expression/);
+    assert.match(
+      problems('args:\n  n: { type: integer, default: "x" }\nsteps:\n  - { id: a, tool: x }\n'),
+      /w\.yaml:2:\d+: args\.n\.default: /,
+    );
+    assert.match(
+      problems('args:\n  s: { type: string, pattern: "(" }\nsteps:\n  - { id: a, tool: x }\n'),
+      /args\.s\.pattern: Invalid regular expression/,
+    );
+    assert.match(
+      problems('steps:\n  - { id: a, tool: x, args: { v: "{{ input. }}" } }\noutput: { r: "{{ ( }}" }\n'),
+      /steps\[0\]\.args\.v: invalid expression[\s\S]*output\.r: invalid expression/,
+    );
     assert.match(problems('steps:\n  - id: a\n    tool: x\n    bogus: 1\n'), /w\.yaml:4:5: steps\[0\]\.bogus: unknown field/);
     assert.match(problems('steps: [\n'), /w\.yaml:\d+:\d+: invalid YAML/);
   });
@@ -40,7 +55,8 @@ describe('parseWorkflow', () => {
     const tool = workflowTool(definition, 'workflow_', new ToolInvoker(new ToolRegistry()));
     const schema = tool.options.inputSchema!;
     assert.deepEqual(schema.parse({ env: 'a' }), { env: 'a', n: 2 });
-    for (const bad of [{}, { env: 'c' }, { env: 'a', v: 'x1' }, { env: 'a', n: 4 }, { env: 'a', n: 1.5 }]) assert.equal(schema.safeParse(bad).success, false, JSON.stringify(bad));
+    for (const bad of [{}, { env: 'c' }, { env: 'a', v: 'x1' }, { env: 'a', n: 4 }, { env: 'a', n: 1.5 }])
+      assert.equal(schema.safeParse(bad).success, false, JSON.stringify(bad));
     const registry = new ToolRegistry();
     registry.add(tool.name, tool.options, tool.handler);
     const listed = registry.list()[0]!;
@@ -57,7 +73,10 @@ describe("muster's resource shape", () => {
     );
     assert.equal(definition.name, 'from-muster');
     assert.equal(definition.steps[0]!.tool, 'echo');
-    assert.match(problems('kind: Workflow\nmetadata: { name: m }\nspec:\n  steps:\n    - { id: a, tol: echo }\n'), /w\.yaml:5:\d+: spec\.steps\[0\]\.tol: unknown field/);
+    assert.match(
+      problems('kind: Workflow\nmetadata: { name: m }\nspec:\n  steps:\n    - { id: a, tol: echo }\n'),
+      /w\.yaml:5:\d+: spec\.steps\[0\]\.tol: unknown field/,
+    );
   });
 });
 
@@ -66,7 +85,10 @@ describe('checkWorkflowSet', () => {
     parseWorkflow(`name: ${name}\nsteps:\n${calls.map((tool, i) => `  - { id: s${i}, tool: ${tool} }\n`).join('')}`, `${name}.yaml`);
 
   it('refuses cycles through nested workflows, and two files with one name', () => {
-    const errors = checkWorkflowSet([flow('a', ['workflow_b']), flow('b', ['echo', 'workflow_c']), flow('c', ['workflow_a'])], 'workflow_').map((e) => e.message);
+    const errors = checkWorkflowSet(
+      [flow('a', ['workflow_b']), flow('b', ['echo', 'workflow_c']), flow('c', ['workflow_a'])],
+      'workflow_',
+    ).map((e) => e.message);
     assert.equal(errors.length, 1);
     assert.match(errors[0]!, /workflows call each other in a cycle: workflow_a → workflow_b → workflow_c → workflow_a/);
     assert.match(checkWorkflowSet([flow('a', ['x']), flow('a', ['y'])], 'workflow_')[0]!.message, /workflow name "a" is also used by/);

@@ -9,7 +9,9 @@ import { createActor, fromPromise, toPromise } from 'xstate';
 import { workflowMachine, type StepRunInput, type StepRunOutput } from '../../machines/workflow/index.js';
 
 function provided(run: (input: StepRunInput, signal: AbortSignal) => Promise<StepRunOutput>) {
-  return workflowMachine.provide({ actors: { runStep: fromPromise<StepRunOutput, StepRunInput>(({ input, signal }) => run(input, signal)) } });
+  return workflowMachine.provide({
+    actors: { runStep: fromPromise<StepRunOutput, StepRunInput>(({ input, signal }) => run(input, signal)) },
+  });
 }
 
 const input = { workflow: 'w', stepIds: ['a', 'b', 'c'], onFailureIds: ['undo'] };
@@ -17,7 +19,15 @@ const input = { workflow: 'w', stepIds: ['a', 'b', 'c'], onFailureIds: ['undo'] 
 describe('workflow machine', () => {
   it('runs steps in order, keeps results and outcomes, ends succeeded', async () => {
     const seen: string[] = [];
-    const actor = createActor(provided(async (step) => (seen.push(step.stepId), step.stepId === 'b' ? { status: 'skipped' } : { status: 'completed', result: step.stepId.toUpperCase() })), { input });
+    const actor = createActor(
+      provided(
+        async (step) => (
+          seen.push(step.stepId),
+          step.stepId === 'b' ? { status: 'skipped' } : { status: 'completed', result: step.stepId.toUpperCase() }
+        ),
+      ),
+      { input },
+    );
     actor.start();
     await toPromise(actor);
     const snapshot = actor.getSnapshot();
@@ -63,16 +73,22 @@ describe('workflow machine', () => {
   });
 
   it('a snapshot persisted mid-step restores from JSON and runs that step again (at-least-once)', async () => {
-    const first = createActor(provided(async (step) => (step.stepId === 'b' ? new Promise<never>(() => {}) : { status: 'completed', result: step.index })), { input });
+    const first = createActor(
+      provided(async (step) => (step.stepId === 'b' ? new Promise<never>(() => {}) : { status: 'completed', result: step.index })),
+      { input },
+    );
     first.start();
     await new Promise((resolve) => setTimeout(resolve, 0));
     const persisted = JSON.parse(JSON.stringify(first.getPersistedSnapshot())) as unknown;
     first.stop();
     const seen: string[] = [];
-    const second = createActor(provided(async (step) => (seen.push(step.stepId), { status: 'completed', result: step.index })), {
-      snapshot: persisted as never,
-      input: undefined as never,
-    });
+    const second = createActor(
+      provided(async (step) => (seen.push(step.stepId), { status: 'completed', result: step.index })),
+      {
+        snapshot: persisted as never,
+        input: undefined as never,
+      },
+    );
     second.start();
     await toPromise(second);
     assert.equal(second.getSnapshot().value, 'succeeded');

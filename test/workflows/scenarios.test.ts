@@ -54,10 +54,13 @@ interface Scenario {
 function mismatch(actual: unknown, expected: unknown, at = '$'): string | undefined {
   if (typeof expected === 'string' && expected.startsWith('~')) {
     const text = typeof actual === 'string' ? actual : JSON.stringify(actual);
-    return text?.includes(expected.slice(1)) ? undefined : `${at}: ${JSON.stringify(actual)} does not contain ${JSON.stringify(expected.slice(1))}`;
+    return text?.includes(expected.slice(1))
+      ? undefined
+      : `${at}: ${JSON.stringify(actual)} does not contain ${JSON.stringify(expected.slice(1))}`;
   }
   if (Array.isArray(expected)) {
-    if (!Array.isArray(actual) || actual.length !== expected.length) return `${at}: expected ${expected.length} items, got ${JSON.stringify(actual)}`;
+    if (!Array.isArray(actual) || actual.length !== expected.length)
+      return `${at}: expected ${expected.length} items, got ${JSON.stringify(actual)}`;
     for (const [i, item] of expected.entries()) {
       const reason = mismatch(actual[i], item, `${at}[${i}]`);
       if (reason) return reason;
@@ -162,7 +165,12 @@ async function runScenario(scenario: Scenario): Promise<void> {
         }
         assert.equal(outcome.kind, 'result', `${what}: ${JSON.stringify(outcome)}`);
         const result = (outcome as { result: Json }).result;
-        lastCall = { tool: call.tool, args: call.args ?? {}, capabilities: call.noTasks ? NO_TASKS_CAPABILITIES : TASKS_CAPABILITIES, result };
+        lastCall = {
+          tool: call.tool,
+          args: call.args ?? {},
+          capabilities: call.noTasks ? NO_TASKS_CAPABILITIES : TASKS_CAPABILITIES,
+          result,
+        };
         if (expect.task !== undefined) {
           assert.equal(result.resultType, 'task', `${what}: expected a task, got ${JSON.stringify(result)}`);
           tasks.set(expect.task, String(result.taskId));
@@ -183,21 +191,30 @@ async function runScenario(scenario: Scenario): Promise<void> {
         assertMatch((outcome as { result: Json }).result, want.expect, what);
       } else if (step.status !== undefined) {
         const want = step.status as { task: string; is: string; message?: string };
-        const task = await waitFor(async () => {
-          const current = await ops.task(taskId(want.task));
-          return current.status === want.is && (!want.message || String(current.statusMessage ?? '').includes(want.message)) ? current : undefined;
-        }, { ...WAIT, what: `${what}: task ${want.task} ${want.is}${want.message ? ` with "${want.message}"` : ''}` });
+        const task = await waitFor(
+          async () => {
+            const current = await ops.task(taskId(want.task));
+            return current.status === want.is && (!want.message || String(current.statusMessage ?? '').includes(want.message))
+              ? current
+              : undefined;
+          },
+          { ...WAIT, what: `${what}: task ${want.task} ${want.is}${want.message ? ` with "${want.message}"` : ''}` },
+        );
         assert.ok(task);
       } else if (step.inputRequest !== undefined) {
         const want = step.inputRequest as { task: string; key: string; message?: string };
-        const task = await waitFor(async () => {
-          const current = await ops.task(taskId(want.task));
-          return current.status === 'input_required' ? current : undefined;
-        }, { ...WAIT, what: `${what}: task ${want.task} input_required` });
+        const task = await waitFor(
+          async () => {
+            const current = await ops.task(taskId(want.task));
+            return current.status === 'input_required' ? current : undefined;
+          },
+          { ...WAIT, what: `${what}: task ${want.task} input_required` },
+        );
         const requests = task.inputRequests as Record<string, { method: string; params: Json }>;
         assert.ok(requests?.[want.key], `${what}: no input request ${want.key} in ${JSON.stringify(requests)}`);
         assert.equal(requests[want.key]!.method, 'elicitation/create');
-        if (want.message) assert.ok(String(requests[want.key]!.params.message).includes(want.message), `${what}: ${JSON.stringify(requests[want.key])}`);
+        if (want.message)
+          assert.ok(String(requests[want.key]!.params.message).includes(want.message), `${what}: ${JSON.stringify(requests[want.key])}`);
       } else if (step.respond !== undefined) {
         const answer = step.respond as { task: string; key: string; action: string; content?: Json };
         const outcome = await ops.update(taskId(answer.task), {
@@ -209,16 +226,22 @@ async function runScenario(scenario: Scenario): Promise<void> {
         assert.equal(outcome.kind, 'result', `${what}: ${JSON.stringify(outcome)}`);
       } else if (step.result !== undefined) {
         const want = step.result as { task: string; status: string; match?: unknown; error?: unknown };
-        const task = await waitFor(async () => {
-          const current = await ops.task(taskId(want.task));
-          return ['completed', 'failed', 'cancelled'].includes(String(current.status)) ? current : undefined;
-        }, { ...WAIT, what: `${what}: task ${want.task} to finish` });
+        const task = await waitFor(
+          async () => {
+            const current = await ops.task(taskId(want.task));
+            return ['completed', 'failed', 'cancelled'].includes(String(current.status)) ? current : undefined;
+          },
+          { ...WAIT, what: `${what}: task ${want.task} to finish` },
+        );
         assert.equal(task.status, want.status, `${what}: ${JSON.stringify(task)}`);
         if (want.status === 'completed') assert.equal((task.result as Json).resultType, 'complete');
         if (want.match !== undefined) assertMatch(task.result, want.match, what);
         if (want.error !== undefined) assertMatch(task.error, want.error, what);
       } else if (step.waitEvent !== undefined) {
-        await waitFor(async () => (await fixtureEvents()).includes(String(step.waitEvent)), { ...WAIT, what: `${what}: event ${String(step.waitEvent)}` });
+        await waitFor(async () => (await fixtureEvents()).includes(String(step.waitEvent)), {
+          ...WAIT,
+          what: `${what}: event ${String(step.waitEvent)}`,
+        });
       } else if (step.events !== undefined) {
         const events = await fixtureEvents();
         assert.deepEqual(events, step.events, what);

@@ -74,4 +74,3 @@ export class FeedConnection {
     return this.#connectedOnce && this.#client !== undefined;
   }
 }
-

@@ -14,7 +14,10 @@ export function redactUrl(url: string): string {
 /** A connection or SQL error as one line: code, message, and what to check. */
 export function describePgError(error: unknown): string {
   const e = error as { code?: string; message?: string; errors?: unknown[] };
-  if (e.code === 'ECONNREFUSED' || (Array.isArray(e.errors) && e.errors.some((inner) => (inner as { code?: string }).code === 'ECONNREFUSED'))) {
+  if (
+    e.code === 'ECONNREFUSED' ||
+    (Array.isArray(e.errors) && e.errors.some((inner) => (inner as { code?: string }).code === 'ECONNREFUSED'))
+  ) {
     return 'connection refused: is PostgreSQL running and listening there?';
   }
   return `${e.code ? `${e.code} ` : ''}${e.message ?? String(error)}`;

@@ -59,7 +59,6 @@ export const MIGRATIONS: readonly string[] = [
 /** The schema version this code writes and reads. */
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 
-
 /** Creates the schema if missing and applies pending migrations, once, however many instances start at once. */
 export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
   const q = pg.escapeIdentifier(schema);
@@ -69,11 +68,15 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
     // Serializes migrations of this schema across instances (released at COMMIT/ROLLBACK).
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('taskvisor migrate ' || $1))`, [schema]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${q}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${q}.schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${q}.schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     const applied = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${q}.schema_migrations`);
     const current = applied.rows[0]?.version ?? 0;
     if (current > MIGRATIONS.length) {
-      throw new Error(`schema ${schema} is at version ${current}, newer than this taskvisor understands (${MIGRATIONS.length}): upgrade taskvisor`);
+      throw new Error(
+        `schema ${schema} is at version ${current}, newer than this taskvisor understands (${MIGRATIONS.length}): upgrade taskvisor`,
+      );
     }
     for (let version = current; version < MIGRATIONS.length; version++) {
       await client.query(MIGRATIONS[version]!.replaceAll('$S', q));
@@ -87,4 +90,3 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
     client.release();
   }
 }
-
