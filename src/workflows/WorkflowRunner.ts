@@ -281,7 +281,7 @@ class WorkflowRun {
     };
     this.records.push(record);
     try {
-      if (step.condition && !(await this.conditionHolds(step.condition, scope, outcomes, recordId))) {
+      if (step.condition && !(await this.conditionHolds(step.condition, scope, outcomes, recordId, signal))) {
         return await end({ status: 'skipped' });
       }
       if ('forEach' in step && step.forEach)
@@ -341,21 +341,40 @@ class WorkflowRun {
     scope: TemplateScope,
     outcomes: Record<string, string>,
     stepId: string,
+    signal: AbortSignal,
   ): Promise<boolean> {
     const site = { workflow: this.definition.name, step: stepId };
     if ('template' in condition) {
       const value = await render(condition.template, scope, { ...site, field: 'condition.template' }, true, this.engine);
       return value === true || value === 'true';
     }
-    const from = condition.fromStep;
-    if (!Object.hasOwn(outcomes, from) && !Object.hasOwn(scope.results, from)) {
-      throw new StepFailure(`workflow ${this.definition.name}, step ${stepId}, field condition.fromStep: step ${from} has not run`);
+    let succeeded: boolean;
+    let value: unknown;
+    if ('tool' in condition) {
+      // muster's tool condition: the call's success (no error, no isError) and its result value are tested.
+      const args = (await render(condition.args ?? {}, scope, { ...site, field: 'condition.args' }, false, this.engine)) as JsonObject;
+      try {
+        const result = await this.deps.invoker.invoke({ name: condition.tool, args, principal: this.ctx.principal, signal });
+        succeeded = result.isError !== true;
+        value = resultValue(result);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        succeeded = false;
+        value = null;
+      }
+    } else {
+      const from = condition.fromStep;
+      if (!Object.hasOwn(outcomes, from) && !Object.hasOwn(scope.results, from)) {
+        throw new StepFailure(`workflow ${this.definition.name}, step ${stepId}, field condition.fromStep: step ${from} has not run`);
+      }
+      succeeded = outcomes[from] === 'completed';
+      value = scope.results[from];
     }
     const matches = async (expect: NonNullable<typeof condition.expect>, field: string): Promise<boolean> => {
-      if (expect.success !== undefined && (outcomes[from] === 'completed') !== expect.success) return false;
+      if (expect.success !== undefined && succeeded !== expect.success) return false;
       for (const [path, expected] of Object.entries(expect.jsonPath ?? {})) {
         const want = await render(expected, scope, { ...site, field: `${field}.jsonPath.${path}` }, false, this.engine);
-        if (JSON.stringify(valueAt(scope.results[from], path)) !== JSON.stringify(want)) return false;
+        if (JSON.stringify(valueAt(value, path)) !== JSON.stringify(want)) return false;
       }
       return true;
     };
@@ -479,9 +498,34 @@ class WorkflowRun {
       const structured = output !== null && typeof output === 'object' && !Array.isArray(output);
       return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: output as JsonObject } : {}) };
     }
-    const structuredContent = { workflow: name, status: 'completed', results: context.results };
+    const structuredContent = shapeDefaultResult(this.definition, context.results);
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
   }
+}
+
+/**
+ * The result of a run without an `output` map: `{ workflow, status, results }`.
+ * When the file uses muster's `output`/`store` step flags, they are honoured
+ * as muster does: `results` holds only the steps flagged true (sub-steps by
+ * their flat names), and the last step's object result, when that step is a
+ * tool step not flagged, is merged into the top level (its keys never replace
+ * `workflow`, `status` or `results`). Every result stays referencable in
+ * templates either way.
+ */
+export function shapeDefaultResult(definition: WorkflowDefinition, results: Record<string, unknown>): JsonObject {
+  const flag = (step: { output?: boolean; store?: boolean }) => step.output ?? step.store;
+  const all = definition.steps.flatMap((step) => [step, ...(step.parallel ?? step.forEach?.steps ?? [])]);
+  if (!all.some((step) => flag(step) !== undefined)) return { workflow: definition.name, status: 'completed', results } as JsonObject;
+  const flat = withFlatNames(definition, results);
+  const shown: Record<string, unknown> = {};
+  for (const step of all) if (flag(step) === true && Object.hasOwn(flat, step.id)) shown[step.id] = flat[step.id];
+  const shaped: Record<string, unknown> = { workflow: definition.name, status: 'completed', results: shown };
+  const last = definition.steps[definition.steps.length - 1]!;
+  const lastValue = results[last.id];
+  if (last.tool !== undefined && flag(last) !== true && lastValue !== null && typeof lastValue === 'object' && !Array.isArray(lastValue)) {
+    for (const [key, value] of Object.entries(lastValue)) if (!Object.hasOwn(shaped, key)) shaped[key] = value;
+  }
+  return shaped as JsonObject;
 }
 
 /**

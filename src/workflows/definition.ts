@@ -35,11 +35,20 @@ const ExpectSchema = z.strictObject({
 export const ConditionSchema = z.union(
   [
     z.strictObject({ template: z.string().min(1) }),
+    /** muster's tool condition: call the tool; `expect`/`expectNot` test its success and result. */
+    z
+      .strictObject({
+        tool: z.string().min(1),
+        args: z.record(z.string(), z.unknown()).optional(),
+        expect: ExpectSchema.optional(),
+        expectNot: ExpectSchema.optional(),
+      })
+      .refine((c) => c.expect !== undefined || c.expectNot !== undefined, 'a tool condition needs expect or expectNot'),
     z
       .strictObject({ fromStep: stepId, expect: ExpectSchema.optional(), expectNot: ExpectSchema.optional() })
       .refine((c) => c.expect !== undefined || c.expectNot !== undefined, 'a fromStep condition needs expect or expectNot'),
   ],
-  { error: 'expected { template } or { fromStep, expect | expectNot }' },
+  { error: 'expected { template }, { fromStep, expect | expectNot } or { tool, args?, expect | expectNot }' },
 );
 
 export const InputStepSchema = z.strictObject({

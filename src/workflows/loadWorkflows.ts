@@ -11,6 +11,7 @@ import { dotted, position } from '../config/loadConfig.js';
 import { argsSchema } from './argsSchema.js';
 import { WorkflowSchema, type WorkflowDefinition, type WorkflowStep, type WorkflowSubStep } from './definition.js';
 import { checkTemplates, chooseEngine } from './templates.js';
+import { normalizeMusterSpellings, type CompatProblem } from './musterCompat.js';
 
 /** Workflow files larger than this are refused before parsing. */
 export const MAX_WORKFLOW_BYTES = 512 * 1024;
@@ -49,10 +50,11 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
   const where = (at: readonly PropertyKey[], wantKey = false) =>
     `${label}${position(doc as Document, lineCounter, inFile(at), wantKey)}: ${dotted(inFile(at)) || '(top level)'}`;
   if (muster) {
-    const extra = Object.keys(raw).filter((key) => !['apiVersion', 'kind', 'metadata', 'spec'].includes(key));
+    // A custom resource's `status:` block (written by muster's controller) is accepted and ignored, as muster does.
+    const extra = Object.keys(raw).filter((key) => !['apiVersion', 'kind', 'metadata', 'spec', 'status'].includes(key));
     if (extra.length > 0)
       throw new WorkflowError(
-        `${label}: ${extra.join(', ')}: unknown field next to kind: Workflow (allowed: apiVersion, kind, metadata, spec)`,
+        `${label}: ${extra.join(', ')}: unknown field next to kind: Workflow (allowed: apiVersion, kind, metadata, spec, status)`,
         file,
       );
   }
@@ -62,7 +64,10 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
         ...((raw.metadata as { name?: unknown } | undefined)?.name !== undefined ? { name: (raw.metadata as { name: unknown }).name } : {}),
       }
     : raw;
-  const parsed = WorkflowSchema.safeParse(body);
+  const compatProblems: CompatProblem[] = [];
+  const normalized = normalizeMusterSpellings(body as Record<string, unknown>, compatProblems);
+  if (compatProblems.length > 0) throw new WorkflowError(compatProblems.map((p) => `${where(p.path)}: ${p.message}`).join('\n'), file);
+  const parsed = WorkflowSchema.safeParse(normalized);
   if (!parsed.success) {
     const lines = parsed.error.issues
       .slice(0, 10)
@@ -115,9 +120,18 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
       }
     }
     if (step.condition) {
-      if ('template' in step.condition) checkTemplatesAt(step.condition.template, [...at, 'condition', 'template']);
-      else if (!earlier.has(step.condition.fromStep)) {
-        problems.push(`${where([...at, 'condition', 'fromStep'])}: ${JSON.stringify(step.condition.fromStep)} is not an earlier step`);
+      const c = step.condition;
+      for (const key of ['expect', 'expectNot'] as const) {
+        if ('tool' in c || 'fromStep' in c) {
+          const expect = c[key];
+          if (expect?.jsonPath) checkTemplatesAt(expect.jsonPath, [...at, 'condition', key, 'jsonPath']);
+        }
+      }
+      if ('template' in c) checkTemplatesAt(c.template, [...at, 'condition', 'template']);
+      else if ('tool' in c) {
+        if (c.args) checkTemplatesAt(c.args, [...at, 'condition', 'args']);
+      } else if (!earlier.has(c.fromStep)) {
+        problems.push(`${where([...at, 'condition', 'fromStep'])}: ${JSON.stringify(c.fromStep)} is not an earlier step`);
       }
     }
   };
