@@ -24,6 +24,8 @@ import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../tool
 import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from './definition.js';
 import { render, TemplateError, type TemplateEngine, type TemplateScope } from './templates.js';
 import type { ToolInvoker } from './ToolInvoker.js';
+import { parseDuration, showDuration } from './duration.js';
+import { createHash } from 'node:crypto';
 
 /** One step record, written live into the run's checkpoint. */
 export interface StepRecord {
@@ -41,6 +43,8 @@ export interface StepRecord {
   input?: unknown;
   result?: unknown;
   error?: { message: string; code?: number };
+  /** Attempts made, when the step has `retry` and needed more than one. */
+  attempts?: number;
 }
 
 /** What a workflow run keeps in its task's `checkpoint`. */
@@ -51,13 +55,26 @@ export interface WorkflowCheckpoint {
   /** The workflow actor's persisted snapshot. */
   snapshot: unknown;
   steps: StepRecord[];
+  /**
+   * The definition the run started with, and its hash: a resumed run goes on
+   * with it, whatever the file says now (a reload never changes a running run).
+   */
+  definition?: WorkflowDefinition;
+  definitionHash?: string;
+  /** When the run started (ISO 8601): the workflow `timeout` counts from here, across restarts. */
+  startedAt?: string;
 }
 
 type WorkflowActor = Actor<typeof workflowMachine>;
 
 /** Step outcome inside a composite step. */
 type Outcome =
-  { status: 'completed'; result: unknown } | { status: 'skipped' } | { status: 'failed'; message: string; code?: number; result?: unknown };
+  | { status: 'completed'; result: unknown }
+  | { status: 'skipped' }
+  | { status: 'failed'; message: string; code?: number; result?: unknown; kind?: FailureKind };
+
+/** What made a step fail, for `retry.on`: a thrown error, an `isError` result, or its timeout. */
+type FailureKind = 'error' | 'isError' | 'timeout' | 'invalid';
 
 /** What later steps see of a step: its result, a failed step's partial result, or null when skipped. */
 const resultOf = (outcome: Outcome): unknown =>
@@ -103,8 +120,67 @@ export interface WorkflowRunnerDeps {
 
 /** The tool handler running `definition`. */
 export function workflowHandler(definition: WorkflowDefinition, deps: WorkflowRunnerDeps): ToolHandler {
-  return (args, ctx) => new WorkflowRun(definition, deps, args, ctx).run();
+  return (args, ctx) => new WorkflowRun(pinnedDefinition(ctx.checkpoint) ?? definition, deps, args, ctx).run();
 }
+
+/** The definition a checkpoint pinned, when it has one. */
+function pinnedDefinition(checkpoint: unknown): WorkflowDefinition | undefined {
+  const c = checkpoint as Partial<WorkflowCheckpoint> | undefined;
+  if (!c || c.kind !== 'taskvisor.workflow' || !c.definition || !Array.isArray(c.definition.steps)) return undefined;
+  return c.definition;
+}
+
+/** The hash pinned next to a definition: sha256 of its JSON. */
+export const definitionHash = (definition: WorkflowDefinition): string =>
+  createHash('sha256').update(JSON.stringify(definition)).digest('hex');
+
+/** A step's or the run's time limit ran out. */
+class TimeLimit extends Error {
+  override name = 'TimeoutError';
+}
+
+/** A signal that fires with the parent, or after `ms` with a {@link TimeLimit} reason. */
+function limited(parent: AbortSignal, ms: number, message: string): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(new TimeLimit(message)), Math.max(0, ms));
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it fires (a callee that ignores its signal cannot hold the step). */
+function raced<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
+}
+
+const sleep = (ms: number, signal: AbortSignal) => raced(new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.()), signal);
+
+const ms = (value: string | number | undefined, fallback: number): number => {
+  if (value === undefined) return fallback;
+  const parsed = parseDuration(value);
+  return typeof parsed === 'number' ? parsed : fallback;
+};
 
 class WorkflowRun {
   private actor!: WorkflowActor;
@@ -115,6 +191,9 @@ class WorkflowRun {
   /** The statusMessage naming the step in flight; a callee's progress is appended to it. */
   private stepStatus = '';
   private readonly byId = new Map<string, { step: WorkflowStep | WorkflowSubStep; phase: 'main' | 'onFailure' }>();
+  private readonly hash: string;
+  /** When the run started; restored from the checkpoint after a restart. */
+  private startedAt = now();
 
   constructor(
     private readonly definition: WorkflowDefinition,
@@ -124,6 +203,7 @@ class WorkflowRun {
   ) {
     for (const step of definition.steps) this.byId.set(step.id, { step, phase: 'main' });
     for (const step of definition.onFailure ?? []) this.byId.set(step.id, { step, phase: 'onFailure' });
+    this.hash = definitionHash(definition);
   }
 
   async run(): Promise<ToolResult> {
@@ -134,6 +214,7 @@ class WorkflowRun {
     });
     const restored = this.restorable();
     if (restored) {
+      if (restored.startedAt) this.startedAt = restored.startedAt;
       // The step that was in flight when the server died runs again (at-least-once): its record says so.
       this.records = restored.steps.map((record) =>
         record.status === 'running'
@@ -217,6 +298,9 @@ class WorkflowRun {
           machineVersion: WORKFLOW_MACHINE_VERSION,
           snapshot: this.actor.getPersistedSnapshot(),
           steps: this.records,
+          definition: this.definition,
+          definitionHash: this.hash,
+          startedAt: this.startedAt,
         } satisfies WorkflowCheckpoint),
       );
     return this.saving;
@@ -238,8 +322,27 @@ class WorkflowRun {
     const total = input.phase === 'main' ? this.definition.steps.length : (this.definition.onFailure ?? []).length;
     this.stepStatus = `${input.phase === 'main' ? 'Step' : 'onFailure step'} ${input.index + 1}/${total}: ${input.stepId}`;
     this.ctx.setStatus(this.stepStatus);
+    // The workflow's timeout bounds the main steps, counted from the run's start; onFailure cleanup still runs.
+    const budget =
+      this.definition.timeout !== undefined && input.phase === 'main'
+        ? ms(this.definition.timeout, 0) - (Date.now() - Date.parse(this.startedAt))
+        : undefined;
+    const overall = `Workflow ${this.definition.name} timed out after ${showDuration(this.definition.timeout ?? 0)}`;
+    if (budget !== undefined && budget <= 0) return { status: 'failed', message: overall, allowFailure: false };
+    const limit = budget !== undefined ? limited(signal, budget, overall) : undefined;
     try {
-      const outcome = await this.runStep(entry.step, input.phase, this.scope(input.results), input.outcomes, input.stepId, '', signal);
+      const outcome = await this.runStep(
+        entry.step,
+        input.phase,
+        this.scope(input.results),
+        input.outcomes,
+        input.stepId,
+        '',
+        limit?.signal ?? signal,
+      );
+      if (limit?.signal.aborted && limit.signal.reason instanceof TimeLimit && !signal.aborted) {
+        return { status: 'failed', message: overall, allowFailure: false };
+      }
       if (outcome.status !== 'failed') return outcome;
       const allowFailure = forced || entry.step.allowFailure === true;
       return {
@@ -253,6 +356,8 @@ class WorkflowRun {
       // Only a broken executor (or the MRTR unwinding) gets here: step errors are outcomes.
       this.fatal = error;
       throw error;
+    } finally {
+      limit?.dispose();
     }
   }
 
@@ -271,7 +376,8 @@ class WorkflowRun {
     else if (step.input !== undefined) record.tool = 'input';
     const started = Date.now();
     const end = async (outcome: Outcome): Promise<Outcome> => {
-      record.status = signal.aborted && outcome.status === 'failed' ? 'cancelled' : outcome.status;
+      // A cancel (the caller's signal) is `cancelled`; a step's own time limit is a failure.
+      record.status = signal.aborted && !(signal.reason instanceof TimeLimit) && outcome.status === 'failed' ? 'cancelled' : outcome.status;
       record.endedAt = now();
       record.durationMs = Date.now() - started;
       if (outcome.status === 'completed') record.result = outcome.result;
@@ -284,10 +390,55 @@ class WorkflowRun {
       if (step.condition && !(await this.conditionHolds(step.condition, scope, outcomes, recordId, signal))) {
         return await end({ status: 'skipped' });
       }
-      if ('forEach' in step && step.forEach)
-        return await end(await this.runForEach(step, phase, scope, outcomes, recordId, keyPrefix, signal));
-      if ('parallel' in step && step.parallel)
-        return await end(await this.runParallel(step, phase, scope, outcomes, recordId, keyPrefix, signal));
+      const retry = step.retry;
+      const attempts = retry?.attempts ?? 1;
+      for (let attempt = 1; ; attempt++) {
+        const limit =
+          step.timeout !== undefined
+            ? limited(signal, ms(step.timeout, 0), `Step ${recordId} timed out after ${showDuration(step.timeout)}`)
+            : undefined;
+        let outcome: Outcome;
+        try {
+          outcome = await this.attempt(step, phase, scope, outcomes, recordId, keyPrefix, limit?.signal ?? signal, record);
+        } finally {
+          limit?.dispose();
+        }
+        const retryOn: FailureKind[] = retry?.on ?? ['error', 'timeout'];
+        if (outcome.status !== 'failed' || attempt >= attempts || signal.aborted || !retryOn.includes(outcome.kind ?? 'error')) {
+          return await end(outcome);
+        }
+        // Exponential backoff between attempts; a cancel interrupts the wait.
+        const initial = ms(retry?.initialDelay, 1000);
+        const delay = Math.min(initial * (retry?.multiplier ?? 2) ** (attempt - 1), ms(retry?.maxDelay, 60_000));
+        record.attempts = attempt + 1;
+        this.ctx.setStatus(`${this.stepStatus} — attempt ${attempt} failed (${outcome.message}); retrying in ${delay} ms`);
+        await this.persist();
+        await sleep(delay, signal);
+      }
+    } catch (error) {
+      if (isInputRequiredSignal(error)) throw error;
+      if (error instanceof StepFailure)
+        return end({ status: 'failed', message: error.message, ...(error.code !== undefined ? { code: error.code } : {}) });
+      const coded = error as { code?: unknown; message?: unknown };
+      const message = error instanceof TemplateError ? error.message : typeof coded.message === 'string' ? coded.message : String(error);
+      return end({ status: 'failed', message, ...(typeof coded.code === 'number' ? { code: coded.code } : {}) });
+    }
+  }
+
+  /** One attempt of a step (after its condition held); errors become failed outcomes with their kind. */
+  private async attempt(
+    step: WorkflowStep | WorkflowSubStep,
+    phase: 'main' | 'onFailure',
+    scope: TemplateScope,
+    outcomes: Record<string, string>,
+    recordId: string,
+    keyPrefix: string,
+    signal: AbortSignal,
+    record: StepRecord,
+  ): Promise<Outcome> {
+    try {
+      if ('forEach' in step && step.forEach) return await this.runForEach(step, phase, scope, outcomes, recordId, keyPrefix, signal);
+      if ('parallel' in step && step.parallel) return await this.runParallel(step, phase, scope, outcomes, recordId, keyPrefix, signal);
       const site = { workflow: this.definition.name, step: recordId };
       if (step.input) {
         const params: ElicitParams = {
@@ -297,42 +448,50 @@ class WorkflowRun {
         record.input = params;
         // The start record is stored before anything runs (and before the client is asked).
         await this.persist();
-        const answer = await this.ctx.elicit(`${keyPrefix}${step.input.key ?? recordId}`, params);
+        const answer = await raced(this.ctx.elicit(`${keyPrefix}${step.input.key ?? recordId}`, params), signal);
         const result = { action: answer.action, ...(answer.content !== undefined ? { content: answer.content } : {}) };
         // Documented rule: decline or cancel fails the step (allowFailure lets the run go on and branch on it).
         if (answer.action !== 'accept')
-          return await end({
+          return {
             status: 'failed',
             message: `The input request was ${answer.action === 'decline' ? 'declined' : 'cancelled'}`,
             result,
-          });
-        return await end({ status: 'completed', result });
+          };
+        return { status: 'completed', result };
       }
       const args = (await render(step.args ?? {}, scope, { ...site, field: 'args' }, false, this.engine)) as JsonObject;
       record.input = args;
       await this.persist();
-      const result = await this.deps.invoker.invoke({
-        name: step.tool!,
-        args,
-        principal: this.ctx.principal,
+      const result = await raced(
+        this.deps.invoker.invoke({
+          name: step.tool!,
+          args,
+          principal: this.ctx.principal,
+          signal,
+          requestInput: (key, request) => this.ctx.requestInput(`${keyPrefix}${recordId}/${key}`, request),
+          onStatus: (message) => this.ctx.setStatus(`${this.stepStatus} — ${message}`),
+        }),
         signal,
-        requestInput: (key, request) => this.ctx.requestInput(`${keyPrefix}${recordId}/${key}`, request),
-        onStatus: (message) => this.ctx.setStatus(`${this.stepStatus} — ${message}`),
-      });
+      );
       if (result.isError === true)
-        return await end({
+        return {
           status: 'failed',
           message: `Tool ${step.tool} returned an error: ${errorText(result)}`,
           result: resultValue(result),
-        });
-      return await end({ status: 'completed', result: resultValue(result) });
+          kind: 'isError',
+        };
+      return { status: 'completed', result: resultValue(result) };
     } catch (error) {
       if (isInputRequiredSignal(error)) throw error;
+      if (signal.aborted && signal.reason instanceof TimeLimit)
+        return { status: 'failed', message: signal.reason.message, kind: 'timeout' };
+      // A bad template or item list fails the same way every time: never retried.
       if (error instanceof StepFailure)
-        return end({ status: 'failed', message: error.message, ...(error.code !== undefined ? { code: error.code } : {}) });
+        return { status: 'failed', message: error.message, kind: 'invalid', ...(error.code !== undefined ? { code: error.code } : {}) };
+      if (error instanceof TemplateError) return { status: 'failed', message: error.message, kind: 'invalid' };
       const coded = error as { code?: unknown; message?: unknown };
-      const message = error instanceof TemplateError ? error.message : typeof coded.message === 'string' ? coded.message : String(error);
-      return end({ status: 'failed', message, ...(typeof coded.code === 'number' ? { code: coded.code } : {}) });
+      const message = typeof coded.message === 'string' ? coded.message : String(error);
+      return { status: 'failed', message, kind: 'error', ...(typeof coded.code === 'number' ? { code: coded.code } : {}) };
     }
   }
 
@@ -406,11 +565,16 @@ class WorkflowRun {
       );
     const as = forEach.as ?? 'item';
     const iterations: Array<Record<string, unknown>> = [];
-    for (const [index, item] of items.entries()) {
-      signal.throwIfAborted();
+    let failure: Outcome | undefined;
+    // One iteration: its sub-steps in order, each seeing the earlier ones of the same iteration.
+    const iterate = async (index: number): Promise<void> => {
+      const item = items[index];
       const local: Record<string, unknown> = {};
+      iterations[index] = local;
       const localOutcomes: Record<string, string> = { ...outcomes };
       for (const sub of forEach.steps) {
+        if (failure) return;
+        signal.throwIfAborted();
         const subScope = {
           input: this.input,
           results: { ...scope.results, ...local },
@@ -421,16 +585,20 @@ class WorkflowRun {
         localOutcomes[sub.id] = outcome.status;
         local[sub.id] = resultOf(outcome);
         if (outcome.status === 'failed' && !sub.allowFailure) {
-          return {
+          failure ??= {
             status: 'failed',
             message: `${id}: ${outcome.message}`,
             ...(outcome.code !== undefined ? { code: outcome.code } : {}),
-            result: [...iterations, local],
+            ...(outcome.kind !== undefined ? { kind: outcome.kind } : {}),
           };
+          return;
         }
       }
-      iterations.push(local);
-    }
+    };
+    // Sequential by default (muster's rule); maxConcurrency lets that many items run at once. After a
+    // failure no new item starts; those in flight finish.
+    await pool(items.length, forEach.maxConcurrency ?? 1, iterate, () => failure !== undefined);
+    if (failure) return { ...(failure as Extract<Outcome, { status: 'failed' }>), result: iterations.filter(Boolean) };
     return { status: 'completed', result: iterations };
   }
 
@@ -443,13 +611,13 @@ class WorkflowRun {
     keyPrefix: string,
     signal: AbortSignal,
   ): Promise<Outcome> {
-    // Siblings see the results from before the parallel step, not each other's.
-    const settled = await Promise.all(
-      step.parallel!.map(async (sub) => ({
-        sub,
-        outcome: await this.runStep(sub, phase, scope, outcomes, `${recordId}.${sub.id}`, keyPrefix, signal),
-      })),
-    );
+    // Siblings see the results from before the parallel step, not each other's; maxConcurrency caps how many run at once.
+    const subs = step.parallel!;
+    const settled: Array<{ sub: WorkflowSubStep; outcome: Outcome }> = [];
+    await pool(subs.length, step.maxConcurrency ?? subs.length, async (i) => {
+      const sub = subs[i]!;
+      settled[i] = { sub, outcome: await this.runStep(sub, phase, scope, outcomes, `${recordId}.${sub.id}`, keyPrefix, signal) };
+    });
     const result = Object.fromEntries(settled.map(({ sub, outcome }) => [sub.id, resultOf(outcome)]));
     const failed = settled.find(({ sub, outcome }) => outcome.status === 'failed' && !sub.allowFailure);
     if (failed && failed.outcome.status === 'failed') {
@@ -501,6 +669,20 @@ class WorkflowRun {
     const structuredContent = shapeDefaultResult(this.definition, context.results);
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
   }
+}
+
+/** Runs `task(0..count-1)` with at most `limit` at once, starting no new one once `stop()` says so. */
+async function pool(
+  count: number,
+  limit: number,
+  task: (index: number) => Promise<void>,
+  stop: () => boolean = () => false,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count && !stop()) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, count)) }, worker));
 }
 
 /**

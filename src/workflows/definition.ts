@@ -5,7 +5,28 @@
  */
 import { z } from 'zod';
 
+import { parseDuration } from './duration.js';
+
 const STEP_ID = /^[A-Za-z0-9_-]{1,63}$/;
+
+/** `500ms`, `30s`, `5m`, `1h30m`, or milliseconds. */
+const duration = z.union([z.string(), z.number()]).superRefine((value, ctx) => {
+  const parsed = parseDuration(value);
+  if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
+});
+
+/** Retrying a failed step: `attempts` in all, waiting `initialDelay` × `multiplier`^n (at most `maxDelay`) between. */
+export const RetrySchema = z.strictObject({
+  attempts: z.number().int().min(1).max(100),
+  initialDelay: duration.optional(),
+  maxDelay: duration.optional(),
+  multiplier: z.number().min(1).max(10).optional(),
+  /** Which failures are retried: a thrown error, an `isError` result, a step timeout. Default: error and timeout. */
+  on: z
+    .array(z.enum(['error', 'isError', 'timeout']))
+    .min(1)
+    .optional(),
+});
 const stepId = z.string().regex(STEP_ID, 'step ids are 1-63 characters of A-Z a-z 0-9 _ -');
 
 /** One declared argument; it becomes a property of the tool's input schema. */
@@ -64,6 +85,9 @@ export const InputStepSchema = z.strictObject({
 
 const common = {
   id: stepId,
+  /** Time one attempt of this step may take; it then fails ("timed out after …"). */
+  timeout: duration.optional(),
+  retry: RetrySchema.optional(),
   description: z.string().optional(),
   condition: ConditionSchema.optional(),
   allowFailure: z.boolean().optional(),
@@ -82,7 +106,8 @@ export const SubStepSchema = z
     input: InputStepSchema.optional(),
   })
   .refine((s) => (s.tool === undefined) !== (s.input === undefined), 'a step needs exactly one of tool or input')
-  .refine((s) => s.args === undefined || s.tool !== undefined, 'args belong to a tool step');
+  .refine((s) => s.args === undefined || s.tool !== undefined, 'args belong to a tool step')
+  .refine((s) => s.retry === undefined || s.input === undefined, 'retry does not apply to an input step (nobody should be asked twice)');
 
 export const StepSchema = z
   .strictObject({
@@ -100,10 +125,16 @@ export const StepSchema = z
           .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
           .optional(),
         steps: z.array(SubStepSchema).min(1),
+        /** How many items run at once (default 1: one after the other, as in muster). */
+        maxConcurrency: z.number().int().min(1).max(100).optional(),
       })
       .optional(),
     parallel: z.array(SubStepSchema).min(1).optional(),
+    /** For `parallel`: how many sub-steps run at once (default: all). */
+    maxConcurrency: z.number().int().min(1).max(100).optional(),
   })
+  .refine((s) => s.maxConcurrency === undefined || s.parallel !== undefined, 'maxConcurrency (on the step) belongs to a parallel step')
+  .refine((s) => s.retry === undefined || s.input === undefined, 'retry does not apply to an input step (nobody should be asked twice)')
   .refine(
     (s) => [s.tool, s.input, s.forEach, s.parallel].filter((v) => v !== undefined).length === 1,
     'a step needs exactly one of tool, input, forEach or parallel',
@@ -123,6 +154,8 @@ export const WorkflowSchema = z.strictObject({
   taskBehavior: z.enum(['auto', 'always', 'never']).optional(),
   ttlMs: z.number().int().min(0).nullable().optional(),
   pollIntervalMs: z.number().int().min(0).optional(),
+  /** Time the whole run may take, counted from its start (across restarts); the step in flight then fails. */
+  timeout: duration.optional(),
   args: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'argument names are identifiers'), ArgSchema).optional(),
   steps: z.array(StepSchema).min(1),
   onFailure: z.array(SubStepSchema).optional(),
