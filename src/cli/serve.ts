@@ -16,8 +16,10 @@ import { listenWebSocket } from '../transports/websocket.js';
 import { authFromConfig } from '../auth/fromConfig.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { openConfiguredWorkflows } from '../workflows/configured.js';
-import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
+import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
+import { warnAboutMissingTools } from '../workflows/missingTools.js';
+import { DEFAULT_WORKFLOW_PREFIX, type WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -126,6 +128,19 @@ export async function serve(
     throw error;
   }
   if (workflows) {
+    void warnAboutMissingTools({
+      definitions: workflows.definitions,
+      prefix: loaded?.config.workflows?.prefix ?? DEFAULT_WORKFLOW_PREFIX,
+      tools: runtime.tools,
+      upstreams: runtime.upstreams,
+      upstreamPrefixes: new Map(
+        upstreamsOf(loaded).map((spec) => [
+          spec.name,
+          upstreamToolPrefix(config.aggregator?.toolNamespace ?? DEFAULT_TOOL_NAMESPACE, spec.toolPrefix ?? spec.name.replaceAll('_', '-')),
+        ]),
+      ),
+      logger,
+    });
     if (loaded?.config.workflows?.watch !== false) workflows.watch();
     runtime.onClose(async () => workflows.close());
   }

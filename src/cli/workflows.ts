@@ -7,7 +7,12 @@
  *   run NAME --config FILE [--arg K=V]… [--input KEY=JSON]… [--json]
  *                                    runs one workflow in this process with the config's tools (no
  *                                    server, no store): progress on stderr, the result on stdout
+ *
+ * With a config that has `upstreams`, both connect to them first (waiting up
+ * to --upstream-timeout, default 15 s) and use their tools, as the server does.
  */
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
@@ -20,13 +25,16 @@ import { checkWorkflowSet, loadWorkflowDir, toolsCalledBy } from '../workflows/l
 import { DEFAULT_WORKFLOW_PREFIX } from '../workflows/WorkflowCatalog.js';
 import { openConfiguredWorkflows } from '../workflows/configured.js';
 import { ToolInvoker } from '../workflows/ToolInvoker.js';
+import { upstreamsOf } from '../upstreams/fromConfig.js';
+import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
 
 export const WORKFLOWS_USAGE = `Usage:
-  taskvisor workflows validate [DIR] [--config FILE]
+  taskvisor workflows validate [DIR] [--config FILE] [--upstream-timeout MS]
       Validate the workflow files of DIR (default: workflows.dir of the config).
       With --config, also check that every tool a step calls exists and that
-      no workflow name collides with a tool. Exit 1 on any problem.
-  taskvisor workflows run NAME --config FILE [--arg K=V]... [--input KEY=JSON]... [--json]
+      no workflow name collides with a tool; the config's upstreams are
+      connected first and their tools count. Exit 1 on any problem.
+  taskvisor workflows run NAME --config FILE [--arg K=V]... [--input KEY=JSON]... [--json] [--upstream-timeout MS]
       Run one workflow in this process with the config's tools and workflows
       (no server, no store). V is JSON when it parses, else a string.
       Progress goes to stderr, the result to stdout (--json: the whole
@@ -54,21 +62,65 @@ export async function workflowsCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** A runtime holding the config's tools (not started: nothing is served or stored). */
-async function toolsOf(loaded: LoadedConfig): Promise<TaskvisorRuntime> {
-  const runtime = createRuntime({ store: new MemoryTaskStore(), logger: silentLogger });
+/** The config's tools, with its upstreams connected (or given up on); `close()` stops them. */
+interface ConfigTools {
+  runtime: TaskvisorRuntime;
+  /** Upstreams that did not connect, with the tool-name prefix their tools would have. */
+  down: Array<{ name: string; prefix: string; why: string }>;
+  close(): Promise<void>;
+}
+
+/**
+ * A runtime holding the config's tools and, when the config has upstreams,
+ * their forwarded tools: it connects to them as `serve` does (a memory store,
+ * a throwaway state file, nothing served) and waits until each is ready or
+ * has failed, at most `timeoutMs`.
+ */
+async function toolsOf(loaded: LoadedConfig, timeoutMs = 15_000): Promise<ConfigTools> {
+  const upstreams = upstreamsOf(loaded);
+  const stateFile = path.join(os.tmpdir(), `taskvisor-cli-state-${process.pid}-${Date.now()}.json`);
+  const namespace = loaded.config.aggregator?.toolNamespace ?? DEFAULT_TOOL_NAMESPACE;
+  const runtime = createRuntime({
+    store: new MemoryTaskStore(),
+    logger: silentLogger,
+    ...(upstreams.length > 0 ? { upstreams, stateFile, toolNamespace: namespace } : {}),
+  });
   await loadToolModules(loaded, runtime);
-  return runtime;
+  const down: ConfigTools['down'] = [];
+  if (runtime.upstreams) {
+    await runtime.start();
+    // Through backoff retries until ready, failed for good, or out of time.
+    const settled = (state: string) => state === 'ready' || state === 'degraded' || state === 'failed';
+    await Promise.all(
+      upstreams.map(async (spec) => {
+        const status = await runtime.upstreams!.waitFor(spec.name, (s) => settled(s.state), timeoutMs).catch(() => undefined);
+        const state = status?.state ?? runtime.upstreams!.status().find((s) => s.name === spec.name)?.state ?? 'unknown';
+        if (state !== 'ready' && state !== 'degraded') {
+          const prefix = upstreamToolPrefix(namespace, spec.toolPrefix ?? spec.name.replaceAll('_', '-'));
+          down.push({ name: spec.name, prefix, why: `${state}${status?.lastError ? `: ${status.lastError}` : ''}` });
+        }
+      }),
+    );
+  }
+  return {
+    runtime,
+    down,
+    close: async () => {
+      if (runtime.upstreams) await runtime.close();
+      await rm(stateFile, { force: true });
+    },
+  };
 }
 
 async function validate(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { config: { type: 'string', short: 'c' } },
+    options: { config: { type: 'string', short: 'c' }, 'upstream-timeout': { type: 'string' } },
     allowPositionals: true,
     strict: true,
   });
   const loaded = values.config ? await loadConfig(values.config) : undefined;
+  const upstreamTimeout = timeoutOption(values['upstream-timeout']);
   const dir = positionals[0] ?? (loaded?.config.workflows ? resolveFromConfig(loaded, loaded.config.workflows.dir) : undefined);
   if (!dir || positionals.length > 1)
     throw new ConfigError('workflows validate: give one folder, or --config FILE with a workflows section');
@@ -76,16 +128,23 @@ async function validate(argv: string[]): Promise<number> {
   const { definitions, errors } = await loadWorkflowDir(dir);
   const problems = [...errors, ...checkWorkflowSet(definitions, prefix)].map((error) => error.message);
   if (loaded) {
-    const runtime = await toolsOf(loaded);
-    const workflowTools = new Set(definitions.map((definition) => prefix + definition.name));
-    for (const definition of definitions) {
-      const where = path.relative(process.cwd(), definition.file) || definition.file;
-      if (runtime.tools.has(prefix + definition.name))
-        problems.push(`${where}: the tool name ${prefix + definition.name} is taken by a tool of the config`);
-      for (const tool of toolsCalledBy(definition)) {
-        if (!runtime.tools.has(tool) && !workflowTools.has(tool))
-          problems.push(`${where}: a step calls the tool ${tool}, which the config does not provide`);
+    const { runtime, down, close } = await toolsOf(loaded, upstreamTimeout);
+    try {
+      for (const upstream of down)
+        problems.push(`upstream ${upstream.name} did not connect (${upstream.why}); its tools cannot be checked`);
+      const workflowTools = new Set(definitions.map((definition) => prefix + definition.name));
+      for (const definition of definitions) {
+        const where = path.relative(process.cwd(), definition.file) || definition.file;
+        if (runtime.tools.has(prefix + definition.name))
+          problems.push(`${where}: the tool name ${prefix + definition.name} is taken by a tool of the config`);
+        for (const tool of toolsCalledBy(definition)) {
+          if (runtime.tools.has(tool) || workflowTools.has(tool)) continue;
+          const upstream = down.find((entry) => tool.startsWith(entry.prefix));
+          if (!upstream) problems.push(`${where}: a step calls the tool ${tool}, which the config does not provide`);
+        }
       }
+    } finally {
+      await close();
     }
   }
   for (const definition of definitions) {
@@ -124,6 +183,7 @@ async function run(argv: string[]): Promise<number> {
       arg: { type: 'string', multiple: true },
       input: { type: 'string', multiple: true },
       json: { type: 'boolean' },
+      'upstream-timeout': { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -134,7 +194,9 @@ async function run(argv: string[]): Promise<number> {
   if (!loaded.config.workflows) throw new ConfigError(`${loaded.file}: no workflows section`);
   const args = Object.fromEntries((values.arg ?? []).map((text) => parseAssignment('--arg', text, false)));
   const answers = new Map((values.input ?? []).map((text) => parseAssignment('--input', text, true)));
-  const runtime = await toolsOf(loaded);
+  const tools = await toolsOf(loaded, timeoutOption(values['upstream-timeout']));
+  const runtime = tools.runtime;
+  for (const upstream of tools.down) process.stderr.write(`! upstream ${upstream.name} did not connect (${upstream.why})\n`);
   const logger = stderrLogger({ quiet: true });
   const catalog = await openConfiguredWorkflows(loaded, runtime.tools, logger);
   const prefix = loaded.config.workflows.prefix ?? DEFAULT_WORKFLOW_PREFIX;
@@ -171,7 +233,16 @@ async function run(argv: string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSigint);
     lines.close();
+    await tools.close();
   }
+}
+
+/** `--upstream-timeout` in milliseconds (default 15 s). */
+function timeoutOption(text: string | undefined): number {
+  if (text === undefined) return 15_000;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new ConfigError(`--upstream-timeout ${text}: expected milliseconds`);
+  return value;
 }
 
 /** Lines of stdin, read on demand. */

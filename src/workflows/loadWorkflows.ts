@@ -212,6 +212,7 @@ export function toolsCalledBy(definition: WorkflowDefinition): string[] {
   const out = new Set<string>();
   const visit = (step: WorkflowStep | WorkflowSubStep) => {
     if (step.tool) out.add(step.tool);
+    if (step.condition && 'tool' in step.condition) out.add(step.condition.tool);
     for (const sub of ('forEach' in step ? step.forEach?.steps : undefined) ?? []) visit(sub);
     for (const sub of ('parallel' in step ? step.parallel : undefined) ?? []) visit(sub);
   };
