@@ -76,9 +76,16 @@ type Outcome =
 /** What made a step fail, for `retry.on`: a thrown error, an `isError` result, or its timeout. */
 type FailureKind = 'error' | 'isError' | 'timeout' | 'invalid';
 
-/** What later steps see of a step: its result, a failed step's partial result, or null when skipped. */
+/**
+ * What later steps see of a step: its result; for a failed step its error
+ * result, or — when it has none (a thrown error, a timeout) — muster's
+ * `{ error, success: false, isError: true }`; null when skipped.
+ */
 const resultOf = (outcome: Outcome): unknown =>
-  outcome.status === 'completed' ? outcome.result : outcome.status === 'failed' ? (outcome.result ?? null) : null;
+  outcome.status === 'completed' ? outcome.result : outcome.status === 'failed' ? failedValue(outcome) : null;
+
+const failedValue = (outcome: Extract<Outcome, { status: 'failed' }>): unknown =>
+  outcome.result ?? { error: outcome.message, success: false, isError: true };
 
 class StepFailure extends Error {
   constructor(
@@ -350,7 +357,7 @@ class WorkflowRun {
         message: outcome.message,
         allowFailure,
         ...(outcome.code !== undefined ? { code: outcome.code } : {}),
-        ...(outcome.result !== undefined ? { result: outcome.result } : {}),
+        result: failedValue(outcome),
       };
     } catch (error) {
       // Only a broken executor (or the MRTR unwinding) gets here: step errors are outcomes.

@@ -172,7 +172,8 @@ export async function render(
     if (!value.includes('{{')) return value;
     try {
       // muster's rule: a string that is one action keeps the action's type; anything else is text.
-      return compileGoTemplate(value).renderTyped(scope);
+      // `.context` is muster's older name of `.results`.
+      return compileGoTemplate(value).renderTyped({ ...scope, context: scope.results });
     } catch (error) {
       throw new TemplateError(site, `${value}: ${(error as Error).message}`);
     }
