@@ -22,7 +22,7 @@ import type { JsonObject } from '../../machines/task/index.js';
 import { isInputRequiredSignal } from '../runtime/ToolExecution.js';
 import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../tools/ToolDefinition.js';
 import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from './definition.js';
-import { render, TemplateError, type TemplateScope } from './templates.js';
+import { render, TemplateError, type TemplateEngine, type TemplateScope } from './templates.js';
 import type { ToolInvoker } from './ToolInvoker.js';
 
 /** One step record, written live into the run's checkpoint. */
@@ -222,8 +222,12 @@ class WorkflowRun {
     return this.saving;
   }
 
+  private get engine(): TemplateEngine {
+    return this.definition.templates ?? 'jsonata';
+  }
+
   private scope(results: Record<string, unknown>, vars: Record<string, unknown> = {}): TemplateScope {
-    return { input: this.input, results, vars };
+    return { input: this.input, results: withFlatNames(this.definition, results), vars };
   }
 
   /** Runs one top-level (or onFailure) step for the machine. */
@@ -287,7 +291,7 @@ class WorkflowRun {
       const site = { workflow: this.definition.name, step: recordId };
       if (step.input) {
         const params: ElicitParams = {
-          message: String(await render(step.input.message, scope, { ...site, field: 'input.message' })),
+          message: String(await render(step.input.message, scope, { ...site, field: 'input.message' }, false, this.engine)),
           requestedSchema: step.input.requestedSchema as ElicitParams['requestedSchema'],
         };
         record.input = params;
@@ -304,7 +308,7 @@ class WorkflowRun {
           });
         return await end({ status: 'completed', result });
       }
-      const args = (await render(step.args ?? {}, scope, { ...site, field: 'args' })) as JsonObject;
+      const args = (await render(step.args ?? {}, scope, { ...site, field: 'args' }, false, this.engine)) as JsonObject;
       record.input = args;
       await this.persist();
       const result = await this.deps.invoker.invoke({
@@ -340,7 +344,7 @@ class WorkflowRun {
   ): Promise<boolean> {
     const site = { workflow: this.definition.name, step: stepId };
     if ('template' in condition) {
-      const value = await render(condition.template, scope, { ...site, field: 'condition.template' }, true);
+      const value = await render(condition.template, scope, { ...site, field: 'condition.template' }, true, this.engine);
       return value === true || value === 'true';
     }
     const from = condition.fromStep;
@@ -350,7 +354,7 @@ class WorkflowRun {
     const matches = async (expect: NonNullable<typeof condition.expect>, field: string): Promise<boolean> => {
       if (expect.success !== undefined && (outcomes[from] === 'completed') !== expect.success) return false;
       for (const [path, expected] of Object.entries(expect.jsonPath ?? {})) {
-        const want = await render(expected, scope, { ...site, field: `${field}.jsonPath.${path}` });
+        const want = await render(expected, scope, { ...site, field: `${field}.jsonPath.${path}` }, false, this.engine);
         if (JSON.stringify(valueAt(scope.results[from], path)) !== JSON.stringify(want)) return false;
       }
       return true;
@@ -370,7 +374,13 @@ class WorkflowRun {
     signal: AbortSignal,
   ): Promise<Outcome> {
     const forEach = step.forEach!;
-    const items = await render(forEach.items, scope, { workflow: this.definition.name, step: recordId, field: 'forEach.items' });
+    const items = await render(
+      forEach.items,
+      scope,
+      { workflow: this.definition.name, step: recordId, field: 'forEach.items' },
+      false,
+      this.engine,
+    );
     if (!Array.isArray(items))
       throw new StepFailure(
         `workflow ${this.definition.name}, step ${recordId}, field forEach.items: expected an array, got ${JSON.stringify(items)?.slice(0, 100)}`,
@@ -461,7 +471,7 @@ class WorkflowRun {
     if (this.definition.output !== undefined) {
       let output: unknown;
       try {
-        output = await render(this.definition.output, this.scope(context.results), { workflow: name, field: 'output' });
+        output = await render(this.definition.output, this.scope(context.results), { workflow: name, field: 'output' }, false, this.engine);
       } catch (error) {
         return { content: [{ type: 'text', text: `Workflow ${name} failed at step output: ${(error as Error).message}` }], isError: true };
       }
@@ -472,6 +482,32 @@ class WorkflowRun {
     const structuredContent = { workflow: name, status: 'completed', results: context.results };
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
   }
+}
+
+/**
+ * muster's flat result names next to taskvisor's nested ones: a parallel
+ * sub-step's result is also `results.<subId>`, a forEach sub-step's is
+ * `results.<subId>_<i>` per iteration and `results.<subId>` for the last one.
+ * A flat name never hides a step's own (nested) name.
+ */
+export function withFlatNames(definition: WorkflowDefinition, results: Record<string, unknown>): Record<string, unknown> {
+  const flat: Record<string, unknown> = {};
+  for (const step of definition.steps) {
+    const value = results[step.id];
+    if (step.parallel && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const sub of step.parallel) if (Object.hasOwn(value, sub.id)) flat[sub.id] = (value as Record<string, unknown>)[sub.id];
+    } else if (step.forEach && Array.isArray(value)) {
+      value.forEach((iteration, i) => {
+        if (iteration === null || typeof iteration !== 'object') return;
+        for (const sub of step.forEach!.steps) {
+          if (!Object.hasOwn(iteration, sub.id)) continue;
+          flat[`${sub.id}_${i}`] = (iteration as Record<string, unknown>)[sub.id];
+          flat[sub.id] = (iteration as Record<string, unknown>)[sub.id];
+        }
+      });
+    }
+  }
+  return { ...flat, ...results };
 }
 
 /** The value at a dotted path with `[i]` indexes (`a.b[0].c`), or `undefined`. */

@@ -109,6 +109,8 @@ export const WorkflowSchema = z.strictObject({
     .optional(),
   title: z.string().optional(),
   description: z.string().max(1000).optional(),
+  /** Template language: `go` (muster's Go text/template + sprig) or `jsonata`; default: detected (docs/workflows.md). */
+  templates: z.enum(['go', 'jsonata']).optional(),
   taskBehavior: z.enum(['auto', 'always', 'never']).optional(),
   ttlMs: z.number().int().min(0).nullable().optional(),
   pollIntervalMs: z.number().int().min(0).optional(),
@@ -128,6 +130,8 @@ export type WorkflowFile = z.infer<typeof WorkflowSchema>;
 /** A validated workflow, as loaded from its file. */
 export interface WorkflowDefinition extends WorkflowFile {
   name: string;
+  /** The template language, resolved at load time (built-in definitions may leave it out: JSONata). */
+  templates?: 'go' | 'jsonata';
   /** Absolute path of the file it came from ('' when built in code). */
   file: string;
 }

@@ -10,7 +10,7 @@ import { LineCounter, parseDocument, type Document } from 'yaml';
 import { dotted, position } from '../config/loadConfig.js';
 import { argsSchema } from './argsSchema.js';
 import { WorkflowSchema, type WorkflowDefinition, type WorkflowStep, type WorkflowSubStep } from './definition.js';
-import { checkTemplates } from './templates.js';
+import { checkTemplates, chooseEngine } from './templates.js';
 
 /** Workflow files larger than this are refused before parsing. */
 export const MAX_WORKFLOW_BYTES = 512 * 1024;
@@ -93,8 +93,10 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
     if (before) problems.push(`${where([...at, 'id'])}: duplicate step id ${JSON.stringify(id)} (also at ${before})`);
     else seen.set(id, dotted(at));
   };
+  const engine =
+    workflow.templates ?? chooseEngine({ steps: workflow.steps, onFailure: workflow.onFailure, output: workflow.output }, muster);
   const checkTemplatesAt = (value: unknown, at: PropertyKey[]) => {
-    for (const problem of checkTemplates(value, '')) {
+    for (const problem of checkTemplates(value, '', engine)) {
       const sub = problem.field
         .split(/\.|\[(\d+)\]/)
         .filter((p) => p !== undefined && p !== '')
@@ -144,7 +146,7 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
   });
   if (workflow.output !== undefined) checkTemplatesAt(workflow.output, ['output']);
   if (problems.length > 0) throw new WorkflowError(problems.join('\n'), file);
-  return { ...workflow, name, file: path.resolve(file) };
+  return { ...workflow, name, templates: engine, file: path.resolve(file) };
 }
 
 /** Reads and validates one workflow file. */

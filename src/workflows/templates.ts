@@ -12,6 +12,13 @@
  * templates renders to a string.
  */
 import jsonata from 'jsonata';
+import { compileGoTemplate } from './gotemplate/index.js';
+
+/**
+ * The template language of a workflow file: `go` (Go text/template with
+ * sprig, as muster writes them) or `jsonata`. See {@link chooseEngine}.
+ */
+export type TemplateEngine = 'go' | 'jsonata';
 
 const TEMPLATE = /\{\{([\s\S]*?)\}\}/g;
 const SINGLE = /^\{\{([\s\S]*?)\}\}$/;
@@ -57,10 +64,21 @@ function describe(error: unknown): string {
 }
 
 /** Every template expression in `value` that does not parse, as `field: reason` strings (load-time check). */
-export function checkTemplates(value: unknown, field: string): Array<{ field: string; message: string }> {
+export function checkTemplates(
+  value: unknown,
+  field: string,
+  engine: TemplateEngine = 'jsonata',
+): Array<{ field: string; message: string }> {
   const problems: Array<{ field: string; message: string }> = [];
   const walk = (node: unknown, at: string): void => {
-    if (typeof node === 'string') {
+    if (typeof node === 'string' && engine === 'go') {
+      if (!node.includes('{{')) return;
+      try {
+        compileGoTemplate(node);
+      } catch (error) {
+        problems.push({ field: at, message: `invalid Go template ${JSON.stringify(node)}: ${describeGo(error, node)}` });
+      }
+    } else if (typeof node === 'string') {
       for (const match of node.matchAll(TEMPLATE)) {
         try {
           compile(match[1]!);
@@ -75,6 +93,43 @@ export function checkTemplates(value: unknown, field: string): Array<{ field: st
   };
   walk(value, field);
   return problems;
+}
+
+function describeGo(error: unknown, source: string): string {
+  const e = error as { message?: string; pos?: number };
+  return `${e.message ?? String(error)}${e.pos !== undefined ? ` (at character ${e.pos + 1} of the template)` : ''}`;
+}
+
+/** Every template string in `value` (deeply). */
+function templateStrings(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') {
+    if (value.includes('{{')) out.push(value);
+  } else if (Array.isArray(value)) value.forEach((item) => templateStrings(item, out));
+  else if (value !== null && typeof value === 'object') Object.values(value).forEach((item) => templateStrings(item, out));
+  return out;
+}
+
+/**
+ * The engine of a file that does not say (`templates:`): muster's resource
+ * shape (`kind: Workflow`) is Go; otherwise Go when every template parses as
+ * a Go template (muster's `{{ .input.x }}`, `{{ eq … }}`), else JSONata
+ * (`{{ input.x }}` is a call of an undefined function in Go, so JSONata files
+ * never parse as Go).
+ */
+export function chooseEngine(templated: unknown, musterShape: boolean): TemplateEngine {
+  if (musterShape) return 'go';
+  const strings = templateStrings(templated);
+  if (strings.length === 0) return 'jsonata';
+  return strings.every((source) => {
+    try {
+      compileGoTemplate(source);
+      return true;
+    } catch {
+      return false;
+    }
+  })
+    ? 'go'
+    : 'jsonata';
 }
 
 /** Whether `value` holds any template. */
@@ -106,7 +161,22 @@ async function evaluate(source: string, scope: TemplateScope, site: TemplateSite
  * keeps the expression's JSON type. With `optional`, a template yielding
  * nothing gives `undefined` (conditions) instead of an error.
  */
-export async function render(value: unknown, scope: TemplateScope, site: TemplateSite, optional = false): Promise<unknown> {
+export async function render(
+  value: unknown,
+  scope: TemplateScope,
+  site: TemplateSite,
+  optional = false,
+  engine: TemplateEngine = 'jsonata',
+): Promise<unknown> {
+  if (typeof value === 'string' && engine === 'go') {
+    if (!value.includes('{{')) return value;
+    try {
+      // muster's rule: a string that is one action keeps the action's type; anything else is text.
+      return compileGoTemplate(value).renderTyped(scope);
+    } catch (error) {
+      throw new TemplateError(site, `${value}: ${(error as Error).message}`);
+    }
+  }
   if (typeof value === 'string') {
     const single = SINGLE.exec(value);
     if (single && !single[1]!.includes('{{')) return evaluate(single[1]!, scope, site, optional);
@@ -123,13 +193,14 @@ export async function render(value: unknown, scope: TemplateScope, site: Templat
   }
   if (Array.isArray(value)) {
     const out: unknown[] = [];
-    for (const [i, item] of value.entries()) out.push(await render(item, scope, { ...site, field: `${site.field}[${i}]` }, optional));
+    for (const [i, item] of value.entries())
+      out.push(await render(item, scope, { ...site, field: `${site.field}[${i}]` }, optional, engine));
     return out;
   }
   if (value !== null && typeof value === 'object') {
     const entries: Array<[string, unknown]> = [];
     for (const [key, item] of Object.entries(value)) {
-      entries.push([key, await render(item, scope, { ...site, field: `${site.field}.${key}` }, optional)]);
+      entries.push([key, await render(item, scope, { ...site, field: `${site.field}.${key}` }, optional, engine)]);
     }
     return Object.fromEntries(entries);
   }
