@@ -11,7 +11,7 @@
  * ```
  * @packageDocumentation
  */
-export { createRuntime, TaskvisorRuntime, DEFAULT_STORE_DIR, type RuntimeOptions, type StartReport } from './runtime/TaskvisorRuntime.js';
+export { createRuntime, TaskvisorRuntime, DEFAULT_STORE_DIR, type RuntimeOptions, type StartReport } from './server/TaskvisorRuntime.js';
 export type { TaskChangeListener } from './runtime/TaskSupervisor.js';
 export { stderrLogger, silentLogger, type Logger } from './runtime/Logger.js';
 export { defineTool, type ToolModuleExport } from './tools/defineTool.js';
@@ -27,7 +27,8 @@ export type {
   ElicitParams,
   ElicitResult,
 } from './tools/ToolDefinition.js';
-export { ToolError, ErrorCode, TASKS_EXTENSION_ID } from './core/errors.js';
+export { ToolError, ErrorCode } from './core/errors.js';
+export { TASKS_EXTENSION_ID } from './core/tasksExtension.js';
 export { LOCAL_PRINCIPAL, ANONYMOUS_PRINCIPAL, type Principal, type Authenticate } from './core/principal.js';
 export {
   createHttpEntry,

@@ -9,7 +9,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWSAlgorithm } from 'jose';
-import { LOOPBACK_HOSTS } from '../transports/admission.js';
+import { LOOPBACK_HOSTS } from '../core/constants.js';
 import { InvalidTokenError, type TokenVerifier, type VerifiedToken } from './TokenVerifier.js';
 
 export interface JwtVerifierOptions {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import { stderrLogger } from '../runtime/Logger.js';
-import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
 import { DEFAULT_SQLITE_FILE, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { listenHttp } from '../transports/http.js';

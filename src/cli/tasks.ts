@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { TaskStatus } from '../../machines/task/index.js';
+import { TASK_STATUSES } from '../core/statuses.js';
 import { ConfigError, loadConfig } from '../config/loadConfig.js';
 import { createTaskStore } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
@@ -19,7 +20,7 @@ export const TASKS_USAGE = `Usage:
       One task: status, result or error, and a workflow run's step records.
 `;
 
-const STATUSES = new Set<TaskStatus>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+const STATUSES = new Set<TaskStatus>(TASK_STATUSES);
 
 export async function tasksCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;

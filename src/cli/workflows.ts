@@ -19,7 +19,7 @@ import path from 'node:path';
 import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 import { silentLogger, stderrLogger } from '../runtime/Logger.js';
-import { createRuntime, type TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import { createRuntime, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
 import { MemoryTaskStore } from '../store/MemoryTaskStore.js';
 import { checkWorkflowSet, loadWorkflowDir, toolsCalledBy } from '../workflows/loadWorkflows.js';
 import { DEFAULT_WORKFLOW_PREFIX } from '../workflows/WorkflowCatalog.js';

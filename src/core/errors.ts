@@ -1,8 +1,12 @@
 /**
- * Error codes of MCP 2026-07-28 and the Tasks extension, and the errors the
- * runtime raises. Codes follow the spec digest §1.10 and §2.4.
+ * Error codes of MCP 2026-07-28 and the Tasks extension, and the domain
+ * errors the runtime raises. Codes follow the spec digest §1.10 and §2.4.
+ *
+ * The domain never throws an SDK type: each error here carries the JSON-RPC
+ * `code`, `message` and `data` it answers with, and `src/protocol/errors.ts`
+ * maps it to the SDK's `ProtocolError` at the wire boundary.
  */
-import { MissingRequiredClientCapabilityError, ProtocolError } from '@modelcontextprotocol/server';
+import { TASKS_EXTENSION_ID, tasksCapability } from './tasksExtension.js';
 
 export const ErrorCode = {
   ParseError: -32700,
@@ -17,17 +21,19 @@ export const ErrorCode = {
   UnsupportedProtocolVersion: -32022,
 } as const;
 
-export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
+/** @deprecated import from `core/tasksExtension.js`; kept here because it was public API. */
+export { TASKS_EXTENSION_ID };
 
-/**
- * `-32021` naming the tasks extension, for a `tasks/*` request or a tool that
- * needs a task from a client that did not declare it on this request (T-03, T-33).
- */
-export function missingTasksCapability(what: string): ProtocolError {
-  return new MissingRequiredClientCapabilityError(
-    { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } },
-    `Missing required client capability: ${what} needs the ${TASKS_EXTENSION_ID} extension declared in this request's _meta clientCapabilities`,
-  );
+/** An error the runtime answers a request with: a JSON-RPC error `{code, message, data}`. */
+export class TaskvisorError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
 }
 
 /**
@@ -35,8 +41,73 @@ export function missingTasksCapability(what: string): ProtocolError {
  * foreign task id, so another principal's task is indistinguishable from a
  * missing one (T-14, T-10, I-7).
  */
-export function taskNotFound(): ProtocolError {
-  return new ProtocolError(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+export class TaskNotFoundError extends TaskvisorError {
+  constructor() {
+    super(ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+  }
+}
+
+/** A finished task past its ttl and retention: answered like a miss, with its own message (T-14). */
+export class TaskExpiredError extends TaskvisorError {
+  constructor() {
+    super(ErrorCode.InvalidParams, 'Failed to retrieve task: Task has expired');
+  }
+}
+
+/**
+ * `-32021` naming the tasks extension, for a `tasks/*` request or a tool that
+ * needs a task from a client that did not declare it on this request (T-03, T-33).
+ */
+export class MissingTasksCapabilityError extends TaskvisorError {
+  declare readonly data: { requiredCapabilities: ReturnType<typeof tasksCapability> };
+  constructor(what: string) {
+    super(
+      ErrorCode.MissingRequiredClientCapability,
+      `Missing required client capability: ${what} needs the ${TASKS_EXTENSION_ID} extension declared in this request's _meta clientCapabilities`,
+      { requiredCapabilities: tasksCapability() },
+    );
+  }
+}
+
+/** `tools/call` named a tool that is not registered. */
+export class UnknownToolError extends TaskvisorError {
+  constructor(name: string) {
+    super(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  }
+}
+
+/** `tools/call` arguments that fail the tool's input schema. */
+export class InvalidToolArgumentsError extends TaskvisorError {
+  constructor(tool: string, detail: string) {
+    super(ErrorCode.InvalidParams, `Invalid arguments for tool ${tool}: ${detail}`);
+  }
+}
+
+/** The runtime is closing and takes no new work (I-9). */
+export class ShuttingDownError extends TaskvisorError {
+  constructor() {
+    super(ErrorCode.InternalError, 'The server is shutting down');
+  }
+}
+
+/** A call answered without a task ended with this JSON-RPC error (T-15). */
+export class CallFailedError extends TaskvisorError {}
+
+/** A call answered without a task was cancelled before it finished. */
+export class CallCancelledError extends TaskvisorError {
+  constructor() {
+    super(ErrorCode.InternalError, 'The call was cancelled');
+  }
+}
+
+/** See {@link MissingTasksCapabilityError}. */
+export function missingTasksCapability(what: string): MissingTasksCapabilityError {
+  return new MissingTasksCapabilityError(what);
+}
+
+/** See {@link TaskNotFoundError}. */
+export function taskNotFound(): TaskNotFoundError {
+  return new TaskNotFoundError();
 }
 
 /**

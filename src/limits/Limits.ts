@@ -10,7 +10,7 @@
  * -32002/-32042 are retired, so none of those may be reused. `data.limit`
  * names the limit and `data.max` its value, so a client can tell them apart.
  */
-import { ProtocolError } from '@modelcontextprotocol/server';
+import { TaskvisorError } from '../core/errors.js';
 
 /** The code of every limit error (see the module comment). */
 export const LIMIT_EXCEEDED = -32000;
@@ -76,9 +76,17 @@ export function resolveLimits(partial: Partial<Limits> = {}): Limits {
   return limits;
 }
 
-/** The JSON-RPC error of a limit hit. */
-export function limitExceeded(limit: keyof Limits, max: number, message: string): ProtocolError {
-  return new ProtocolError(LIMIT_EXCEEDED, `Limit exceeded: ${message} (${limit} = ${max})`, { limit, max });
+/** A limit hit, answered as a JSON-RPC error naming the limit (`data.limit`) and its value (`data.max`). */
+export class LimitExceededError extends TaskvisorError {
+  declare readonly data: { limit: string; max: number };
+  constructor(limit: keyof Limits, max: number, message: string) {
+    super(LIMIT_EXCEEDED, `Limit exceeded: ${message} (${limit} = ${max})`, { limit, max });
+  }
+}
+
+/** The error of a limit hit. */
+export function limitExceeded(limit: keyof Limits, max: number, message: string): LimitExceededError {
+  return new LimitExceededError(limit, max, message);
 }
 
 /** The same error as a plain JSON-RPC error object (for answers built outside the SDK). */

@@ -11,6 +11,7 @@ import type { ToolCaller } from '../runtime/ToolCaller.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import { clientCapabilitiesOf, declaresTasks } from './envelope.js';
 import { toCreateTaskResult } from './wire.js';
+import { mappingErrors } from './errors.js';
 
 /** What an MRTR round carries back to us, integrity-protected by the SDK codec (spec §4.4). */
 export interface MrtrState {
@@ -31,37 +32,40 @@ export const ToolsSurface = {
   attach(server: Server, { tools, caller, principal, era, requestState }: ToolsSurfaceOptions): void {
     server.setRequestHandler('tools/list', async () => ({ tools: tools.list() as never }));
 
-    server.setRequestHandler('tools/call', async (request, ctx) => {
-      const { name, arguments: args } = request.params;
-      const state = ctx.mcpReq.requestState<MrtrState>();
-      if (state !== undefined && (typeof state !== 'object' || state.principal !== principal || state.tool !== name)) {
-        throw new ProtocolError(ErrorCode.InvalidParams, 'Invalid params: requestState does not belong to this call');
-      }
-      const answers = { ...(state?.answers ?? {}), ...(ctx.mcpReq.inputResponses ?? {}) };
-      const clientCapabilities = clientCapabilitiesOf(ctx);
-      const outcome = await caller.call({
-        name,
-        args,
-        principal,
-        // T-01: only this request's own declaration counts; never on the legacy era (T-37).
-        declaresTasks: era === 'modern' && declaresTasks(ctx),
-        ...(clientCapabilities ? { clientCapabilities } : {}),
-        answers,
-        signal: ctx.mcpReq.signal,
-      });
-      switch (outcome.kind) {
-        case 'result':
-          return outcome.result as never;
-        case 'task':
-          return toCreateTaskResult(outcome.task) as never;
-        case 'forwarded-task':
-          return outcome.task as never;
-        case 'input-required':
-          return inputRequired({
-            inputRequests: { [outcome.key]: outcome.request as never },
-            requestState: await requestState.mint({ principal, tool: name, answers: outcome.answers as JsonObject }),
-          }) as never;
-      }
-    });
+    server.setRequestHandler(
+      'tools/call',
+      mappingErrors(async (request, ctx) => {
+        const { name, arguments: args } = request.params;
+        const state = ctx.mcpReq.requestState<MrtrState>();
+        if (state !== undefined && (typeof state !== 'object' || state.principal !== principal || state.tool !== name)) {
+          throw new ProtocolError(ErrorCode.InvalidParams, 'Invalid params: requestState does not belong to this call');
+        }
+        const answers = { ...(state?.answers ?? {}), ...(ctx.mcpReq.inputResponses ?? {}) };
+        const clientCapabilities = clientCapabilitiesOf(ctx);
+        const outcome = await caller.call({
+          name,
+          args,
+          principal,
+          // T-01: only this request's own declaration counts; never on the legacy era (T-37).
+          declaresTasks: era === 'modern' && declaresTasks(ctx),
+          ...(clientCapabilities ? { clientCapabilities } : {}),
+          answers,
+          signal: ctx.mcpReq.signal,
+        });
+        switch (outcome.kind) {
+          case 'result':
+            return outcome.result as never;
+          case 'task':
+            return toCreateTaskResult(outcome.task) as never;
+          case 'forwarded-task':
+            return outcome.task as never;
+          case 'input-required':
+            return inputRequired({
+              inputRequests: { [outcome.key]: outcome.request as never },
+              requestState: await requestState.mint({ principal, tool: name, answers: outcome.answers as JsonObject }),
+            }) as never;
+        }
+      }),
+    );
   },
 };

@@ -4,7 +4,7 @@
  */
 import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
-import { TASKS_EXTENSION_ID } from '../core/errors.js';
+import { declaresTasksExtension } from '../core/tasksExtension.js';
 
 /** The client capabilities this request declared (P6: the SDK types the envelope as `{}`). */
 export function clientCapabilitiesOf(ctx: ServerContext): JsonObject | undefined {
@@ -19,8 +19,5 @@ export function clientCapabilitiesOf(ctx: ServerContext): JsonObject | undefined
  * `capabilities.tasks` never does (T-37).
  */
 export function declaresTasks(ctx: ServerContext): boolean {
-  const extensions = clientCapabilitiesOf(ctx)?.extensions;
-  if (extensions === null || typeof extensions !== 'object') return false;
-  const value = (extensions as Record<string, unknown>)[TASKS_EXTENSION_ID];
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  return declaresTasksExtension(clientCapabilitiesOf(ctx));
 }

@@ -6,7 +6,8 @@
  * as a map from key to bare result; anything else is invalid params (-32602).
  */
 import { CLIENT_CAPABILITIES_META_KEY, type JSONRPCMessage } from '@modelcontextprotocol/server';
-import { ErrorCode, TASKS_EXTENSION_ID } from '../core/errors.js';
+import { ErrorCode } from '../core/errors.js';
+import { declaresTasksExtension } from '../core/tasksExtension.js';
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -24,8 +25,7 @@ export function malformedInputResponses(message: JSONRPCMessage): JSONRPCMessage
   if (isPlainObject(value)) return undefined;
   const meta = request.params._meta;
   const capabilities = isPlainObject(meta) ? meta[CLIENT_CAPABILITIES_META_KEY] : undefined;
-  const extensions = isPlainObject(capabilities) ? capabilities.extensions : undefined;
-  if (!isPlainObject(extensions) || !isPlainObject(extensions[TASKS_EXTENSION_ID])) return undefined;
+  if (!declaresTasksExtension(capabilities)) return undefined;
   const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
   return {
     jsonrpc: '2.0',

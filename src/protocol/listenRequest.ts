@@ -5,7 +5,8 @@
  */
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
-import { ErrorCode, TASKS_EXTENSION_ID } from '../core/errors.js';
+import { ErrorCode, MissingTasksCapabilityError } from '../core/errors.js';
+import { declaresTasksExtension } from '../core/tasksExtension.js';
 import type { ListenFilter } from '../subscriptions/ListenSubscription.js';
 import { limitExceededError } from '../limits/Limits.js';
 
@@ -75,19 +76,10 @@ export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = 
         error: limitExceededError('maxTaskIdsPerListen', maxTaskIds, `notifications.taskIds names ${ids.length} tasks`),
       };
     }
-    const extensions = (capabilities as { extensions?: Record<string, unknown> }).extensions;
-    const declared = extensions?.[TASKS_EXTENSION_ID];
-    if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
+    if (!declaresTasksExtension(capabilities)) {
       // T-30: taskIds without the extension declared on this same listen request.
-      return {
-        ok: false,
-        httpStatus: 400,
-        error: {
-          code: ErrorCode.MissingRequiredClientCapability,
-          message: `Missing required client capability: notifications.taskIds needs the ${TASKS_EXTENSION_ID} extension declared in this request's _meta clientCapabilities`,
-          data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } },
-        },
-      };
+      const { code, message, data } = new MissingTasksCapabilityError('notifications.taskIds');
+      return { ok: false, httpStatus: 400, error: { code, message, data } };
     }
     filter.taskIds = ids as string[];
   }

@@ -17,7 +17,7 @@ import {
   type WorkerInput,
   type WorkerMessage,
 } from '../../machines/task/index.js';
-import { taskNotFound } from '../core/errors.js';
+import { ShuttingDownError, TaskExpiredError, taskNotFound } from '../core/errors.js';
 import { newTaskId, TASK_ID_PATTERN } from '../core/ids.js';
 import type { TaskCommand, TaskStore } from '../store/TaskStore.js';
 import { recordOf, isTerminal, visibleKey, type TaskSnapshotLike } from '../tasks/project.js';
@@ -28,7 +28,6 @@ import { Persister } from './Persister.js';
 import type { PollPolicy } from './PollPolicy.js';
 import { ToolExecution } from './ToolExecution.js';
 import type { Logger } from './Logger.js';
-import { ProtocolError } from '@modelcontextprotocol/server';
 import { DEFAULT_LIMITS, limitExceeded, type Limits } from '../limits/Limits.js';
 
 /** Unfinished tasks recovered concurrently per batch on start. */
@@ -189,7 +188,7 @@ export class TaskSupervisor {
    * before this resolves, so the caller may answer `CreateTaskResult` (I-1, T-07).
    */
   async create(options: CreateTaskOptions): Promise<TaskRecord> {
-    if (this.stopping) throw new ProtocolError(-32603, 'The server is shutting down');
+    if (this.stopping) throw new ShuttingDownError();
     // Counted per owner only: one principal at its limit never blocks another (I-7).
     const owned = this.liveByOwner.get(options.principal) ?? 0;
     if (owned >= this.limits.maxLiveTasksPerPrincipal) {
@@ -343,7 +342,7 @@ export class TaskSupervisor {
     const record = await this.options.store.get(taskId);
     if (!record || record.owner !== principal) throw taskNotFound();
     if (isTerminal(record) && isExpired(record, this.now(), this.options.finishedRetentionMs)) {
-      throw new ProtocolError(-32602, 'Failed to retrieve task: Task has expired');
+      throw new TaskExpiredError();
     }
     return record;
   }

@@ -3,15 +3,20 @@
  * request whether the call answers synchronously, asks for input (MRTR), or
  * becomes a task — server-directed creation (ARCHITECTURE, T-01, T-02).
  */
-import type { InputRequest, JsonObject } from '../../machines/task/index.js';
-import { ErrorCode, missingTasksCapability } from '../core/errors.js';
-import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { JsonObject } from '../../machines/task/index.js';
+import {
+  CallCancelledError,
+  CallFailedError,
+  InvalidToolArgumentsError,
+  missingTasksCapability,
+  UnknownToolError,
+} from '../core/errors.js';
+import type { ToolCallOutcome, ToolCallRequest } from '../tools/ToolCall.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { TaskSupervisor } from './TaskSupervisor.js';
 import type { PollPolicy } from './PollPolicy.js';
 import { ToolExecution, type ExecutionOutcome, type InputMode } from './ToolExecution.js';
-import { ProtocolError } from '@modelcontextprotocol/server';
 import { capTtl, DEFAULT_LIMITS, limitExceeded, type Limits } from '../limits/Limits.js';
 
 /** Defaults a runtime applies to tools that do not set their own. */
@@ -24,25 +29,7 @@ export interface TaskDefaults {
   limits?: Pick<Limits, 'requestTimeoutMs' | 'maxTaskTtlMs' | 'maxPendingInputRequestsPerTask'>;
 }
 
-export interface ToolCallRequest {
-  name: string;
-  args: unknown;
-  principal: string;
-  /** Whether *this* request declared the tasks extension (T-01). */
-  declaresTasks: boolean;
-  clientCapabilities?: JsonObject;
-  /** Answers carried by an MRTR retry (earlier rounds and this one). */
-  answers?: Record<string, unknown>;
-  /** Fires when the synchronous request goes away; it no longer matters once the call is a task (T-25). */
-  signal?: AbortSignal;
-}
-
-export type ToolCallOutcome =
-  | { kind: 'result'; result: JsonObject }
-  | { kind: 'task'; task: TaskRecord }
-  /** A task another server created (a forwarded upstream tool): the wire `CreateTaskResult`, id already wrapped. */
-  | { kind: 'forwarded-task'; task: JsonObject }
-  | { kind: 'input-required'; key: string; request: InputRequest; answers: Record<string, unknown> };
+export type { ToolCallOutcome, ToolCallRequest } from '../tools/ToolCall.js';
 
 export class ToolCaller {
   constructor(
@@ -62,7 +49,7 @@ export class ToolCaller {
    */
   async call(request: ToolCallRequest): Promise<ToolCallOutcome> {
     const tool = this.tools.get(request.name);
-    if (!tool) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${request.name}`);
+    if (!tool) throw new UnknownToolError(request.name);
     if (tool.forward) return tool.forward(request); // an upstream's tool: it validates and decides (src/upstreams)
     const args = this.parseArgs(tool, request.args);
     const behavior = tool.options.taskBehavior ?? 'auto';
@@ -82,7 +69,7 @@ export class ToolCaller {
     const detail = parsed.error.issues
       .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
       .join('; ');
-    throw new ProtocolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${tool.name}: ${detail}`);
+    throw new InvalidToolArgumentsError(tool.name, detail);
   }
 
   private taskOptions(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest, execution?: ToolExecution) {
@@ -165,9 +152,9 @@ export class ToolCaller {
       case 'done':
         return { kind: 'result', result: outcome.result };
       case 'failed':
-        throw new ProtocolError(outcome.error.code, outcome.error.message, outcome.error.data);
+        throw new CallFailedError(outcome.error.code, outcome.error.message, outcome.error.data);
       case 'aborted':
-        throw new ProtocolError(ErrorCode.InternalError, 'The call was cancelled');
+        throw new CallCancelledError();
       case 'input-required':
         // Every request can carry it: 2026-07-28 natively (MRTR), 2025-11-25 through the SDK's legacy shim.
         return { kind: 'input-required', key: outcome.key, request: outcome.request, answers: request.answers ?? {} };

@@ -16,6 +16,7 @@ import { lstat, mkdir, readdir, rm, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Low } from 'lowdb';
 import type { TaskStatus } from '../../machines/task/types.js';
+import { TASK_STATUSES } from '../core/statuses.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { DurableJsonFile, errorCode, errorMessage, fsyncDir, type DurableJsonFileHooks } from './DurableJsonFile.js';
 import { isNonTerminal, selectExpired, selectListed } from './query.js';
@@ -49,7 +50,7 @@ type State = 'new' | 'opening' | 'open' | 'closed';
 /** Parallel file operations during open and listing; bounded so 10k records do not hit EMFILE. */
 const IO_CONCURRENCY = 32;
 
-const STATUSES: ReadonlySet<string> = new Set<TaskStatus>(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+const STATUSES: ReadonlySet<string> = new Set<TaskStatus>(TASK_STATUSES);
 
 /**
  * {@link TaskStore} over a folder of per-task lowdb JSON documents.

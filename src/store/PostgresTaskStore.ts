@@ -26,6 +26,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { NON_TERMINAL_STATUSES } from '../core/statuses.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
 import { describePgError, redactUrl } from './postgres/errors.js';
@@ -73,7 +74,7 @@ export { POSTGRES_SCHEMA_VERSION, redactUrl, describePgError };
 /** How often `claimExpired` also looks for unfinished tasks whose owner has no instance row. */
 const ORPHAN_SCAN_INTERVAL_MS = 60_000;
 
-const NON_TERMINAL = `('working', 'input_required')`;
+const NON_TERMINAL = `(${NON_TERMINAL_STATUSES.map((status) => `'${status}'`).join(', ')})`;
 
 type State = 'new' | 'opening' | 'open' | 'closed';
 

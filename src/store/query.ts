@@ -4,6 +4,7 @@
  * compares them against the same expectations).
  */
 import type { TaskStatus } from '../../machines/task/types.js';
+import { TERMINAL_STATUSES } from '../core/statuses.js';
 import { expiresAt, type TaskRecord } from '../tasks/TaskRecord.js';
 import type { TaskListQuery } from './TaskStore.js';
 
@@ -12,7 +13,7 @@ export type TaskQueryFields = Pick<TaskRecord, 'taskId' | 'owner' | 'status' | '
 
 /** Statuses a task can still leave (recovery on start re-hydrates these). */
 export function isNonTerminal(status: TaskStatus): boolean {
-  return status === 'working' || status === 'input_required';
+  return !TERMINAL_STATUSES.has(status);
 }
 
 /**

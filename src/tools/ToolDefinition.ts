@@ -3,6 +3,7 @@
  */
 import type { z } from 'zod';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import type { ToolCallOutcome, ToolCallRequest } from './ToolCall.js';
 
 /** Whether calls of a tool become tasks (ARCHITECTURE "Server-directed creation", T-02). */
 export type TaskBehavior = 'auto' | 'always' | 'never';
@@ -123,6 +124,4 @@ export interface ToolDefinition<A extends JsonObject = JsonObject> {
 }
 
 /** Runs one call of a forwarded tool; gets the inbound request as the runtime saw it. */
-export type ForwardedToolCall = (
-  request: import('../runtime/ToolCaller.js').ToolCallRequest,
-) => Promise<import('../runtime/ToolCaller.js').ToolCallOutcome>;
+export type ForwardedToolCall = (request: ToolCallRequest) => Promise<ToolCallOutcome>;

@@ -11,7 +11,7 @@ import type { Logger } from '../runtime/Logger.js';
 import { scrubErrorText } from '../runtime/transportErrors.js';
 
 /** Host and Origin names accepted by default on loopback binds. */
-export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+export { LOOPBACK_HOSTS } from '../core/constants.js';
 
 /** Whether `host` is a loopback bind address. */
 export const isLoopbackHost = (host: string): boolean => host === '127.0.0.1' || host === 'localhost' || host === '::1';

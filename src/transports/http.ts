@@ -11,7 +11,7 @@ import { admit, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
-import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import type { ServingRuntime } from './ServingRuntime.js';
 import type { JsonObject } from '../../machines/task/index.js';
 import { serveHttpListen } from './httpListen.js';
 import { logTransportError } from '../runtime/transportErrors.js';
@@ -65,7 +65,7 @@ const optionalHeader = <K extends string>(key: K, value: string | null) =>
   (value === null ? {} : { [key]: value.trim() }) as Partial<Record<K, string>>;
 
 /** Builds the HTTP entry of a started runtime. */
-export function createHttpEntry(runtime: TaskvisorRuntime, options: HttpEntryOptions = {}): HttpEntry {
+export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptions = {}): HttpEntry {
   const path = options.path ?? '/mcp';
   if (options.auth && options.authenticate)
     throw new TypeError('createHttpEntry: give either auth (bearer tokens) or authenticate (a custom hook), not both');
@@ -201,7 +201,7 @@ export interface HttpListener {
 }
 
 /** Listens on `host:port` (default `127.0.0.1:3000`; port 0 picks a free one) and serves the runtime. */
-export async function listenHttp(runtime: TaskvisorRuntime, options: ListenOptions = {}): Promise<HttpListener> {
+export async function listenHttp(runtime: ServingRuntime, options: ListenOptions = {}): Promise<HttpListener> {
   const host = options.host ?? '127.0.0.1';
   const isLoopback = isLoopbackHost(host);
   const entry = createHttpEntry(runtime, {

@@ -6,7 +6,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { LOCAL_PRINCIPAL, type Principal } from '../core/principal.js';
-import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 import { logTransportError } from '../runtime/transportErrors.js';
 import { StdioLineTransport } from './StdioLineTransport.js';
@@ -18,7 +18,7 @@ export interface StdioOptions {
 }
 
 /** Serves a started runtime over stdio until stdin ends; resolves the handle. */
-export function serveStdio(runtime: TaskvisorRuntime, options: StdioOptions = {}): { close(): Promise<void>; closed: Promise<void> } {
+export function serveStdio(runtime: ServingRuntime, options: StdioOptions = {}): { close(): Promise<void>; closed: Promise<void> } {
   const principal = options.principal ?? LOCAL_PRINCIPAL;
   // Listens are served by taskvisor's hub: the SDK's stdio listen router strips taskIds (P8).
   const transport = new ListenInterceptingTransport(

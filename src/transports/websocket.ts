@@ -18,7 +18,7 @@ import type { Duplex } from 'node:stream';
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
-import type { TaskvisorRuntime } from '../runtime/TaskvisorRuntime.js';
+import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 import { admit, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
@@ -77,7 +77,7 @@ interface Connection {
 }
 
 /** Listens on `host:port` and serves the runtime over WebSocket at `path`. */
-export async function listenWebSocket(runtime: TaskvisorRuntime, options: WebSocketListenOptions = {}): Promise<WebSocketListener> {
+export async function listenWebSocket(runtime: ServingRuntime, options: WebSocketListenOptions = {}): Promise<WebSocketListener> {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const isLoopback = isLoopbackHost(host);

@@ -15,14 +15,15 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
-import { ErrorCode, missingTasksCapability, TASKS_EXTENSION_ID, taskNotFound } from '../core/errors.js';
+import { ErrorCode, missingTasksCapability, taskNotFound } from '../core/errors.js';
+import { isTerminalStatus } from '../core/statuses.js';
+import { TASKS_EXTENSION_ID, tasksCapability } from '../core/tasksExtension.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../runtime/ToolCaller.js';
 import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
 import { WrappedTaskIds } from './WrappedTaskIds.js';
 
 const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** What the forwarder needs from the upstream manager. */
 export interface UpstreamDirectory {
@@ -70,7 +71,7 @@ export class TaskForwarder {
     // Upstream tasks are requested whenever the upstream supports them: passed through to a
     // Tasks-capable caller, collapsed for any other (the upstream never sees who is behind us).
     const askTask = connection.tasks;
-    const capabilities = request.declaresTasks ? withTasks(inbound, askTask) : askTask ? { extensions: { [TASKS_EXTENSION_ID]: {} } } : {};
+    const capabilities = request.declaresTasks ? withTasks(inbound, askTask) : askTask ? tasksCapability() : {};
     const outcome = await this.send(
       connection,
       'tools/call',
@@ -143,7 +144,7 @@ export class TaskForwarder {
       if (key === last) return;
       last = key;
       onChange(task);
-      if (TERMINAL.has(String(task.status))) stop();
+      if (isTerminalStatus(task.status)) stop();
     };
     const subscribe = () => {
       const connection = ref ? this.directory.connection(ref.upstream) : undefined;
@@ -246,7 +247,7 @@ export class TaskForwarder {
     first: JsonObject,
     request: ToolCallRequest,
   ): Promise<JsonObject> {
-    const capabilities = { extensions: { [TASKS_EXTENSION_ID]: {} } };
+    const capabilities = tasksCapability();
     const signal = request.signal;
     const cancelUpstream = () => connection.request('tasks/cancel', { taskId: upstreamId }, capabilities).catch(() => undefined);
     let task = first;
@@ -263,7 +264,7 @@ export class TaskForwarder {
         await cancelUpstream();
         throw missingTasksCapability(`the upstream tool ${request.name}, which asks for input,`);
       }
-      if (!TERMINAL.has(String(status)) && !(await pause(pollDelay(task), signal))) {
+      if (!isTerminalStatus(status) && !(await pause(pollDelay(task), signal))) {
         await cancelUpstream();
         throw new ProtocolError(ErrorCode.InternalError, 'The call was cancelled');
       }

@@ -15,7 +15,7 @@
 import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { JsonObject } from '../../machines/task/index.js';
-import { TASKS_EXTENSION_ID } from '../core/errors.js';
+import { declaresTasksExtension, tasksCapability } from '../core/tasksExtension.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { ListedTool } from '../tools/ToolRegistry.js';
 import type { CachedDiscovery } from '../state/RuntimeStateFile.js';
@@ -73,8 +73,7 @@ export class UpstreamConnection {
 
   /** Whether the upstream declared the tasks extension (2026-07-28 `extensions`, T-11). */
   get tasks(): boolean {
-    const extensions = (this.client.getServerCapabilities() as { extensions?: Record<string, unknown> } | undefined)?.extensions;
-    return this.era === 'modern' && extensions !== undefined && extensions !== null && typeof extensions[TASKS_EXTENSION_ID] === 'object';
+    return this.era === 'modern' && declaresTasksExtension(this.client.getServerCapabilities());
   }
 
   /** What to cache so the next connect needs no probe. */
@@ -242,7 +241,7 @@ export class UpstreamConnection {
       _meta: {
         'io.modelcontextprotocol/protocolVersion': this.protocolVersion,
         'io.modelcontextprotocol/clientInfo': UPSTREAM_CLIENT_INFO,
-        'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION_ID]: {} } },
+        'io.modelcontextprotocol/clientCapabilities': tasksCapability(),
       },
     };
     const end = () => {

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
-import { DEFAULT_STORE_DIR } from '../runtime/TaskvisorRuntime.js';
+import { DEFAULT_STORE_DIR } from '../core/constants.js';
 import { DEFAULT_SQLITE_FILE } from '../store/index.js';
 import type { UpstreamSpec } from './UpstreamSpec.js';
 

@@ -17,11 +17,11 @@ import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition, ToolHandler, ToolOptions } from '../tools/ToolDefinition.js';
 import { ToolRegistry } from '../tools/ToolRegistry.js';
-import { stderrLogger, type Logger } from './Logger.js';
-import { ToolCaller, type TaskDefaults } from './ToolCaller.js';
-import { PollPolicy, type PollPolicyOptions } from './PollPolicy.js';
-import { PollRateLimiter, type PollRateLimitOptions } from './PollRateLimiter.js';
-import { TaskSupervisor, type TaskChangeListener } from './TaskSupervisor.js';
+import { stderrLogger, type Logger } from '../runtime/Logger.js';
+import { ToolCaller, type TaskDefaults } from '../runtime/ToolCaller.js';
+import { PollPolicy, type PollPolicyOptions } from '../runtime/PollPolicy.js';
+import { PollRateLimiter, type PollRateLimitOptions } from '../runtime/PollRateLimiter.js';
+import { TaskSupervisor, type TaskChangeListener } from '../runtime/TaskSupervisor.js';
 import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import { ClusterNode } from '../cluster/ClusterNode.js';
 import { UpstreamManager } from '../upstreams/UpstreamManager.js';
@@ -31,6 +31,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
 import { resolveLimits, type Limits } from '../limits/Limits.js';
+import { DEFAULT_STORE_DIR } from '../core/constants.js';
 
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -90,7 +91,8 @@ export interface StartReport {
   failed: number;
 }
 
-export const DEFAULT_STORE_DIR = './.taskvisor';
+/** Re-exported: where the default store lives (moved to core so adapters need not import the runtime). */
+export { DEFAULT_STORE_DIR };
 
 export class TaskvisorRuntime {
   /** Registered tools. */

@@ -1,0 +1,119 @@
+/**
+ * The layer rules of taskvisor (issue 19, docs/architecture.md), checked by
+ * `npm run lint:deps` (part of `npm test`). Layers import one way only:
+ *
+ *   machines -> core -> domain -> adapters -> server -> cli -> entry points
+ *
+ * A module may import its own layer and the layers below it, never above,
+ * and no import chain may come back to where it started (type imports count).
+ *
+ * ADDING A FOLDER: every folder under src/ must be listed in exactly one layer
+ * of LAYERS below (a new top-level src folder fails the `unlayered` rule until
+ * it is). Choose the lowest layer whose imports it needs.
+ */
+
+/** Bottom to top. Each entry: a layer name and its folders (top-level `machines/`, or folders under `src/`). */
+const LAYERS = [
+  { name: 'machines', paths: ['machines'] },
+  // Ids, errors, statuses, capability checks, shared constants, the task record shape, limits.
+  { name: 'core', paths: ['src/core', 'src/tasks', 'src/limits'] },
+  // Task actors, executions, the tool model and the store port: no SDK types.
+  { name: 'domain', paths: ['src/runtime', 'src/tools', 'src/store/TaskStore.ts'] },
+  // Everything that talks to the outside world: the SDK, sockets, files, databases, other servers.
+  {
+    name: 'adapters',
+    paths: [
+      'src/protocol',
+      'src/transports',
+      'src/subscriptions',
+      'src/upstreams',
+      'src/cluster',
+      'src/store',
+      'src/state',
+      'src/auth',
+      'src/workflows',
+      'src/config',
+      'src/inspection',
+    ],
+  },
+  // The composition root: builds a running service from options.
+  { name: 'server', paths: ['src/server'] },
+  { name: 'cli', paths: ['src/cli'] },
+  // The public entry points (package.json "exports").
+  { name: 'entry', paths: ['src/index.ts'] },
+];
+
+const escape = (path) => path.replace(/[.]/g, '\\.');
+/** A regex matching the modules of the given paths (a folder means everything under it). */
+const matching = (paths) => `^(${paths.map((path) => (path.endsWith('.ts') ? escape(path) + '$' : escape(path) + '/')).join('|')})`;
+
+/**
+ * Paths listed in a lower layer than their folder (the store port sits in
+ * `domain` although its folder is an adapter) are excluded from the higher
+ * layer's pattern so each module belongs to one layer only.
+ */
+const allPaths = LAYERS.flatMap((layer) => layer.paths);
+const layerPattern = (layer) => ({
+  path: matching(layer.paths),
+  pathNot: allPaths.filter((path) => path.endsWith('.ts') && !layer.paths.includes(path)).map((path) => `^${escape(path)}$`),
+});
+
+const upwardRules = LAYERS.slice(0, -1).map((layer, index) => ({
+  name: `no-upward-from-${layer.name}`,
+  comment: `${layer.name} may import only ${LAYERS.slice(0, index + 1)
+    .map((below) => below.name)
+    .join(', ')} (layers import one way, issue 19)`,
+  severity: 'error',
+  from: layerPattern(layer),
+  to: {
+    path: matching(LAYERS.slice(index + 1).flatMap((above) => above.paths)),
+    pathNot: layerPattern(layer).pathNot.concat(
+      LAYERS.slice(0, index + 1)
+        .flatMap((below) => below.paths)
+        .filter((path) => path.endsWith('.ts'))
+        .map((path) => `^${escape(path)}$`),
+    ),
+  },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'An import chain that comes back to its start ties modules into one unit no layer can own.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'unlayered',
+      comment: 'Every source folder belongs to a layer: add a new folder to LAYERS in .dependency-cruiser.cjs.',
+      severity: 'error',
+      from: {},
+      to: { path: '^(src|machines)/', pathNot: matching(allPaths) },
+    },
+    {
+      name: 'unlayered-importer',
+      comment: 'Every source folder belongs to a layer: add a new folder to LAYERS in .dependency-cruiser.cjs.',
+      severity: 'error',
+      from: { path: '^(src|machines)/', pathNot: matching(allPaths) },
+      to: {},
+    },
+    {
+      name: 'no-sdk-in-domain',
+      comment: 'machines, core and domain carry no MCP SDK types: adapters translate (issue 19, item 1).',
+      severity: 'error',
+      from: { path: matching(LAYERS.slice(0, 3).flatMap((layer) => layer.paths)) },
+      to: { path: '@modelcontextprotocol/' },
+    },
+    ...upwardRules,
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Our modules, plus the SDK's package so no-sdk-in-domain can see imports of it.
+    includeOnly: ['^(src|machines)/', '^node_modules/@modelcontextprotocol/'],
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

@@ -1,0 +1,22 @@
+/**
+ * What a transport needs of a runtime: its port into the composition root.
+ * Transports are adapters and may not import `src/server/` (layers import one
+ * way, docs/architecture.md); `TaskvisorRuntime` satisfies this interface.
+ */
+import type { McpServerFactory } from '@modelcontextprotocol/server';
+import type { Principal } from '../core/principal.js';
+import type { Limits } from '../limits/Limits.js';
+import type { Logger } from '../runtime/Logger.js';
+import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+
+export interface ServingRuntime {
+  readonly logger: Logger;
+  /** The limits in force; transports take their size limits from here. */
+  readonly limits: Readonly<Limits>;
+  /** Open `subscriptions/listen` streams: transports hand every modern listen to it (P8). */
+  readonly subscriptions: SubscriptionHub;
+  /** One SDK server instance per serving unit, bound to the principal `principalOf` resolves (P7). */
+  serverFactory(principalOf: (ctx: Parameters<McpServerFactory>[0]) => Principal): McpServerFactory;
+  /** Runs `close` when the runtime closes; returns the unregistration. */
+  onClose(close: () => Promise<void>): () => void;
+}
