@@ -33,6 +33,11 @@ export interface ToolInvocation {
 export class ToolInvoker {
   constructor(private readonly tools: ToolRegistry) {}
 
+  /** Whether a tool of that name is registered now (local, forwarded or a workflow). */
+  has(name: string): boolean {
+    return this.tools.has(name);
+  }
+
   /**
    * Calls the tool and resolves its `CallToolResult` (an `isError: true`
    * result is a result, not a rejection). Rejects with a {@link ToolError}

@@ -25,6 +25,7 @@ import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubSt
 import { render, TemplateError, type TemplateEngine, type TemplateScope } from './templates.js';
 import type { ToolInvoker } from './ToolInvoker.js';
 import { parseDuration, showDuration } from './duration.js';
+import { toolsCalledBy } from './loadWorkflows.js';
 import { createHash } from 'node:crypto';
 
 /** One step record, written live into the run's checkpoint. */
@@ -214,6 +215,19 @@ class WorkflowRun {
   }
 
   async run(): Promise<ToolResult> {
+    // muster's availability rule: a new run whose steps (or onFailure steps, or tool conditions) name a
+    // tool that does not exist is refused before anything runs. A resumed run goes on: its steps ran.
+    if (!this.restorable()) {
+      const missing = toolsCalledBy(this.definition).filter((tool) => !this.deps.invoker.has(tool));
+      if (missing.length > 0) {
+        const text = `Workflow ${this.definition.name} is not available: missing tools ${missing.join(', ')}`;
+        return {
+          content: [{ type: 'text', text }],
+          isError: true,
+          structuredContent: { workflow: this.definition.name, status: 'failed', error: { message: text }, missingTools: missing },
+        };
+      }
+    }
     const machine = workflowMachine.provide({
       actors: {
         runStep: fromPromise<StepRunOutput, StepRunInput>(({ input, signal }) => this.runTopStep(input, signal)),
