@@ -4,7 +4,7 @@
  * `CreateTaskResult` — the last only when this request declared the tasks
  * extension (T-01, T-04).
  */
-import { inputRequired, ProtocolError, type RequestStateCodec, type Server } from '@modelcontextprotocol/server';
+import { inputRequired, ProtocolError, type RequestStateCodec, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
 import { ErrorCode } from '../core/errors.js';
 import type { ToolCaller } from '../runtime/ToolCaller.js';
@@ -12,6 +12,7 @@ import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import { clientCapabilitiesOf, declaresTasks } from './envelope.js';
 import { toCreateTaskResult } from './wire.js';
 import { mappingErrors } from './errors.js';
+import type { CallerRelay } from '../tools/CallerRelay.js';
 
 /** What an MRTR round carries back to us, integrity-protected by the SDK codec (spec §4.4). */
 export interface MrtrState {
@@ -51,6 +52,7 @@ export const ToolsSurface = {
           ...(clientCapabilities ? { clientCapabilities } : {}),
           answers,
           signal: ctx.mcpReq.signal,
+          relay: callerRelay(ctx),
         });
         switch (outcome.kind) {
           case 'result':
@@ -69,3 +71,22 @@ export const ToolsSurface = {
     );
   },
 };
+
+/**
+ * Progress goes to the caller's own `progressToken` (only when it sent one);
+ * log messages go as `notifications/message`. Both ride on this request's
+ * response stream (`notify` relates them to it) and are dropped once it ended.
+ */
+function callerRelay(ctx: ServerContext): CallerRelay {
+  const token = (ctx.mcpReq._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  const send = (method: string, params: Record<string, unknown>) => {
+    if (ctx.mcpReq.signal.aborted) return;
+    void ctx.mcpReq.notify({ method, params } as never).catch(() => undefined);
+  };
+  return {
+    ...(typeof token === 'string' || typeof token === 'number'
+      ? { progress: (update) => send('notifications/progress', { ...update, progressToken: token }) }
+      : {}),
+    log: (message) => send('notifications/message', { ...message }),
+  };
+}

@@ -278,7 +278,8 @@ export class TaskvisorRuntime {
   createServer(era: 'modern' | 'legacy', principal: Principal): TaskvisorServer {
     if (this.state !== 'started') throw new Error('The runtime is not started: call runtime.start() first');
     const server = new TaskvisorServer(this.serverInfo, {
-      capabilities: { tools: { listChanged: true } },
+      // `logging`: forwarded upstream log messages are relayed as notifications/message (deprecated in 2026-07-28, still valid).
+      capabilities: { tools: { listChanged: true }, ...(this.upstreams ? { logging: {} } : {}) },
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       requestState: { verify: this.requestState.verify },
     });

@@ -5,6 +5,7 @@
  */
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { CallerRelay } from './CallerRelay.js';
 
 export interface ToolCallRequest {
   name: string;
@@ -17,6 +18,8 @@ export interface ToolCallRequest {
   answers?: Record<string, unknown>;
   /** Fires when the synchronous request goes away; it no longer matters once the call is a task (T-25). */
   signal?: AbortSignal;
+  /** Progress and log messages for the caller while the request is open (forwarded upstream calls use it). */
+  relay?: CallerRelay;
 }
 
 export type ToolCallOutcome =

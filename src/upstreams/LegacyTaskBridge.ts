@@ -13,7 +13,12 @@ import { legacyCreatedTask, toModernResult, toModernTask } from './legacyTaskSha
 import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
 
 /** How the forwarder sends one request (errors mapped to ours, the unreachable upstream to a retryable error). */
-export type LegacySend = (connection: UpstreamConnection, method: string, params: JsonObject, signal?: AbortSignal) => Promise<RawOutcome>;
+export type LegacySend = (
+  connection: UpstreamConnection,
+  method: string,
+  params: JsonObject,
+  options?: { signal?: AbortSignal; progressToken?: string },
+) => Promise<RawOutcome>;
 
 /** A `tasks/*` answer or the error to throw for it. */
 export type Answer = (outcome: RawOutcome) => JsonObject;
@@ -33,9 +38,10 @@ export class LegacyTaskBridge {
     connection: UpstreamConnection,
     tool: string,
     args: JsonObject,
-    signal?: AbortSignal,
+    options: { signal?: AbortSignal; progressToken?: string } = {},
   ): Promise<{ kind: 'task'; task: JsonObject } | RawOutcome> {
-    const outcome = await this.send(connection, 'tools/call', { name: tool, arguments: args, task: {} }, signal);
+    // The progress token stays valid for the task's whole life (2025-11-25): later progress becomes its statusMessage.
+    const outcome = await this.send(connection, 'tools/call', { name: tool, arguments: args, task: {} }, options);
     if (outcome.kind === 'error') return outcome;
     const created = legacyCreatedTask(outcome.result);
     return created ? { kind: 'task', task: toModernTask(created) } : outcome;

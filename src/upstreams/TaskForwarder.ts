@@ -19,7 +19,9 @@ import { ErrorCode, missingTasksCapability, taskNotFound } from '../core/errors.
 import { isTerminalStatus } from '../core/statuses.js';
 import { TASKS_EXTENSION_ID, tasksCapability } from '../core/tasksExtension.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../runtime/ToolCaller.js';
+import { progressText } from '../tools/CallerRelay.js';
 import { LegacyTaskBridge } from './LegacyTaskBridge.js';
+import { TaskProgressBoard } from './TaskProgressBoard.js';
 import type { LegacyTaskSupport } from './legacyTaskShapes.js';
 import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
@@ -64,16 +66,28 @@ interface UpstreamTaskOps {
 
 const TASKS_ONLY: JsonObject = { extensions: { [TASKS_EXTENSION_ID]: {} } };
 
+/** One forwarded call's relay (see `TaskForwarder.relayFor`). */
+interface CallRelay {
+  /** The progress token sent upstream with the call. */
+  token: string;
+  /** The call became the forwarded task `upstreamId`: its progress goes to the task's statusMessage from now on. */
+  handOver(upstreamId: string): void;
+  /** The call was answered: stop relaying to the caller. */
+  end(): void;
+}
+
 export class TaskForwarder {
   /** 2025-11-25 task-augmented tools (execution.taskSupport) spoken to v1-era upstreams. */
   private readonly legacy: LegacyTaskBridge;
+  /** Upstream progress of passed-through tasks, shown as their statusMessage. */
+  private readonly progress = new TaskProgressBoard();
 
   constructor(
     private readonly directory: UpstreamDirectory,
     private readonly ids: WrappedTaskIds,
   ) {
     this.legacy = new LegacyTaskBridge(
-      (connection, method, params, signal) => this.send(connection, method, params, {}, signal),
+      (connection, method, params, options) => this.send(connection, method, params, {}, options),
       (outcome) => this.answer(outcome),
     );
   }
@@ -96,21 +110,62 @@ export class TaskForwarder {
     taskSupport: LegacyTaskSupport = 'forbidden',
   ): Promise<ToolCallOutcome> {
     const connection = this.open(upstream);
-    if (connection.era === 'legacy' && (taskSupport === 'required' || (taskSupport === 'optional' && request.declaresTasks))) {
-      return this.callLegacyTask(upstream, connection, tool, request);
+    const relay = this.relayFor(upstream, connection, request);
+    try {
+      const outcome =
+        connection.era === 'legacy' && (taskSupport === 'required' || (taskSupport === 'optional' && request.declaresTasks))
+          ? await this.callLegacyTask(upstream, connection, tool, request, relay)
+          : await this.callModern(upstream, connection, tool, request, relay);
+      return outcome;
+    } finally {
+      relay.end();
     }
+  }
+
+  /**
+   * Relays what the upstream says about one call while it runs: its progress
+   * (for our progress token) to the caller's `progressToken`, its log
+   * messages to the caller. Once the call became a forwarded task, progress
+   * keeps arriving with no request to carry it: it becomes the task's
+   * `statusMessage` ({@link TaskProgressBoard}) until the task ends.
+   */
+  private relayFor(upstream: string, connection: UpstreamConnection, request: ToolCallRequest): CallRelay {
+    const token = connection.newProgressToken();
+    let taskKey: string | undefined;
+    const stopProgress = connection.onProgress(token, (update) => {
+      if (taskKey !== undefined) this.progress.set(taskKey, progressText(update));
+      else request.relay?.progress?.(update);
+    });
+    const stopLog = request.relay?.log ? connection.addLogSink(request.relay.log) : () => {};
+    return {
+      token,
+      handOver: (upstreamId) => {
+        taskKey = TaskProgressBoard.key(upstream, upstreamId);
+        this.progress.track(taskKey, stopProgress);
+      },
+      end: () => {
+        stopLog();
+        if (taskKey === undefined) stopProgress();
+      },
+    };
+  }
+
+  private async callModern(
+    upstream: string,
+    connection: UpstreamConnection,
+    tool: string,
+    request: ToolCallRequest,
+    relay: CallRelay,
+  ): Promise<ToolCallOutcome> {
     const inbound = request.clientCapabilities ?? {};
     // Upstream tasks are requested whenever the upstream supports them: passed through to a
     // Tasks-capable caller, collapsed for any other (the upstream never sees who is behind us).
     const askTask = connection.tasks;
     const capabilities = request.declaresTasks ? withTasks(inbound, askTask) : askTask ? tasksCapability() : {};
-    const outcome = await this.send(
-      connection,
-      'tools/call',
-      { name: tool, arguments: (request.args ?? {}) as JsonObject },
-      capabilities,
-      request.signal,
-    );
+    const outcome = await this.send(connection, 'tools/call', { name: tool, arguments: (request.args ?? {}) as JsonObject }, capabilities, {
+      ...(request.signal ? { signal: request.signal } : {}),
+      progressToken: relay.token,
+    });
     if (outcome.kind === 'error') {
       // T-03: the upstream wants what only a task-capable client can give; this caller cannot take a task.
       if (outcome.error.code === ErrorCode.MissingRequiredClientCapability && !request.declaresTasks) {
@@ -127,6 +182,7 @@ export class TaskForwarder {
       // Passthrough only when this request declared the extension and we asked for a task;
       // a task the upstream returned unasked is collapsed, not trusted.
       if (request.declaresTasks && askTask) {
+        relay.handOver(upstreamId);
         return { kind: 'forwarded-task', task: { ...stripMeta(result), taskId: this.ids.wrap(upstream, upstreamId, request.principal) } };
       }
       return { kind: 'result', result: await this.collapse(this.opsOf(connection), upstreamId, result, request) };
@@ -152,12 +208,17 @@ export class TaskForwarder {
     connection: UpstreamConnection,
     tool: string,
     request: ToolCallRequest,
+    relay: CallRelay,
   ): Promise<ToolCallOutcome> {
-    const outcome = await this.legacy.call(connection, tool, (request.args ?? {}) as JsonObject, request.signal);
+    const outcome = await this.legacy.call(connection, tool, (request.args ?? {}) as JsonObject, {
+      ...(request.signal ? { signal: request.signal } : {}),
+      progressToken: relay.token,
+    });
     if (outcome.kind === 'error') throw protocolError(outcome.error);
     if (outcome.kind === 'result') return { kind: 'result', result: withoutResultType(stripMeta(outcome.result)) }; // answered without a task
     const upstreamId = String(outcome.task.taskId);
     if (request.declaresTasks) {
+      relay.handOver(upstreamId);
       return {
         kind: 'forwarded-task',
         task: { resultType: 'task', ...outcome.task, taskId: this.ids.wrap(upstream, upstreamId, request.principal) },
@@ -168,10 +229,23 @@ export class TaskForwarder {
 
   /** `tasks/get` of a wrapped id: the upstream's answer with the id wrapped again. */
   async get(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<JsonObject> {
-    const { id, connection } = this.route(taskId, principal);
-    if (connection.era === 'legacy') return { ...stripMeta(await this.legacy.get(connection, id)), taskId };
-    const outcome = await this.send(connection, 'tasks/get', { taskId: id }, withTasks(inbound ?? {}, true));
-    return { ...stripMeta(this.answer(outcome)), taskId };
+    const { upstream, id, connection } = this.route(taskId, principal);
+    const task =
+      connection.era === 'legacy'
+        ? await this.legacy.get(connection, id)
+        : this.answer(await this.send(connection, 'tasks/get', { taskId: id }, withTasks(inbound ?? {}, true)));
+    return { ...this.withProgress(upstream, id, stripMeta(task)), taskId };
+  }
+
+  /** A working task shows the upstream's latest progress as its `statusMessage` ("3/10: …"); an ended one stops being tracked. */
+  private withProgress(upstream: string, upstreamId: string, task: JsonObject): JsonObject {
+    const key = TaskProgressBoard.key(upstream, upstreamId);
+    if (isTerminalStatus(task.status)) {
+      this.progress.forget(key);
+      return task;
+    }
+    const text = this.progress.text(key);
+    return text !== undefined && task.status === 'working' ? { ...task, statusMessage: text } : task;
   }
 
   /** The task as a `notifications/tasks` frame carries it: no `resultType`, no upstream `_meta` (T-31). */
@@ -278,10 +352,10 @@ export class TaskForwarder {
     method: string,
     params: JsonObject,
     capabilities: JsonObject,
-    signal?: AbortSignal,
+    options: { signal?: AbortSignal; progressToken?: string } = {},
   ): Promise<RawOutcome> {
     try {
-      return await connection.request(method, params, capabilities, signal ? { signal } : {});
+      return await connection.request(method, params, capabilities, options);
     } catch (error) {
       if (error instanceof UpstreamUnavailableError) {
         const down = this.directory.describeDown(error.upstream);

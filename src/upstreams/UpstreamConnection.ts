@@ -16,6 +16,7 @@ import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } 
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { JsonObject } from '../../machines/task/index.js';
 import { declaresTasksExtension, tasksCapability } from '../core/tasksExtension.js';
+import type { LogMessage, ProgressUpdate } from '../tools/CallerRelay.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { ListedTool } from '../tools/ToolRegistry.js';
 import type { CachedDiscovery } from '../state/RuntimeStateFile.js';
@@ -48,6 +49,10 @@ export class UpstreamConnection {
   private readonly closeListeners = new Set<(reason: string) => void>();
   private readonly toolsChangedListeners = new Set<() => void>();
   private stderrTail = '';
+  /** Who receives the upstream's `notifications/progress`, by the progress token we sent. */
+  private readonly progressListeners = new Map<string, (update: ProgressUpdate) => void>();
+  /** Callers with a call in flight that take log messages (see {@link addLogSink}). */
+  private readonly logSinks = new Set<(message: LogMessage) => void>();
   /** Open upstream listen streams by request id: their frames and their end. */
   private readonly streams = new Map<string, { frame(params: JsonObject): void; ended(): void }>();
 
@@ -100,6 +105,8 @@ export class UpstreamConnection {
     const original = transport.onmessage;
     transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
       const id = message.id;
+      if (message.method === 'notifications/progress' && id === undefined) return this.progressArrived(message.params);
+      if (message.method === 'notifications/message' && id === undefined) return this.logArrived(message.params);
       const subscription = ((message.params as JsonObject | undefined)?._meta as JsonObject | undefined)?.[
         'io.modelcontextprotocol/subscriptionId'
       ];
@@ -161,24 +168,35 @@ export class UpstreamConnection {
    * carries `capabilities` (what *this* request declares upstream, T-01).
    * Rejects with {@link UpstreamUnavailableError} when there is no answer.
    */
-  request(method: string, params: JsonObject, capabilities: JsonObject, options: { signal?: AbortSignal } = {}): Promise<RawOutcome> {
+  request(
+    method: string,
+    params: JsonObject,
+    capabilities: JsonObject,
+    options: { signal?: AbortSignal; progressToken?: string } = {},
+  ): Promise<RawOutcome> {
     if (this.closed || !this.transport) {
       return Promise.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} is not connected`));
     }
     const transport = this.transport;
     const id = `tv:${++this.counter}`;
+    const meta = {
+      ...((params._meta as JsonObject | undefined) ?? {}),
+      ...(options.progressToken !== undefined ? { progressToken: options.progressToken } : {}),
+    };
     const framed =
       this.era === 'modern'
         ? {
             ...params,
             _meta: {
-              ...((params._meta as JsonObject | undefined) ?? {}),
+              ...meta,
               'io.modelcontextprotocol/protocolVersion': this.protocolVersion,
               'io.modelcontextprotocol/clientInfo': UPSTREAM_CLIENT_INFO,
               'io.modelcontextprotocol/clientCapabilities': capabilities,
             },
           }
-        : params;
+        : Object.keys(meta).length > 0
+          ? { ...params, _meta: meta }
+          : params;
     return new Promise<RawOutcome>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
@@ -260,6 +278,31 @@ export class UpstreamConnection {
     };
   }
 
+  /** A fresh progress token for one request (unique on this connection). */
+  newProgressToken(): string {
+    return `tv:progress:${++this.counter}`;
+  }
+
+  /** Hands the upstream's `notifications/progress` for `token` to `listener` until the returned function is called. */
+  onProgress(token: string, listener: (update: ProgressUpdate) => void): () => void {
+    this.progressListeners.set(token, listener);
+    return () => {
+      if (this.progressListeners.get(token) === listener) this.progressListeners.delete(token);
+    };
+  }
+
+  /**
+   * A caller with a call in flight that takes the upstream's log messages.
+   * A 2025-11-25 `notifications/message` names no request, so a message is
+   * relayed only while exactly one sink is open (it can only be that call's);
+   * otherwise it goes to taskvisor's own log: never to a caller it may not
+   * belong to (I-7).
+   */
+  addLogSink(sink: (message: LogMessage) => void): () => void {
+    this.logSinks.add(sink);
+    return () => this.logSinks.delete(sink);
+  }
+
   onClose(listener: (reason: string) => void): () => void {
     this.closeListeners.add(listener);
     return () => this.closeListeners.delete(listener);
@@ -277,6 +320,25 @@ export class UpstreamConnection {
   async close(): Promise<void> {
     this.markClosed('closed by taskvisor');
     await this.client.close().catch(() => {});
+  }
+
+  private progressArrived(params: unknown): void {
+    const { progressToken, progress, total, message } = (params ?? {}) as Record<string, unknown>;
+    const listener = this.progressListeners.get(String(progressToken));
+    if (!listener || typeof progress !== 'number') return;
+    listener({
+      progress,
+      ...(typeof total === 'number' ? { total } : {}),
+      ...(typeof message === 'string' ? { message } : {}),
+    });
+  }
+
+  private logArrived(params: unknown): void {
+    const { level, logger, data } = (params ?? {}) as Record<string, unknown>;
+    if (typeof level !== 'string') return;
+    const message: LogMessage = { level, ...(typeof logger === 'string' ? { logger } : {}), data };
+    if (this.logSinks.size === 1) return [...this.logSinks][0]!(message);
+    this.logger.info(`upstream ${this.spec.name} log (${level}): ${typeof data === 'string' ? data : JSON.stringify(data)}`);
   }
 
   private markClosed(reason: string): void {
