@@ -19,6 +19,8 @@ import { ErrorCode, missingTasksCapability, taskNotFound } from '../core/errors.
 import { isTerminalStatus } from '../core/statuses.js';
 import { TASKS_EXTENSION_ID, tasksCapability } from '../core/tasksExtension.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../runtime/ToolCaller.js';
+import { LegacyTaskBridge } from './LegacyTaskBridge.js';
+import type { LegacyTaskSupport } from './legacyTaskShapes.js';
 import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
 import { WrappedTaskIds } from './WrappedTaskIds.js';
@@ -53,20 +55,50 @@ export function upstreamUnavailable(
   );
 }
 
+/** What following one upstream task needs, whichever era the upstream speaks. */
+interface UpstreamTaskOps {
+  /** The task as a 2026-07-28 `tasks/get` answers it (upstream id). */
+  get(taskId: string): Promise<JsonObject>;
+  cancel(taskId: string): Promise<void>;
+}
+
+const TASKS_ONLY: JsonObject = { extensions: { [TASKS_EXTENSION_ID]: {} } };
+
 export class TaskForwarder {
+  /** 2025-11-25 task-augmented tools (execution.taskSupport) spoken to v1-era upstreams. */
+  private readonly legacy: LegacyTaskBridge;
+
   constructor(
     private readonly directory: UpstreamDirectory,
     private readonly ids: WrappedTaskIds,
-  ) {}
+  ) {
+    this.legacy = new LegacyTaskBridge(
+      (connection, method, params, signal) => this.send(connection, method, params, {}, signal),
+      (outcome) => this.answer(outcome),
+    );
+  }
 
   /** Whether `taskId` is routed here (shape only; the MAC is checked per request). */
   owns(taskId: unknown): boolean {
     return WrappedTaskIds.looksWrapped(taskId);
   }
 
-  /** One call of upstream `upstream`'s tool `tool` on behalf of `request`. */
-  async callTool(upstream: string, tool: string, request: ToolCallRequest): Promise<ToolCallOutcome> {
+  /**
+   * One call of upstream `upstream`'s tool `tool` on behalf of `request`.
+   * `taskSupport` is the tool's 2025-11-25 `execution.taskSupport` (only a
+   * v1-era upstream has it): such a tool is called as a task, in that era's
+   * protocol, whenever it must be (`required`) or the caller can take one.
+   */
+  async callTool(
+    upstream: string,
+    tool: string,
+    request: ToolCallRequest,
+    taskSupport: LegacyTaskSupport = 'forbidden',
+  ): Promise<ToolCallOutcome> {
     const connection = this.open(upstream);
+    if (connection.era === 'legacy' && (taskSupport === 'required' || (taskSupport === 'optional' && request.declaresTasks))) {
+      return this.callLegacyTask(upstream, connection, tool, request);
+    }
     const inbound = request.clientCapabilities ?? {};
     // Upstream tasks are requested whenever the upstream supports them: passed through to a
     // Tasks-capable caller, collapsed for any other (the upstream never sees who is behind us).
@@ -97,7 +129,7 @@ export class TaskForwarder {
       if (request.declaresTasks && askTask) {
         return { kind: 'forwarded-task', task: { ...stripMeta(result), taskId: this.ids.wrap(upstream, upstreamId, request.principal) } };
       }
-      return { kind: 'result', result: await this.collapse(connection, upstreamId, result, request) };
+      return { kind: 'result', result: await this.collapse(this.opsOf(connection), upstreamId, result, request) };
     }
     if (result.resultType === 'input_required') {
       // A synchronous upstream input round (MRTR) is not relayed: its requestState belongs to the upstream.
@@ -110,9 +142,34 @@ export class TaskForwarder {
     return { kind: 'result', result: withoutResultType(stripMeta(result)) };
   }
 
+  /**
+   * A 2025-11-25 task-augmented tool: the task is passed through to a
+   * Tasks-capable caller under a wrapped id (like a 2026-07-28 upstream's),
+   * collapsed for any other caller.
+   */
+  private async callLegacyTask(
+    upstream: string,
+    connection: UpstreamConnection,
+    tool: string,
+    request: ToolCallRequest,
+  ): Promise<ToolCallOutcome> {
+    const outcome = await this.legacy.call(connection, tool, (request.args ?? {}) as JsonObject, request.signal);
+    if (outcome.kind === 'error') throw protocolError(outcome.error);
+    if (outcome.kind === 'result') return { kind: 'result', result: withoutResultType(stripMeta(outcome.result)) }; // answered without a task
+    const upstreamId = String(outcome.task.taskId);
+    if (request.declaresTasks) {
+      return {
+        kind: 'forwarded-task',
+        task: { resultType: 'task', ...outcome.task, taskId: this.ids.wrap(upstream, upstreamId, request.principal) },
+      };
+    }
+    return { kind: 'result', result: await this.collapse(this.opsOf(connection), upstreamId, outcome.task, request) };
+  }
+
   /** `tasks/get` of a wrapped id: the upstream's answer with the id wrapped again. */
   async get(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<JsonObject> {
     const { id, connection } = this.route(taskId, principal);
+    if (connection.era === 'legacy') return { ...stripMeta(await this.legacy.get(connection, id)), taskId };
     const outcome = await this.send(connection, 'tasks/get', { taskId: id }, withTasks(inbound ?? {}, true));
     return { ...stripMeta(this.answer(outcome)), taskId };
   }
@@ -185,6 +242,12 @@ export class TaskForwarder {
   /** `tasks/update` of a wrapped id: the input responses go to the upstream as they came. */
   async update(taskId: string, principal: string, responses: Record<string, unknown>, inbound: JsonObject | undefined): Promise<void> {
     const { connection, id } = this.route(taskId, principal);
+    if (connection.era === 'legacy') {
+      throw new ProtocolError(
+        ErrorCode.InvalidParams,
+        'Invalid params for tasks/update: the upstream task has no input requests to answer',
+      );
+    }
     this.answer(
       await this.send(connection, 'tasks/update', { taskId: id, inputResponses: responses as JsonObject }, withTasks(inbound ?? {}, true)),
     );
@@ -192,6 +255,7 @@ export class TaskForwarder {
 
   async cancel(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<void> {
     const { connection, id } = this.route(taskId, principal);
+    if (connection.era === 'legacy') return this.legacy.cancel(connection, id);
     this.answer(await this.send(connection, 'tasks/cancel', { taskId: id }, withTasks(inbound ?? {}, true)));
   }
 
@@ -241,15 +305,9 @@ export class TaskForwarder {
    * polling pace it asks for; cancel it upstream when the inbound request
    * goes away (T-24 on the upstream's side).
    */
-  private async collapse(
-    connection: UpstreamConnection,
-    upstreamId: string,
-    first: JsonObject,
-    request: ToolCallRequest,
-  ): Promise<JsonObject> {
-    const capabilities = tasksCapability();
+  private async collapse(ops: UpstreamTaskOps, upstreamId: string, first: JsonObject, request: ToolCallRequest): Promise<JsonObject> {
     const signal = request.signal;
-    const cancelUpstream = () => connection.request('tasks/cancel', { taskId: upstreamId }, capabilities).catch(() => undefined);
+    const cancelUpstream = () => ops.cancel(upstreamId).catch(() => undefined);
     let task = first;
     for (;;) {
       const status = task.status;
@@ -268,8 +326,21 @@ export class TaskForwarder {
         await cancelUpstream();
         throw new ProtocolError(ErrorCode.InternalError, 'The call was cancelled');
       }
-      task = this.answer(await this.send(connection, 'tasks/get', { taskId: upstreamId }, capabilities));
+      task = await ops.get(upstreamId);
     }
+  }
+
+  /** `tasks/get` and `tasks/cancel` on `connection` in the era it speaks. */
+  private opsOf(connection: UpstreamConnection): UpstreamTaskOps {
+    if (connection.era === 'legacy') {
+      return { get: (id) => this.legacy.get(connection, id), cancel: (id) => this.legacy.cancel(connection, id) };
+    }
+    return {
+      get: async (id) => this.answer(await this.send(connection, 'tasks/get', { taskId: id }, TASKS_ONLY)),
+      cancel: async (id) => {
+        this.answer(await this.send(connection, 'tasks/cancel', { taskId: id }, TASKS_ONLY));
+      },
+    };
   }
 }
 

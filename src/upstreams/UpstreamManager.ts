@@ -21,6 +21,7 @@ import type { JsonObject } from '../../machines/task/index.js';
 import type { Logger } from '../runtime/Logger.js';
 import { RuntimeStateFile, type UpstreamHealth } from '../state/RuntimeStateFile.js';
 import type { ListedTool, ToolRegistry } from '../tools/ToolRegistry.js';
+import { legacyTaskSupport } from './legacyTaskShapes.js';
 import { TaskForwarder, type UpstreamDirectory } from './TaskForwarder.js';
 import { upstreamActors } from './UpstreamActors.js';
 // Loaded on the first connect: the SDK client costs startup time servers without upstreams should not pay.
@@ -263,7 +264,9 @@ export class UpstreamManager implements UpstreamDirectory {
         ...(isObject(tool.annotations) ? { annotations: tool.annotations } : {}),
       };
       const upstreamTool = tool.name;
-      entries.push({ listed, forward: (request) => this.forwarder.callTool(name, upstreamTool, request) });
+      // 2025-11-25 task-augmented tools keep their execution.taskSupport for the forwarder; the listing drops it (2026-07-28 has none).
+      const taskSupport = legacyTaskSupport(tool as { execution?: unknown });
+      entries.push({ listed, forward: (request) => this.forwarder.callTool(name, upstreamTool, request, taskSupport) });
     }
     this.options.tools.replaceForwarded(upstreamToolPrefix(this.namespace, prefix), entries);
     return entries.length;

@@ -80,7 +80,7 @@ function index(item: GoValue, ...indexes: GoValue[]): GoValue {
       if (x >= current.length) throw new Error(`reflect: slice index out of range`);
       current = current[x]!;
     } else if (typeof current === 'string') {
-      const bytes = Buffer.from(current, 'utf8');
+      const bytes: Buffer = Buffer.from(current, 'utf8');
       const x = indexArg(i, bytes.length);
       if (x >= bytes.length) throw new Error(`reflect: string index out of range`);
       current = BigInt(bytes[x]!);
