@@ -323,6 +323,8 @@ export class TaskSupervisor {
     live.persister.stop();
     this.live.delete(taskId);
     live.actor.stop();
+    // The task left this process: its owner's slot goes back (issue 13.5; it used to stay taken until restart).
+    this.releaseOwned(live.actor.getSnapshot().context.owner);
     this.options.logger.info(`task ${taskId} is no longer run by this instance (claimed by another)`);
   }
 
