@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import { stderrLogger } from '../runtime/Logger.js';
 import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
-import { DEFAULT_SQLITE_FILE, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
+import { DEFAULT_SQLITE_FILE, StoreInUseError, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
@@ -118,12 +118,72 @@ export async function serve(
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
   }
+  /** Binds the configured listeners (requests wait until recovery is done); a failure closes the runtime. */
+  async function bindListeners(): Promise<{ url?: string; wsUrl?: string }> {
+    let url: string | undefined;
+    let wsUrl: string | undefined;
+    if (wantHttp) {
+      // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
+      const host = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+      const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
+      try {
+        const listener = await listenHttp(runtime, {
+          host,
+          port,
+          ...(config.http?.path ? { path: config.http.path } : {}),
+          ...(config.http?.allowedHosts !== undefined ? { allowedHosts: config.http.allowedHosts } : {}),
+          ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
+          ...(auth ? { auth } : {}),
+          ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
+        });
+        url = listener.url;
+      } catch (error) {
+        await runtime.close();
+        throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+    }
+    if (wantWs) {
+      // Precedence: --ws, then the config file, then 127.0.0.1:3001 (HOST/PORT are HTTP's).
+      const host = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
+      const port = wsFlag.port ?? config.ws?.port ?? 3001;
+      try {
+        const listener = await listenWebSocket(runtime, {
+          host,
+          port,
+          ...(config.ws?.path ? { path: config.ws.path } : {}),
+          ...(config.ws?.allowedHosts !== undefined ? { allowedHosts: config.ws.allowedHosts } : {}),
+          ...(config.ws?.allowedOrigins !== undefined ? { allowedOrigins: config.ws.allowedOrigins } : {}),
+          ...(auth ? { auth } : {}),
+          ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
+        });
+        wsUrl = listener.url;
+      } catch (error) {
+        await runtime.close();
+        throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+    }
+    return { ...(url ? { url } : {}), ...(wsUrl ? { wsUrl } : {}) };
+  }
+
   // All tools are registered and the config is valid before anything starts: no partial start.
+  // The store is opened (and an embedded one locked, issue 13 item 2) before anything is read,
+  // the listeners are bound next, and only then does recovery run: a second process on the same
+  // store, or one whose port is taken, touches no task.
+  try {
+    await runtime.open();
+  } catch (error) {
+    await inspection?.close();
+    // One owner per store: "store … is in use by process N", exit 1.
+    if (error instanceof StoreInUseError) throw new ConfigError(error.message);
+    // An unreachable or refused database is a setup problem: one line naming the config, no stack.
+    if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
+    throw error;
+  }
+  const listening = await bindListeners();
   try {
     await runtime.start();
   } catch (error) {
-    await inspection?.close();
-    // An unreachable or refused database is a setup problem: one line naming the config, no stack.
+    await runtime.close();
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
     throw error;
   }
@@ -147,48 +207,7 @@ export async function serve(
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
   if (inspection?.trace) logger.info(`tracing task actors to ${inspection.trace.file}${args.traceRaw ? ' (not redacted)' : ''}`);
 
-  let url: string | undefined;
-  if (wantHttp) {
-    // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
-    const host = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
-    const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
-    try {
-      const listener = await listenHttp(runtime, {
-        host,
-        port,
-        ...(config.http?.path ? { path: config.http.path } : {}),
-        ...(config.http?.allowedHosts !== undefined ? { allowedHosts: config.http.allowedHosts } : {}),
-        ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
-        ...(auth ? { auth } : {}),
-        ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
-      });
-      url = listener.url;
-    } catch (error) {
-      await runtime.close();
-      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
-  let wsUrl: string | undefined;
-  if (wantWs) {
-    // Precedence: --ws, then the config file, then 127.0.0.1:3001 (HOST/PORT are HTTP's).
-    const host = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
-    const port = wsFlag.port ?? config.ws?.port ?? 3001;
-    try {
-      const listener = await listenWebSocket(runtime, {
-        host,
-        port,
-        ...(config.ws?.path ? { path: config.ws.path } : {}),
-        ...(config.ws?.allowedHosts !== undefined ? { allowedHosts: config.ws.allowedHosts } : {}),
-        ...(config.ws?.allowedOrigins !== undefined ? { allowedOrigins: config.ws.allowedOrigins } : {}),
-        ...(auth ? { auth } : {}),
-        ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
-      });
-      wsUrl = listener.url;
-    } catch (error) {
-      await runtime.close();
-      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
+  const { url, wsUrl } = listening;
   const storeText =
     store.kind === 'lowdb'
       ? `lowdb ${path.relative(process.cwd(), store.dir) || '.'}`
