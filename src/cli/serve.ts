@@ -113,7 +113,7 @@ export async function serve(
   });
   if (loaded) await loadToolModules(loaded, runtime);
   // Workflows are tools too: registered before start() so their unfinished runs can resume.
-  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect) : undefined;
+  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store) : undefined;
   if (wantInspection) {
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());

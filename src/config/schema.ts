@@ -226,6 +226,10 @@ export const ConfigSchema = z.strictObject({
         .optional(),
       /** Reload the folder when its files change. Default true. */
       watch: z.boolean().optional(),
+      /** How long a finished run stays in the run history (docs/workflows.md "Run history"). Default 21 days. */
+      historyRetentionMs: z.number().int().min(1).optional(),
+      /** At most this many finished runs are kept; the oldest go first. Default 10,000. */
+      historyMaxRuns: z.number().int().min(1).max(10_000_000).optional(),
     })
     .optional(),
   /** Resource limits (docs/security-limits.md); safe defaults when absent. */
