@@ -14,7 +14,6 @@
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
@@ -27,6 +26,7 @@ import { openConfiguredWorkflows } from '../workflows/configured.js';
 import { ToolInvoker } from '../workflows/ToolInvoker.js';
 import { upstreamsOf } from '../upstreams/fromConfig.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
+import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 
 export const WORKFLOWS_USAGE = `Usage:
   taskvisor workflows validate [DIR] [--config FILE] [--upstream-timeout MS]
@@ -41,24 +41,24 @@ export const WORKFLOWS_USAGE = `Usage:
       CallToolResult). Input requests are answered by --input KEY=JSON
       (accepted with that content) or, one per line, from stdin (a JSON
       object accepts, an empty line declines, "cancel" cancels).
-      Exit 0 when the workflow succeeded, 1 when it failed.
+      Exit 0 when the workflow succeeded, 1 when it failed, 2 for a bad
+      command line.
 `;
 
-export async function workflowsCommand(argv: string[]): Promise<number> {
+export async function workflowsCommand(argv: string[], io: CliIo = process): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === undefined) throw new UsageError('workflows: missing subcommand (validate or run)', WORKFLOWS_USAGE);
+  if (isHelpWord(sub)) {
+    io.stdout.write(WORKFLOWS_USAGE);
+    return 0;
+  }
   switch (sub) {
     case 'validate':
-      return validate(rest);
+      return validate(rest, io);
     case 'run':
-      return run(rest);
-    case undefined:
-    case 'help':
-    case '--help':
-      process.stdout.write(WORKFLOWS_USAGE);
-      return sub === undefined ? 2 : 0;
+      return run(rest, io);
     default:
-      process.stderr.write(`taskvisor workflows: unknown command ${JSON.stringify(sub)}\n\n${WORKFLOWS_USAGE}`);
-      return 2;
+      throw new UsageError(`workflows: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: validate, run`, WORKFLOWS_USAGE);
   }
 }
 
@@ -112,18 +112,22 @@ async function toolsOf(loaded: LoadedConfig, timeoutMs = 15_000): Promise<Config
   };
 }
 
-async function validate(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: { config: { type: 'string', short: 'c' }, 'upstream-timeout': { type: 'string' } },
-    allowPositionals: true,
-    strict: true,
-  });
-  const loaded = values.config ? await loadConfig(values.config) : undefined;
+async function validate(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandLine(
+    argv,
+    { config: { type: 'string', short: 'c' }, 'upstream-timeout': { type: 'string' } },
+    WORKFLOWS_USAGE,
+    { positionals: true },
+  );
+  if (values.help) {
+    io.stdout.write(WORKFLOWS_USAGE);
+    return 0;
+  }
+  if (positionals.length > 1) throw new UsageError('workflows validate: give one folder', WORKFLOWS_USAGE);
   const upstreamTimeout = timeoutOption(values['upstream-timeout']);
+  const loaded = values.config ? await loadConfig(values.config) : undefined;
   const dir = positionals[0] ?? (loaded?.config.workflows ? resolveFromConfig(loaded, loaded.config.workflows.dir) : undefined);
-  if (!dir || positionals.length > 1)
-    throw new ConfigError('workflows validate: give one folder, or --config FILE with a workflows section');
+  if (!dir) throw new UsageError('workflows validate: give one folder, or --config FILE with a workflows section', WORKFLOWS_USAGE);
   const prefix = loaded?.config.workflows?.prefix ?? DEFAULT_WORKFLOW_PREFIX;
   const { definitions, errors } = await loadWorkflowDir(dir);
   const problems = [...errors, ...checkWorkflowSet(definitions, prefix)].map((error) => error.message);
@@ -164,37 +168,44 @@ async function validate(argv: string[]): Promise<number> {
 /** `K=V` with V as JSON when it parses, else the string. */
 function parseAssignment(flag: string, text: string, json: boolean): [string, unknown] {
   const eq = text.indexOf('=');
-  if (eq <= 0) throw new ConfigError(`${flag} ${text}: expected KEY=VALUE`);
+  if (eq <= 0) throw new UsageError(`${flag} ${text}: expected KEY=VALUE`, WORKFLOWS_USAGE);
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
   try {
     return [key, JSON.parse(raw) as unknown];
   } catch (error) {
-    if (json) throw new ConfigError(`${flag} ${text}: the value is not JSON: ${(error as Error).message}`);
+    if (json) throw new UsageError(`${flag} ${text}: the value is not JSON: ${(error as Error).message}`, WORKFLOWS_USAGE);
     return [key, raw];
   }
 }
 
-async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandLine(
+    argv,
+    {
       config: { type: 'string', short: 'c' },
       arg: { type: 'string', multiple: true },
       input: { type: 'string', multiple: true },
       json: { type: 'boolean' },
       'upstream-timeout': { type: 'string' },
     },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (positionals.length !== 1) throw new ConfigError('workflows run: give exactly one workflow NAME');
-  if (!values.config) throw new ConfigError('workflows run: --config FILE is required (it names the tools and the workflows folder)');
-  const loaded = await loadConfig(values.config);
-  if (!loaded.config.workflows) throw new ConfigError(`${loaded.file}: no workflows section`);
+    WORKFLOWS_USAGE,
+    { positionals: true },
+  );
+  if (values.help) {
+    io.stdout.write(WORKFLOWS_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError('workflows run: give exactly one workflow NAME', WORKFLOWS_USAGE);
+  if (!values.config) {
+    throw new UsageError('workflows run: --config FILE is required (it names the tools and the workflows folder)', WORKFLOWS_USAGE);
+  }
+  const timeout = timeoutOption(values['upstream-timeout']);
   const args = Object.fromEntries((values.arg ?? []).map((text) => parseAssignment('--arg', text, false)));
   const answers = new Map((values.input ?? []).map((text) => parseAssignment('--input', text, true)));
-  const tools = await toolsOf(loaded, timeoutOption(values['upstream-timeout']));
+  const loaded = await loadConfig(values.config);
+  if (!loaded.config.workflows) throw new ConfigError(`${loaded.file}: no workflows section`);
+  const tools = await toolsOf(loaded, timeout);
   const runtime = tools.runtime;
   for (const upstream of tools.down) process.stderr.write(`! upstream ${upstream.name} did not connect (${upstream.why})\n`);
   const logger = stderrLogger({ quiet: true });
@@ -241,7 +252,7 @@ async function run(argv: string[]): Promise<number> {
 function timeoutOption(text: string | undefined): number {
   if (text === undefined) return 15_000;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new ConfigError(`--upstream-timeout ${text}: expected milliseconds`);
+  if (!Number.isInteger(value) || value < 0) throw new UsageError(`--upstream-timeout ${text}: expected milliseconds`, WORKFLOWS_USAGE);
   return value;
 }
 

@@ -7,12 +7,16 @@
  *
  * Closing: the client ends a subscription with `notifications/cancelled`
  * naming the listen id (§4.6); a closed connection ends all of its streams.
+ *
+ * Request ids: a request whose id is still in flight on this connection
+ * (listens included) is answered -32600 and never reaches the SDK (issue 12.9).
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
 import { isModernListenRequest, parseListenRequest } from '../protocol/listenRequest.js';
 import type { Logger } from '../runtime/Logger.js';
 import { logTransportError } from '../runtime/transportErrors.js';
+import { InflightRequests, requestIdOf, responseIdOf } from './InflightRequests.js';
 import type { ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
@@ -24,6 +28,7 @@ export class ListenInterceptingTransport implements Transport {
   private sdkOnMessage: OnMessage | undefined;
   private readonly streams = new Map<RequestId, ListenSubscription>();
   private pendingSends = 0;
+  private readonly inflight = new InflightRequests();
 
   constructor(
     private readonly inner: Transport,
@@ -34,6 +39,7 @@ export class ListenInterceptingTransport implements Transport {
     inner.onmessage = ((message: JSONRPCMessage, extra?: unknown) => this.receive(message, extra)) as OnMessage;
     inner.onclose = () => {
       this.endAll();
+      this.inflight.clear();
       this.onclose?.();
     };
     inner.onerror = (error) => this.onerror?.(error);
@@ -56,6 +62,9 @@ export class ListenInterceptingTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    // The SDK's answer frees its id (issue 12.9).
+    const answered = responseIdOf(message);
+    if (answered !== undefined) this.inflight.release(answered);
     return this.inner.send(message, options);
   }
 
@@ -71,11 +80,23 @@ export class ListenInterceptingTransport implements Transport {
   }
 
   private receive(message: JSONRPCMessage, extra?: unknown): void {
+    const requestId = requestIdOf(message);
+    if (requestId !== undefined && !this.inflight.claim(requestId)) {
+      this.inner
+        .send(InflightRequests.duplicateAnswer(requestId))
+        .catch((error: unknown) => logTransportError(this.logger, 'duplicate request id', error));
+      return;
+    }
     if (isModernListenRequest(message)) {
-      void this.openListen(message.id, message.params).catch((error) => logTransportError(this.logger, 'listen failed', error));
+      void this.openListen(message.id, message.params).catch((error) => {
+        this.inflight.release(message.id);
+        logTransportError(this.logger, 'listen failed', error);
+      });
       return;
     }
     const cancelled = cancelledRequestId(message);
+    // A cancelled request may never be answered (MCP cancellation): its id is the client's to reuse.
+    if (cancelled !== undefined && !this.streams.has(cancelled)) this.inflight.release(cancelled);
     if (cancelled !== undefined && this.streams.has(cancelled)) {
       this.streams.get(cancelled)!.close({ graceful: false });
       return;
@@ -86,19 +107,14 @@ export class ListenInterceptingTransport implements Transport {
   private async openListen(id: RequestId, params: JsonObject | undefined): Promise<void> {
     const parsed = parseListenRequest(params, this.hub.maxTaskIdsPerListen);
     if (!parsed.ok) {
+      this.inflight.release(id);
       await this.inner.send({ jsonrpc: '2.0', id, error: parsed.error } as JSONRPCMessage);
       return;
     }
-    if (this.streams.has(id)) {
-      await this.inner.send({
-        jsonrpc: '2.0',
-        id,
-        error: { code: -32600, message: `A listen stream with id ${JSON.stringify(id)} is already open on this connection` },
-      } as JSONRPCMessage);
-      return;
-    }
+    // (A second listen with an open stream's id never gets here: its id is in flight.)
     const refused = this.hub.refusal(this.principal);
     if (refused) {
+      this.inflight.release(id);
       await this.inner.send({ jsonrpc: '2.0', id, error: refused } as JSONRPCMessage);
       return;
     }
@@ -114,6 +130,7 @@ export class ListenInterceptingTransport implements Transport {
       backlog: () => this.pendingSends,
       end: () => {
         this.streams.delete(id);
+        this.inflight.release(id);
       },
     };
     const opening = this.hub.openListen({ id, principal: this.principal, requested: parsed.filter, sink });

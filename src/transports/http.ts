@@ -18,6 +18,7 @@ import { logTransportError } from '../runtime/transportErrors.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
+import { ListenerGuard } from './listenerGuard.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -171,13 +172,17 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   };
 
   const node = toNodeHandler({ fetch });
+  // Mounted in someone else's server too: the head check and failure containment travel with the entry (issue 12.1).
+  const guard = new ListenerGuard('http', runtime.logger);
   const detach = runtime.onClose(() => handler.close());
   return {
     fetch,
     handleNode(req, res) {
+      // A bad target or Host is answered here (400/414), before anything builds a URL from it.
+      if (guard.refusedHead(req, res)) return true;
       const pathname = new URL(req.url ?? '/', 'http://x').pathname;
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
-      void node(req, res);
+      guard.run(req, res, node);
       return true;
     },
     async close() {
@@ -209,18 +214,22 @@ export async function listenHttp(runtime: ServingRuntime, options: ListenOptions
     allowedHosts: options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false),
     allowedOrigins: options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false),
   });
-  const server = createServer((req, res) => {
-    if (!entry.handleNode(req, res)) {
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: -32601, message: `Not found: MCP is served at ${options.path ?? '/mcp'}` },
-        }),
-      );
-    }
-  });
+  const guard = new ListenerGuard('http', runtime.logger);
+  const server = createServer(
+    guard.request((req, res) => {
+      if (!entry.handleNode(req, res)) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32601, message: `Not found: MCP is served at ${options.path ?? '/mcp'}` },
+          }),
+        );
+      }
+    }),
+  );
+  guard.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 3000, host, () => {

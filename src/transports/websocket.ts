@@ -12,7 +12,7 @@
  * any page open a socket to localhost), then `authenticate` (401). The
  * principal it resolves holds for the connection's lifetime (I-7).
  */
-import { createServer, STATUS_CODES, type IncomingMessage, type Server as NodeHttpServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server as NodeHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
@@ -24,6 +24,7 @@ import { admit, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { WS_CLOSE_GOING_AWAY, WebSocketServerTransport } from './WebSocketServerTransport.js';
 import { logTransportError } from '../runtime/transportErrors.js';
+import { ListenerGuard, writeRaw } from './listenerGuard.js';
 
 export interface WebSocketListenOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -93,33 +94,34 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   // Offered subprotocols: ws picks the first by default; the v1 SDK client offers `mcp` and fails without it.
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? runtime.limits.maxRequestBodyBytes });
 
-  const server = createServer((req, res) => {
-    if (bearer && new URL(req.url ?? '/', 'http://x').pathname === bearer.metadataPath(path)) {
-      void serveMetadata(req, res);
-      return;
-    }
-    // Plain HTTP: the endpoint only speaks WebSocket.
-    const onPath = new URL(req.url ?? '/', 'http://x').pathname === path;
-    const status = onPath ? 426 : 404;
-    const message = onPath ? 'Upgrade Required: MCP is served over WebSocket here' : `Not found: MCP is served at ${path}`;
-    res.writeHead(status, { 'content-type': 'application/json', ...(onPath ? { upgrade: 'websocket', connection: 'Upgrade' } : {}) });
-    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: onPath ? -32600 : -32601, message } }));
-  });
+  // Head check and failure containment per request and per upgrade (issue 12.1).
+  const guard = new ListenerGuard('websocket', runtime.logger);
+  const server = createServer(
+    guard.request((req, res) => {
+      if (bearer && new URL(req.url ?? '/', 'http://x').pathname === bearer.metadataPath(path)) {
+        void serveMetadata(req, res);
+        return;
+      }
+      // Plain HTTP: the endpoint only speaks WebSocket.
+      const onPath = new URL(req.url ?? '/', 'http://x').pathname === path;
+      const status = onPath ? 426 : 404;
+      const message = onPath ? 'Upgrade Required: MCP is served over WebSocket here' : `Not found: MCP is served at ${path}`;
+      res.writeHead(status, { 'content-type': 'application/json', ...(onPath ? { upgrade: 'websocket', connection: 'Upgrade' } : {}) });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: onPath ? -32600 : -32601, message } }));
+    }),
+  );
+  guard.attach(server);
 
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on('error', (error) => runtime.logger.error('websocket upgrade', error));
-    void admitUpgrade(req).then(
-      async (outcome) => {
-        if (outcome instanceof Response) return refuse(socket, outcome);
-        if (closing || socket.destroyed) return void socket.destroy();
-        wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
-      },
-      (error: unknown) => {
-        runtime.logger.error('websocket upgrade', error);
-        socket.destroy();
-      },
-    );
-  });
+  // The target and Host were judged and normalised by the guard; a throw or rejection here answers 500 (ref id).
+  server.on(
+    'upgrade',
+    guard.upgrade(async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const outcome = await admitUpgrade(req);
+      if (outcome instanceof Response) return refuse(socket, outcome);
+      if (closing || socket.destroyed) return void socket.destroy();
+      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
+    }),
+  );
 
   /** The principal of an upgrade request, or the HTTP response refusing it. */
   const admitUpgrade = (req: IncomingMessage): Promise<Principal | Response> =>
@@ -221,24 +223,16 @@ function upgradeRequest(req: IncomingMessage): Request {
     if (value === undefined) continue;
     for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
   }
-  let url: URL;
-  try {
-    url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
-  } catch {
-    url = new URL(req.url ?? '/', 'http://localhost');
-  }
-  return new Request(url, { method: req.method ?? 'GET', headers });
+  // The guard has checked the Host and reduced the target to a plain path (requestHead.ts): this cannot throw.
+  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), { method: req.method ?? 'GET', headers });
 }
 
 /** Answers the upgrade with `response` as a plain HTTP response and ends the socket. */
 async function refuse(socket: Duplex, response: Response): Promise<void> {
-  const body = Buffer.from(await response.text());
-  const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`, 'Connection: close'];
+  const body = await response.text();
+  const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
-    if (name !== 'content-length' && name !== 'connection') lines.push(`${name}: ${value}`);
+    if (name !== 'content-length' && name !== 'connection') headers[name] = value;
   });
-  lines.push(`Content-Length: ${body.length}`);
-  if (socket.destroyed) return;
-  socket.once('finish', () => socket.destroy());
-  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
+  writeRaw(socket, response.status, body, headers);
 }
