@@ -99,3 +99,16 @@ export {
   type UpstreamState,
   type BackoffPolicy,
 } from '../machines/upstream/index.js';
+// Operating it: health, readiness (docs/operations.md, issue 16).
+export { createOperations, HEALTH_PATH, READY_PATH, type Operations, type OperationsOptions } from './operations/Operations.js';
+export {
+  HealthMonitor,
+  type HealthOptions,
+  type HealthReport,
+  type ReadinessReport,
+  type ReadinessCheck,
+} from './operations/HealthMonitor.js';
+export { listenOperations, type OperationsListenOptions, type OperationsListener } from './operations/listenOperations.js';
+export type { OperationsRuntime } from './operations/OperationsRuntime.js';
+export type { HttpRoutes } from './transports/HttpRoutes.js';
+export type { RuntimePhase } from './core/runtimePhase.js';

@@ -255,6 +255,22 @@ export const ConfigSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  /** Health, readiness (docs/operations.md, issue 16). */
+  operations: z
+    .strictObject({
+      /** Whether an upstream that is not ready makes `/readyz` fail. Default false (reported, not gating). */
+      upstreamsGateReadiness: z.boolean().optional(),
+      /** `/healthz` fails when the event loop's p99 delay exceeds this. Default 2000. */
+      maxEventLoopDelayMs: z.number().int().positive().optional(),
+      /** Serve the operations routes on a port of their own too (for stdio/WebSocket-only serving). */
+      listen: z
+        .strictObject({
+          host: z.string().min(1).optional(),
+          port: z.number().int().min(0).max(65535),
+        })
+        .optional(),
+    })
+    .optional(),
   /** The runtime state file (secrets, upstream capability cache and health), relative to the config file. */
   state: z.strictObject({ file: z.string().min(1).optional() }).optional(),
 });
