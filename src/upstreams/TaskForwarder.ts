@@ -39,22 +39,22 @@ export interface UpstreamDirectory {
   describeDown(name: string): { state: string; lastError: string | null; retryAt: number | null };
 }
 
-/** The error for an upstream that cannot be reached now: retryable, never an invented task status. */
+/**
+ * The error for an upstream that cannot be reached now: retryable, never an
+ * invented task status. The upstream's last error stays in the log and in
+ * `taskvisor upstreams`: its text names commands, paths and URLs (issue 12.10).
+ */
 export function upstreamUnavailable(
   name: string,
   down: { state: string; lastError: string | null; retryAt: number | null },
 ): ProtocolError {
   const retry = down.retryAt !== null ? `; next connection attempt at ${new Date(down.retryAt).toISOString()}` : '';
-  return new ProtocolError(
-    ErrorCode.InternalError,
-    `Upstream ${name} is unavailable (${down.state}${down.lastError ? `: ${down.lastError}` : ''})${retry}; retry later`,
-    {
-      upstream: name,
-      retryable: true,
-      state: down.state,
-      ...(down.retryAt !== null ? { retryAt: new Date(down.retryAt).toISOString() } : {}),
-    },
-  );
+  return new ProtocolError(ErrorCode.InternalError, `Upstream ${name} is unavailable (${down.state})${retry}; retry later`, {
+    upstream: name,
+    retryable: true,
+    state: down.state,
+    ...(down.retryAt !== null ? { retryAt: new Date(down.retryAt).toISOString() } : {}),
+  });
 }
 
 /** What following one upstream task needs, whichever era the upstream speaks. */
