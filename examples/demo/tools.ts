@@ -21,6 +21,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** The optional delay of `fail` and `tool_error`. */
+const DELAY = z.number().int().min(0).max(86_400_000).optional().describe('Wait this many milliseconds first (honours cancellation)');
+
 export default [
   defineTool('hello_world', { description: 'Asks for your name (form elicitation), then says hello.' }, async (_args, ctx) => {
     ctx.setStatus('Waiting for a name');
@@ -62,19 +65,30 @@ export default [
   defineTool(
     'fail',
     {
-      description: 'Raises a JSON-RPC error (a task running it ends `failed`).',
-      inputSchema: z.object({ code: z.number().int().optional(), message: z.string() }),
+      description: 'Raises a JSON-RPC error, after `ms` milliseconds if given (a task running it ends `failed`).',
+      inputSchema: z.object({ code: z.number().int().optional(), message: z.string(), ms: DELAY }),
     },
-    ({ code, message }) => {
+    async ({ code, message, ms }, ctx) => {
+      // The delay lets a client see the call become a task before it fails (issue 15.6).
+      if (ms) {
+        ctx.setStatus(`Failing in ${ms} ms`);
+        await sleep(ms, ctx.signal);
+      }
       throw new ToolError(code ?? -32603, message);
     },
   ),
   defineTool(
     'tool_error',
     {
-      description: 'Returns a tool result with `isError: true` (a task running it ends `completed`).',
-      inputSchema: z.object({ message: z.string() }),
+      description: 'Returns a tool result with `isError: true`, after `ms` milliseconds if given (a task running it ends `completed`).',
+      inputSchema: z.object({ message: z.string(), ms: DELAY }),
     },
-    ({ message }) => ({ content: [{ type: 'text', text: message }], isError: true }),
+    async ({ message, ms }, ctx) => {
+      if (ms) {
+        ctx.setStatus(`Answering with an error in ${ms} ms`);
+        await sleep(ms, ctx.signal);
+      }
+      return { content: [{ type: 'text', text: message }], isError: true };
+    },
   ),
 ];

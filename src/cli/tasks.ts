@@ -3,7 +3,6 @@
  * store a config names. Read only; never on the wire. With sqlite it is safe
  * while a server uses the file (WAL readers); with lowdb it reads the files.
  */
-import { parseArgs } from 'node:util';
 import type { TaskStatus } from '../../machines/task/index.js';
 import { TASK_STATUSES } from '../core/statuses.js';
 import { ConfigError, loadConfig } from '../config/loadConfig.js';
@@ -12,6 +11,7 @@ import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { WorkflowCheckpoint } from '../workflows/WorkflowRunner.js';
 import { storeConfigOf } from './serve.js';
+import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 
 export const TASKS_USAGE = `Usage:
   taskvisor tasks list --config FILE [--status S]... [--owner O] [--tool T] [--limit N] [--json]
@@ -22,19 +22,19 @@ export const TASKS_USAGE = `Usage:
 
 const STATUSES = new Set<TaskStatus>(TASK_STATUSES);
 
-export async function tasksCommand(argv: string[]): Promise<number> {
+export async function tasksCommand(argv: string[], io: CliIo = process): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === 'help' || sub === '--help') {
-    process.stdout.write(TASKS_USAGE);
-    return sub === undefined ? 2 : 0;
+  if (sub === undefined) throw new UsageError('tasks: missing subcommand (list or show)', TASKS_USAGE);
+  if (isHelpWord(sub)) {
+    io.stdout.write(TASKS_USAGE);
+    return 0;
   }
   if (sub !== 'list' && sub !== 'show') {
-    process.stderr.write(`taskvisor tasks: unknown command ${JSON.stringify(sub)}\n\n${TASKS_USAGE}`);
-    return 2;
+    throw new UsageError(`tasks: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: list, show`, TASKS_USAGE);
   }
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: {
+  const { values, positionals } = parseCommandLine(
+    rest,
+    {
       config: { type: 'string', short: 'c' },
       status: { type: 'string', multiple: true },
       owner: { type: 'string' },
@@ -42,10 +42,16 @@ export async function tasksCommand(argv: string[]): Promise<number> {
       limit: { type: 'string' },
       json: { type: 'boolean' },
     },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (!values.config) throw new ConfigError(`tasks ${sub}: --config FILE is required (it names the store)`);
+    TASKS_USAGE,
+    { positionals: true },
+  );
+  if (values.help) {
+    io.stdout.write(TASKS_USAGE);
+    return 0;
+  }
+  if (!values.config) throw new UsageError(`tasks ${sub}: --config FILE is required (it names the store)`, TASKS_USAGE);
+  if (sub === 'list' && positionals.length > 0) throw new UsageError(`tasks list: unexpected ${positionals.join(' ')}`, TASKS_USAGE);
+  if (sub === 'show' && positionals.length !== 1) throw new UsageError('tasks show: give exactly one TASK_ID', TASKS_USAGE);
   const loaded = await loadConfig(values.config);
   const storeConfig = storeConfigOf(loaded);
   if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
@@ -63,7 +69,6 @@ async function list(
   values: { status?: string[]; owner?: string; tool?: string; limit?: string; json?: boolean },
   positionals: string[],
 ): Promise<number> {
-  if (positionals.length > 0) throw new ConfigError(`tasks list: unexpected ${positionals.join(' ')}`);
   for (const status of values.status ?? []) {
     if (!STATUSES.has(status as TaskStatus)) throw new ConfigError(`--status ${status}: expected one of ${[...STATUSES].join(', ')}`);
   }
@@ -102,7 +107,6 @@ function summary(record: TaskRecord) {
 }
 
 async function show(store: TaskStore, values: { json?: boolean }, positionals: string[]): Promise<number> {
-  if (positionals.length !== 1) throw new ConfigError('tasks show: give exactly one TASK_ID');
   const record = await store.get(positionals[0]!);
   if (!record) {
     process.stderr.write(`taskvisor: no task ${positionals[0]} in the store\n`);

@@ -5,20 +5,44 @@
  * store unless `state.file` says otherwise); this command reads that file,
  * so it needs no open port and sees exactly what the server's actors see.
  */
-import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/loadConfig.js';
 import { RuntimeStateFile, type UpstreamHealth } from '../state/RuntimeStateFile.js';
 import { stateFileOf } from '../upstreams/fromConfig.js';
+import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 
-export async function upstreamsCommand(argv: string[], now = Date.now()): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { config: { type: 'string', short: 'c' }, state: { type: 'string' }, json: { type: 'boolean' } },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.config !== undefined && values.state !== undefined) throw new ConfigError('upstreams: give --config or --state, not both');
+export const UPSTREAMS_USAGE = `Usage: taskvisor upstreams [--config FILE | --state FILE] [--json]
+
+Health of each upstream of a running server: state, tools, protocol, retry
+time, last error, read from the server's runtime state file (no open port).
+
+Options:
+  -c, --config FILE     The server's config (finds its state file)
+  --state FILE          Or the runtime state file itself
+  --json                Machine-readable output
+  -h, --help            Show this text
+
+Exit codes: 0 the server runs, 3 its pid is gone (rows marked stale),
+1 no upstream health in the file, 2 a bad command line.
+`;
+
+export async function upstreamsCommand(argv: string[], io: CliIo = process, now = Date.now()): Promise<number> {
+  if (argv.length === 1 && isHelpWord(argv[0])) {
+    io.stdout.write(UPSTREAMS_USAGE);
+    return 0;
+  }
+  const { values } = parseCommandLine(
+    argv,
+    { config: { type: 'string', short: 'c' }, state: { type: 'string' }, json: { type: 'boolean' } },
+    UPSTREAMS_USAGE,
+  );
+  if (values.help) {
+    io.stdout.write(UPSTREAMS_USAGE);
+    return 0;
+  }
+  if (values.config !== undefined && values.state !== undefined) {
+    throw new UsageError('upstreams: give --config or --state, not both', UPSTREAMS_USAGE);
+  }
   const file =
     values.state !== undefined
       ? path.resolve(values.state)
@@ -30,19 +54,19 @@ export async function upstreamsCommand(argv: string[], now = Date.now()): Promis
     throw new ConfigError(`upstreams: ${(error as Error).message}`);
   }
   if (!state?.health) {
-    process.stderr.write(`taskvisor: no upstream health in ${file}: no server with upstreams has run with this state file\n`);
+    io.stderr.write(`taskvisor: no upstream health in ${file}: no server with upstreams has run with this state file\n`);
     return 1;
   }
   const running = isAlive(state.health.pid);
   const upstreams = state.health.upstreams;
   if (values.json) {
-    process.stdout.write(
+    io.stdout.write(
       `${JSON.stringify({ file, pid: state.health.pid, running, updatedAt: new Date(state.health.updatedAt).toISOString(), upstreams }, null, 2)}\n`,
     );
     return running ? 0 : 3;
   }
   if (!running) {
-    process.stdout.write(`server pid ${state.health.pid} is not running; last report ${new Date(state.health.updatedAt).toISOString()}\n`);
+    io.stdout.write(`server pid ${state.health.pid} is not running; last report ${new Date(state.health.updatedAt).toISOString()}\n`);
   }
   const rows = Object.entries(upstreams).map(([name, health]) => [
     name,
@@ -52,7 +76,7 @@ export async function upstreamsCommand(argv: string[], now = Date.now()): Promis
     retryText(health, now),
     health.lastError ?? '-',
   ]);
-  process.stdout.write(table(['NAME', 'STATE', 'TOOLS', 'PROTOCOL', 'RETRY', 'LAST ERROR'], rows));
+  io.stdout.write(table(['NAME', 'STATE', 'TOOLS', 'PROTOCOL', 'RETRY', 'LAST ERROR'], rows));
   return running ? 0 : 3;
 }
 

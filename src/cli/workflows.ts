@@ -8,13 +8,16 @@
  *                                    runs one workflow in this process with the config's tools (no
  *                                    server, no store): progress on stderr, the result on stdout
  *
- * With a config that has `upstreams`, both connect to them first (waiting up
+ *   runs [ID] --config FILE [--owner O] [--workflow W] [--status S] [--limit N] [--json]
+ *                                    the run history in the config's store (every principal's:
+ *                                    an admin view, read only), or one run with its steps
+ *
+ * With a config that has `upstreams`, validate and run connect to them first (waiting up
  * to --upstream-timeout, default 15 s) and use their tools, as the server does.
  */
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
@@ -26,7 +29,11 @@ import { DEFAULT_WORKFLOW_PREFIX } from '../workflows/WorkflowCatalog.js';
 import { openConfiguredWorkflows } from '../workflows/configured.js';
 import { ToolInvoker } from '../workflows/ToolInvoker.js';
 import { upstreamsOf } from '../upstreams/fromConfig.js';
+import { createTaskStore } from '../store/index.js';
+import { RUN_STATUSES, RunHistory, type RunStatus } from '../workflows/RunHistory.js';
+import { storeConfigOf } from './serve.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
+import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 
 export const WORKFLOWS_USAGE = `Usage:
   taskvisor workflows validate [DIR] [--config FILE] [--upstream-timeout MS]
@@ -41,24 +48,30 @@ export const WORKFLOWS_USAGE = `Usage:
       CallToolResult). Input requests are answered by --input KEY=JSON
       (accepted with that content) or, one per line, from stdin (a JSON
       object accepts, an empty line declines, "cancel" cancels).
-      Exit 0 when the workflow succeeded, 1 when it failed.
+      Exit 0 when the workflow succeeded, 1 when it failed, 2 for a bad
+      command line.
+  taskvisor workflows runs [ID] --config FILE [--owner O] [--workflow W] [--status S] [--limit N] [--json]
+      The run history in the config's store (every principal's runs, newest
+      first), or run ID with its step records. Read only; safe while a server
+      runs with sqlite. S is one of ${RUN_STATUSES.join(', ')}.
 `;
 
-export async function workflowsCommand(argv: string[]): Promise<number> {
+export async function workflowsCommand(argv: string[], io: CliIo = process): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === undefined) throw new UsageError('workflows: missing subcommand (validate, run or runs)', WORKFLOWS_USAGE);
+  if (isHelpWord(sub)) {
+    io.stdout.write(WORKFLOWS_USAGE);
+    return 0;
+  }
   switch (sub) {
     case 'validate':
-      return validate(rest);
+      return validate(rest, io);
     case 'run':
-      return run(rest);
-    case undefined:
-    case 'help':
-    case '--help':
-      process.stdout.write(WORKFLOWS_USAGE);
-      return sub === undefined ? 2 : 0;
+      return run(rest, io);
+    case 'runs':
+      return runs(rest, io);
     default:
-      process.stderr.write(`taskvisor workflows: unknown command ${JSON.stringify(sub)}\n\n${WORKFLOWS_USAGE}`);
-      return 2;
+      throw new UsageError(`workflows: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: validate, run, runs`, WORKFLOWS_USAGE);
   }
 }
 
@@ -112,18 +125,22 @@ async function toolsOf(loaded: LoadedConfig, timeoutMs = 15_000): Promise<Config
   };
 }
 
-async function validate(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: { config: { type: 'string', short: 'c' }, 'upstream-timeout': { type: 'string' } },
-    allowPositionals: true,
-    strict: true,
-  });
-  const loaded = values.config ? await loadConfig(values.config) : undefined;
+async function validate(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandLine(
+    argv,
+    { config: { type: 'string', short: 'c' }, 'upstream-timeout': { type: 'string' } },
+    WORKFLOWS_USAGE,
+    { positionals: true },
+  );
+  if (values.help) {
+    io.stdout.write(WORKFLOWS_USAGE);
+    return 0;
+  }
+  if (positionals.length > 1) throw new UsageError('workflows validate: give one folder', WORKFLOWS_USAGE);
   const upstreamTimeout = timeoutOption(values['upstream-timeout']);
+  const loaded = values.config ? await loadConfig(values.config) : undefined;
   const dir = positionals[0] ?? (loaded?.config.workflows ? resolveFromConfig(loaded, loaded.config.workflows.dir) : undefined);
-  if (!dir || positionals.length > 1)
-    throw new ConfigError('workflows validate: give one folder, or --config FILE with a workflows section');
+  if (!dir) throw new UsageError('workflows validate: give one folder, or --config FILE with a workflows section', WORKFLOWS_USAGE);
   const prefix = loaded?.config.workflows?.prefix ?? DEFAULT_WORKFLOW_PREFIX;
   const { definitions, errors } = await loadWorkflowDir(dir);
   const problems = [...errors, ...checkWorkflowSet(definitions, prefix)].map((error) => error.message);
@@ -164,37 +181,44 @@ async function validate(argv: string[]): Promise<number> {
 /** `K=V` with V as JSON when it parses, else the string. */
 function parseAssignment(flag: string, text: string, json: boolean): [string, unknown] {
   const eq = text.indexOf('=');
-  if (eq <= 0) throw new ConfigError(`${flag} ${text}: expected KEY=VALUE`);
+  if (eq <= 0) throw new UsageError(`${flag} ${text}: expected KEY=VALUE`, WORKFLOWS_USAGE);
   const key = text.slice(0, eq);
   const raw = text.slice(eq + 1);
   try {
     return [key, JSON.parse(raw) as unknown];
   } catch (error) {
-    if (json) throw new ConfigError(`${flag} ${text}: the value is not JSON: ${(error as Error).message}`);
+    if (json) throw new UsageError(`${flag} ${text}: the value is not JSON: ${(error as Error).message}`, WORKFLOWS_USAGE);
     return [key, raw];
   }
 }
 
-async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandLine(
+    argv,
+    {
       config: { type: 'string', short: 'c' },
       arg: { type: 'string', multiple: true },
       input: { type: 'string', multiple: true },
       json: { type: 'boolean' },
       'upstream-timeout': { type: 'string' },
     },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (positionals.length !== 1) throw new ConfigError('workflows run: give exactly one workflow NAME');
-  if (!values.config) throw new ConfigError('workflows run: --config FILE is required (it names the tools and the workflows folder)');
-  const loaded = await loadConfig(values.config);
-  if (!loaded.config.workflows) throw new ConfigError(`${loaded.file}: no workflows section`);
+    WORKFLOWS_USAGE,
+    { positionals: true },
+  );
+  if (values.help) {
+    io.stdout.write(WORKFLOWS_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError('workflows run: give exactly one workflow NAME', WORKFLOWS_USAGE);
+  if (!values.config) {
+    throw new UsageError('workflows run: --config FILE is required (it names the tools and the workflows folder)', WORKFLOWS_USAGE);
+  }
+  const timeout = timeoutOption(values['upstream-timeout']);
   const args = Object.fromEntries((values.arg ?? []).map((text) => parseAssignment('--arg', text, false)));
   const answers = new Map((values.input ?? []).map((text) => parseAssignment('--input', text, true)));
-  const tools = await toolsOf(loaded, timeoutOption(values['upstream-timeout']));
+  const loaded = await loadConfig(values.config);
+  if (!loaded.config.workflows) throw new ConfigError(`${loaded.file}: no workflows section`);
+  const tools = await toolsOf(loaded, timeout);
   const runtime = tools.runtime;
   for (const upstream of tools.down) process.stderr.write(`! upstream ${upstream.name} did not connect (${upstream.why})\n`);
   const logger = stderrLogger({ quiet: true });
@@ -241,7 +265,7 @@ async function run(argv: string[]): Promise<number> {
 function timeoutOption(text: string | undefined): number {
   if (text === undefined) return 15_000;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new ConfigError(`--upstream-timeout ${text}: expected milliseconds`);
+  if (!Number.isInteger(value) || value < 0) throw new UsageError(`--upstream-timeout ${text}: expected milliseconds`, WORKFLOWS_USAGE);
   return value;
 }
 
@@ -279,5 +303,93 @@ async function answer(
     return { action: 'accept', content: JSON.parse(line) as unknown };
   } catch {
     throw new Error(`the answer to ${key} is not JSON: ${line}`);
+  }
+}
+
+/** `workflows runs [ID]`: the run history of the config's store, out of band (every principal's runs). */
+async function runs(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandLine(
+    argv,
+    {
+      config: { type: 'string', short: 'c' },
+      owner: { type: 'string' },
+      workflow: { type: 'string' },
+      status: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    WORKFLOWS_USAGE,
+    { positionals: true },
+  );
+  if (values.help) {
+    io.stdout.write(WORKFLOWS_USAGE);
+    return 0;
+  }
+  if (!values.config) throw new UsageError('workflows runs: --config FILE is required (it names the store)', WORKFLOWS_USAGE);
+  if (positionals.length > 1)
+    throw new UsageError(`workflows runs: give at most one run ID (got ${positionals.join(' ')})`, WORKFLOWS_USAGE);
+  if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus))
+    throw new ConfigError(`--status ${values.status}: expected one of ${RUN_STATUSES.join(', ')}`);
+  const limit = values.limit === undefined ? 50 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit <= 0 || limit > 1000)
+    throw new ConfigError(`--limit ${values.limit}: expected an integer from 1 to 1000`);
+  const loaded = await loadConfig(values.config);
+  const storeConfig = storeConfigOf(loaded);
+  if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
+  const section = loaded.config.workflows;
+  const store = createTaskStore(storeConfig);
+  await store.open();
+  try {
+    const history = new RunHistory({
+      store,
+      ...(section?.historyRetentionMs !== undefined ? { retentionMs: section.historyRetentionMs } : {}),
+      ...(section?.historyMaxRuns !== undefined ? { maxRuns: section.historyMaxRuns } : {}),
+    });
+    if (positionals.length === 1) {
+      const detail = await history.get(positionals[0]!, values.owner);
+      if (!detail) {
+        io.stderr.write(`taskvisor: no workflow run ${positionals[0]} in the store\n`);
+        return 1;
+      }
+      if (values.json) {
+        io.stdout.write(`${JSON.stringify(detail, null, 2)}\n`);
+        return 0;
+      }
+      const out = [
+        `run       ${detail.execution_id}${detail.task ? ' (a task)' : ''}`,
+        `workflow  ${detail.workflow_name}`,
+        `status    ${detail.status}${detail.error ? ` — ${detail.error}` : ''}`,
+        `started   ${detail.started_at}`,
+        ...(detail.completed_at ? [`ended     ${detail.completed_at} (${detail.duration_ms} ms)`] : []),
+        `input     ${JSON.stringify(detail.input)}`,
+        'steps:',
+        ...(detail.steps ?? []).map(
+          (step) =>
+            `  ${step.step_id}\t${step.status}\t${step.tool ?? ''}\t${step.started_at}${step.duration_ms !== undefined ? `\t${step.duration_ms} ms` : ''}${step.error ? `\t${step.error}` : ''}`,
+        ),
+      ];
+      io.stdout.write(`${out.join('\n')}\n`);
+      return 0;
+    }
+    const listed = await history.list({
+      limit,
+      ...(values.owner !== undefined ? { owner: values.owner } : {}),
+      ...(values.workflow !== undefined ? { workflow: values.workflow } : {}),
+      ...(values.status !== undefined ? { status: values.status as RunStatus } : {}),
+    });
+    if (values.json) {
+      io.stdout.write(`${JSON.stringify(listed, null, 2)}\n`);
+      return 0;
+    }
+    io.stdout.write('RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tMS\tSTEPS\tERROR\n');
+    for (const run of listed.executions) {
+      io.stdout.write(
+        `${run.execution_id}\t${run.workflow_name}\t${run.status}\t${run.started_at}\t${run.duration_ms}\t${run.step_count}\t${run.error ?? ''}\n`,
+      );
+    }
+    if (listed.has_more) io.stdout.write(`(${listed.total - listed.executions.length} more; --limit)\n`);
+    return 0;
+  } finally {
+    await store.close();
   }
 }

@@ -20,6 +20,8 @@ export interface MrtrState {
   principal: string;
   tool: string;
   answers: Record<string, unknown>;
+  /** A forwarded tool's place in the upstream (the task or round waiting for these answers). */
+  resume?: JsonObject;
 }
 
 export interface ToolsSurfaceOptions {
@@ -56,6 +58,7 @@ export const ToolsSurface = {
           answers,
           signal: ctx.mcpReq.signal,
           relay: callerRelay(ctx),
+          ...(state?.resume ? { resume: state.resume } : {}),
         });
         switch (outcome.kind) {
           case 'result':
@@ -66,8 +69,13 @@ export const ToolsSurface = {
             return outcome.task as never;
           case 'input-required':
             return inputRequired({
-              inputRequests: { [outcome.key]: outcome.request as never },
-              requestState: await requestState.mint({ principal, tool: name, answers: outcome.answers as JsonObject }),
+              inputRequests: outcome.requests as never,
+              requestState: await requestState.mint({
+                principal,
+                tool: name,
+                answers: outcome.answers as JsonObject,
+                ...(outcome.resume ? { resume: outcome.resume } : {}),
+              }),
             }) as never;
         }
       }, logger),

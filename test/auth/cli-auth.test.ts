@@ -41,8 +41,8 @@ describe('taskvisor token add', () => {
     assert.match(token, /^[A-Za-z0-9_-]{43}$/);
     assert.equal((await stat(file)).mode & 0o777, 0o600);
     const missing = await runNode([CLI, 'token', 'add', '--file', file]);
-    assert.equal(missing.code, 1);
-    assert.equal(missing.stderr, 'taskvisor: token add: --principal ID is required\n');
+    assert.equal(missing.code, 2, 'a missing required option is a usage error');
+    assert.match(missing.stderr, /^taskvisor: token add: --principal ID is required\n\nUsage: taskvisor token add/);
     await chmod(file, 0o644);
     const loose = await runNode([CLI, 'token', 'add', '--file', file, '--principal', 'bob']);
     assert.equal(loose.code, 1);

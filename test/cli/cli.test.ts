@@ -203,9 +203,9 @@ describe('arguments', { concurrency: 2 }, () => {
     assert.equal(existsSync(join(cwd, '.taskvisor')), false);
   });
 
-  it('an unknown option: exit 1 naming it', async () => {
+  it('an unknown option: exit 2 (a bad command line) naming it', async () => {
     const run = await runNode([CLI, 'serve', '--bogus'], { cwd: dir.path });
-    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, /^taskvisor: Unknown option '--bogus'/);
   });
 

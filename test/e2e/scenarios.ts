@@ -617,6 +617,21 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
       });
     });
 
+    describe('the demo shows every outcome (issue 15.6)', () => {
+      it('demo fail and tool_error with ms become tasks ending failed, and completed with isError', async () => {
+        const failing = await ops.createTask('fail', { code: -32000, message: 'late boom', ms: 400 });
+        const answering = await ops.createTask('tool_error', { message: 'late error', ms: 400 });
+        const { task: failed } = await ops.waitForStatus(failing.taskId, 'failed', 30_000);
+        assert.deepEqual(
+          { code: (failed.error as Json).code, message: (failed.error as Json).message },
+          { code: -32000, message: 'late boom' },
+        );
+        const { task: completed } = await ops.waitForStatus(answering.taskId, 'completed', 30_000);
+        assert.equal((completed.result as Json).isError, true);
+        assert.equal(textOf(completed.result as Json), 'late error');
+      });
+    });
+
     describe('lifetime and concurrency (T-26, T-28)', () => {
       it('T-26: a task whose ttlMs runs out stops being working and then answers -32602 on get, update and cancel', async () => {
         const created = await ops.createTask('short_ttl');

@@ -330,19 +330,30 @@ describe('taskvisor machines (in process)', () => {
   };
   const two: MachineEntry[] = [findMachine('task')!, { name: 'edge', machine: edgeCaseMachine, version: 3, description: 'Edge cases.' }];
 
-  it('one machine on stdout is exactly its file; several are each headed by a comment', async () => {
+  it('stdout holds one valid document: one machine as its file; several as one JSON object or one DOT file (issue 15.4)', async () => {
     assert.equal((await run(['export', '--format', 'mermaid', '--machine', 'task'])).stdout, toMermaid(taskMachine));
-    const mermaid = await run(['export', '--format', 'mermaid'], two);
-    assert.equal(mermaid.code, 0);
-    assert.equal(
-      mermaid.stdout,
-      `%% machine: task (version ${TASK_MACHINE_VERSION})\n${toMermaid(taskMachine)}\n%% machine: edge (version 3)\n${toMermaid(edgeCaseMachine)}`,
-    );
     const dot = await run(['export', '--format', 'dot'], two);
     assert.match(dot.stdout, /^\/\/ machine: task \(version \d+\)\ndigraph "task" \{/);
     assert.match(dot.stdout, /\n\/\/ machine: edge \(version 3\)\ndigraph "edge" \{/);
+    if (DOT_BINARY) renderWithDot(dot.stdout);
     const json = await run(['export', '--format', 'json', '--machine', 'edge'], two);
     assert.deepEqual(JSON.parse(json.stdout), toStatelyJson(edgeCaseMachine));
+    const both = await run(['export', '--format', 'json'], two);
+    assert.deepEqual(JSON.parse(both.stdout), { task: toStatelyJson(taskMachine), edge: toStatelyJson(edgeCaseMachine) });
+  });
+
+  it('Mermaid on stdout takes one machine: several are a usage error naming --machine and --out (a document holds one diagram)', async () => {
+    const mermaid = await run(['export', '--format', 'mermaid'], two);
+    assert.equal(mermaid.code, 2);
+    assert.equal(mermaid.stdout, '');
+    assert.match(
+      mermaid.stderr,
+      /a Mermaid document holds one diagram: choose one with --machine NAME \(task, edge\), or write them all with --out DIR/,
+    );
+    const chosen = await run(['export', '--format', 'mermaid', '--machine', 'edge'], two);
+    assert.equal(chosen.code, 0);
+    assert.equal(chosen.stdout, toMermaid(edgeCaseMachine));
+    assert.equal(chosen.stdout.match(/^stateDiagram-v2$/gm)?.length, 1, 'one diagram');
   });
 
   it('list prints name, version and description', async () => {
@@ -392,10 +403,13 @@ describe('taskvisor machines (command line)', () => {
     const { code, stdout, stderr } = await cli(['machines', 'export', '--format', 'mermaid', '--machine', 'task']);
     assert.equal(code, 0, stderr);
     assert.equal(stdout, toMermaid(taskMachine));
-    // Every registered machine is exported by default (the workflow executor too).
-    const all = await cli(['machines', 'export', '--format', 'mermaid']);
-    assert.match(all.stdout, /%% machine: task \(version \d+\)/);
-    assert.match(all.stdout, /%% machine: workflow \(version \d+\)/);
+    // Every registered machine is exported by default (the workflow executor too), as one JSON document.
+    const all = await cli(['machines', 'export', '--format', 'json']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.deepEqual(
+      Object.keys(JSON.parse(all.stdout) as object),
+      MACHINES.map((entry) => entry.name),
+    );
   });
 
   it('export --out DIR creates DIR, writes <name>.<ext> and lists the paths on stderr', async () => {
