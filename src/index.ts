@@ -78,6 +78,8 @@ export { ToolInvoker, type ToolInvocation } from './workflows/ToolInvoker.js';
 export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './workflows/loadWorkflows.js';
 export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './workflows/definition.js';
 export type { StepRecord, WorkflowCheckpoint } from './workflows/WorkflowRunner.js';
+export { RunHistory, type RunHistoryOptions, type RunSummary, type RunDetail, type RunStatus } from './workflows/RunHistory.js';
+export { EXECUTION_LIST_TOOL, EXECUTION_GET_TOOL } from './workflows/historyTools.js';
 // Resource limits (docs/security-limits.md).
 export { DEFAULT_LIMITS, LIMIT_EXCEEDED, resolveLimits, type Limits } from './limits/Limits.js';
 export { StdioLineTransport, type StdioLineTransportOptions } from './transports/StdioLineTransport.js';
@@ -97,3 +99,16 @@ export {
   type UpstreamState,
   type BackoffPolicy,
 } from '../machines/upstream/index.js';
+// Operating it: health, readiness (docs/operations.md, issue 16).
+export { createOperations, HEALTH_PATH, READY_PATH, type Operations, type OperationsOptions } from './operations/Operations.js';
+export {
+  HealthMonitor,
+  type HealthOptions,
+  type HealthReport,
+  type ReadinessReport,
+  type ReadinessCheck,
+} from './operations/HealthMonitor.js';
+export { listenOperations, type OperationsListenOptions, type OperationsListener } from './operations/listenOperations.js';
+export type { OperationsRuntime } from './operations/OperationsRuntime.js';
+export type { HttpRoutes } from './transports/HttpRoutes.js';
+export type { RuntimePhase } from './core/runtimePhase.js';

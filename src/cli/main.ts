@@ -41,6 +41,8 @@ Options:
   --inspect-port N      Port of that relay (default: any free port)
   --trace FILE          Write every task actor's inspection events to FILE
   --trace-raw           Do not redact task data in the trace
+  --operations HOST:PORT  Serve /healthz and /readyz on a port of their own
+                        (they are always on the --http listener too)
   -h, --help            Show this text
 
 Exit codes: 0 after SIGINT/SIGTERM, 1 for a bad config or a port in use,
@@ -113,6 +115,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
           'inspect-port': { type: 'string' },
           trace: { type: 'string' },
           'trace-raw': { type: 'boolean' },
+          operations: { type: 'string' },
         },
         SERVE_USAGE,
       );

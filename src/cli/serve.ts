@@ -20,6 +20,8 @@ import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
 import { warnAboutMissingTools } from '../workflows/missingTools.js';
 import { DEFAULT_WORKFLOW_PREFIX, type WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import { createOperations, type Operations } from '../operations/Operations.js';
+import { listenOperations, type OperationsListener } from '../operations/listenOperations.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -30,6 +32,8 @@ export interface ServeArgs extends InspectionArgs {
   ws?: string;
   demo?: boolean;
   quiet?: boolean;
+  /** `host:port`, `:port` or `port`: serve `/healthz`, `/readyz` (and metrics, the dashboard) on a port of their own. */
+  operations?: string;
 }
 
 /** The demo config `npm start` serves. */
@@ -65,9 +69,16 @@ export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig
 }
 
 /** Starts serving; resolves once listening, with a function that stops everything. */
-export async function serve(
-  args: ServeArgs,
-): Promise<{ runtime: TaskvisorRuntime; url?: string; wsUrl?: string; workflows?: WorkflowCatalog; stop: () => Promise<void> }> {
+export async function serve(args: ServeArgs): Promise<{
+  runtime: TaskvisorRuntime;
+  url?: string;
+  wsUrl?: string;
+  /** Base URL of the operations port (`--operations`, config `operations.listen`). */
+  operationsUrl?: string;
+  operations: Operations;
+  workflows?: WorkflowCatalog;
+  stop: () => Promise<void>;
+}> {
   const logger = stderrLogger({ quiet: args.quiet ?? false });
   const configFile = args.config ?? (args.demo ? DEMO_CONFIG : undefined);
   const loaded: LoadedConfig | undefined = configFile ? await loadConfig(configFile) : undefined;
@@ -79,6 +90,8 @@ export async function serve(
   const wantWs = args.ws !== undefined || (!anyTransportFlag && config.ws !== undefined);
   const flag: { host?: string; port?: number } = args.http !== undefined ? parseHostPort(args.http) : {};
   const wsFlag: { host?: string; port?: number } = args.ws !== undefined ? parseHostPort(args.ws, '--ws') : {};
+  const operationsFlag = args.operations !== undefined ? parseHostPort(args.operations, '--operations') : undefined;
+  const operationsListen = operationsFlag ?? config.operations?.listen;
   const envPort = wantHttp && process.env.PORT !== undefined && process.env.PORT !== '' ? parseEnvPort(process.env.PORT) : undefined;
   checkInspectionArgs(args);
   // Token file / key file / JWKS URL are checked before anything starts (no partial start).
@@ -113,15 +126,39 @@ export async function serve(
   });
   if (loaded) await loadToolModules(loaded, runtime);
   // Workflows are tools too: registered before start() so their unfinished runs can resume.
-  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect) : undefined;
+  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store) : undefined;
   if (wantInspection) {
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
+  }
+  const operations = createOperations(runtime, {
+    ...(config.operations?.upstreamsGateReadiness !== undefined
+      ? { upstreamsGateReadiness: config.operations.upstreamsGateReadiness }
+      : {}),
+    ...(config.operations?.maxEventLoopDelayMs !== undefined ? { maxEventLoopDelayMs: config.operations.maxEventLoopDelayMs } : {}),
+  });
+  let operationsUrl: string | undefined;
+  let operationsListener: OperationsListener | undefined;
+  if (operationsListen) {
+    // Before start(): a balancer polling /readyz sees `recovering` while unfinished tasks are resumed.
+    const host = operationsListen.host ?? '127.0.0.1';
+    try {
+      operationsListener = await listenOperations(runtime, operations, { host, port: operationsListen.port });
+      operationsUrl = operationsListener.url;
+    } catch (error) {
+      operations.close();
+      await inspection?.close();
+      throw new ConfigError(
+        `cannot listen on ${host}:${operationsListen.port} (operations): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
+    }
   }
   // All tools are registered and the config is valid before anything starts: no partial start.
   try {
     await runtime.start();
   } catch (error) {
+    await operationsListener?.close();
+    operations.close();
     await inspection?.close();
     // An unreachable or refused database is a setup problem: one line naming the config, no stack.
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
@@ -161,7 +198,9 @@ export async function serve(
         ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
         ...(auth ? { auth } : {}),
         ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
+        routes: operations.routes,
       });
+      operations.health.trackListener('http', () => listener.server.listening);
       url = listener.url;
     } catch (error) {
       await runtime.close();
@@ -183,6 +222,7 @@ export async function serve(
         ...(auth ? { auth } : {}),
         ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
       });
+      operations.health.trackListener('ws', () => listener.server.listening);
       wsUrl = listener.url;
     } catch (error) {
       await runtime.close();
@@ -222,6 +262,7 @@ export async function serve(
     );
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
+  if (operationsUrl) logger.info(`serving /healthz and /readyz at ${operationsUrl}`);
   if (args.stdio) {
     const stdio = serveStdio(runtime);
     logger.info('serving MCP over stdio');
@@ -231,6 +272,8 @@ export async function serve(
     runtime,
     ...(url ? { url } : {}),
     ...(wsUrl ? { wsUrl } : {}),
+    ...(operationsUrl ? { operationsUrl } : {}),
+    operations,
     ...(workflows ? { workflows } : {}),
     stop: () => runtime.close(),
   };

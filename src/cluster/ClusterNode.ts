@@ -59,6 +59,15 @@ export class ClusterNode {
     return this.#options.ownership.instanceId;
   }
 
+  /**
+   * Whether this instance holds a live lease now (readiness, issue 16.1):
+   * renewed in time and not lost; false before `start`, after `stop` and
+   * while it joins again.
+   */
+  get leaseHeld(): boolean {
+    return !this.#stopped && !this.#mustRejoin && this.#renewedAt > 0 && Date.now() < this.#renewedAt + this.#options.ownership.leaseMs;
+  }
+
   /** Tasks this instance adopted from others so far. */
   get adopted(): number {
     return this.#adopted;

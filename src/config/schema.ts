@@ -226,6 +226,10 @@ export const ConfigSchema = z.strictObject({
         .optional(),
       /** Reload the folder when its files change. Default true. */
       watch: z.boolean().optional(),
+      /** How long a finished run stays in the run history (docs/workflows.md "Run history"). Default 21 days. */
+      historyRetentionMs: z.number().int().min(1).optional(),
+      /** At most this many finished runs are kept; the oldest go first. Default 10,000. */
+      historyMaxRuns: z.number().int().min(1).max(10_000_000).optional(),
     })
     .optional(),
   /** Resource limits (docs/security-limits.md); safe defaults when absent. */
@@ -248,6 +252,22 @@ export const ConfigSchema = z.strictObject({
       toolNamespace: z
         .string()
         .regex(/^[A-Za-z][A-Za-z0-9]{0,15}$/, 'use a letter then up to 15 letters or digits')
+        .optional(),
+    })
+    .optional(),
+  /** Health, readiness (docs/operations.md, issue 16). */
+  operations: z
+    .strictObject({
+      /** Whether an upstream that is not ready makes `/readyz` fail. Default false (reported, not gating). */
+      upstreamsGateReadiness: z.boolean().optional(),
+      /** `/healthz` fails when the event loop's p99 delay exceeds this. Default 2000. */
+      maxEventLoopDelayMs: z.number().int().positive().optional(),
+      /** Serve the operations routes on a port of their own too (for stdio/WebSocket-only serving). */
+      listen: z
+        .strictObject({
+          host: z.string().min(1).optional(),
+          port: z.number().int().min(0).max(65535),
+        })
         .optional(),
     })
     .optional(),

@@ -32,6 +32,7 @@ import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
 import { resolveLimits, type Limits } from '../limits/Limits.js';
 import { DEFAULT_STORE_DIR } from '../core/constants.js';
+import type { RuntimePhase } from '../core/runtimePhase.js';
 
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -108,6 +109,7 @@ export class TaskvisorRuntime {
   private readonly requestState: RequestStateCodec<MrtrState>;
   private readonly serverInfo: { name: string; version: string };
   private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
+  #phase: RuntimePhase = 'starting';
   private readonly closers = new Set<() => Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
   /** Present when the store is shared by several instances (it implements `ownership`). */
@@ -201,10 +203,12 @@ export class TaskvisorRuntime {
     if (this.state !== 'new') throw new Error(`The runtime cannot start: it is ${this.state}`);
     this.state = 'starting';
     await this.store.open();
+    this.#phase = 'recovering';
     const report = await this.supervisor.start();
     await this.cluster?.start();
     await this.upstreams?.start();
     this.state = 'started';
+    this.#phase = 'ready';
     if (report.resumed + report.failed > 0) {
       this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
     }
@@ -215,6 +219,7 @@ export class TaskvisorRuntime {
   async close(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'closed';
+    this.#phase = 'stopping';
     // Listen streams end gracefully with their result (§1.9) before the transports go.
     this.subscriptions.closeAll();
     await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
@@ -224,6 +229,16 @@ export class TaskvisorRuntime {
     // After the last write: survivors adopt this instance's unfinished tasks at once.
     await this.cluster?.leave();
     await this.store.close();
+    this.#phase = 'stopped';
+  }
+
+  /**
+   * Where the runtime is in its life (readiness, issue 16.1): `recovering`
+   * while `start()` resumes unfinished tasks and takes the cluster lease,
+   * `ready` once serving, `stopping` from `close()` on.
+   */
+  get phase(): RuntimePhase {
+    return this.#phase;
   }
 
   /** Runs `close` when the runtime closes (transports register themselves). */

@@ -19,6 +19,7 @@ import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
 import { ListenerGuard } from './listenerGuard.js';
+import type { HttpRoutes } from './HttpRoutes.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -52,6 +53,12 @@ export interface HttpEntryOptions {
   maxBodyBytes?: number;
   /** SSE keep-alive comment interval on listen streams, ms; 0 disables. Default 15 s. */
   keepAliveMs?: number;
+  /**
+   * Routes served next to MCP on the same listener (`/healthz`, `/readyz`,
+   * `/metrics`, the dashboard: see `createOperations`); asked before the MCP
+   * front door, they apply their own checks.
+   */
+  routes?: HttpRoutes;
 }
 
 /** A mounted HTTP entry: web-standard `fetch`, and a Node `(req, res)` handler. */
@@ -88,6 +95,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   );
 
   const fetch = async (request: Request): Promise<Response> => {
+    if (options.routes?.owns(new URL(request.url).pathname)) return options.routes.fetch(request);
     const admitted = await admit(request, {
       path,
       authenticate,
@@ -181,6 +189,10 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       // A bad target or Host is answered here (400/414), before anything builds a URL from it.
       if (guard.refusedHead(req, res)) return true;
       const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+      if (options.routes?.owns(pathname)) {
+        guard.run(req, res, node);
+        return true;
+      }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
       guard.run(req, res, node);
       return true;

@@ -22,49 +22,16 @@ import type { JsonObject } from '../../machines/task/index.js';
 import { isInputRequiredSignal } from '../runtime/ToolExecution.js';
 import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../tools/ToolDefinition.js';
 import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from './definition.js';
+import type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 import { render, TemplateError, type TemplateEngine, type TemplateScope } from './templates.js';
 import type { ToolInvoker } from './ToolInvoker.js';
 import { parseDuration, showDuration } from './duration.js';
 import { toolsCalledBy } from './loadWorkflows.js';
 import { createHash } from 'node:crypto';
+import { newTaskId } from '../core/ids.js';
+import type { RunHistory, RunRecorder, RunState } from './RunHistory.js';
 
-/** One step record, written live into the run's checkpoint. */
-export interface StepRecord {
-  /** Step id; sub-steps as `parent.sub` (parallel) or `parent[i].sub` (forEach). */
-  id: string;
-  phase: 'main' | 'onFailure';
-  /** Tool called, or `input` for an input step. */
-  tool?: string;
-  status: 'running' | 'completed' | 'failed' | 'skipped' | 'interrupted' | 'cancelled';
-  /** ISO 8601. */
-  startedAt: string;
-  endedAt?: string;
-  durationMs?: number;
-  /** Resolved arguments (tool steps) or request (input steps). */
-  input?: unknown;
-  result?: unknown;
-  error?: { message: string; code?: number };
-  /** Attempts made, when the step has `retry` and needed more than one. */
-  attempts?: number;
-}
-
-/** What a workflow run keeps in its task's `checkpoint`. */
-export interface WorkflowCheckpoint {
-  kind: 'taskvisor.workflow';
-  workflow: string;
-  machineVersion: number;
-  /** The workflow actor's persisted snapshot. */
-  snapshot: unknown;
-  steps: StepRecord[];
-  /**
-   * The definition the run started with, and its hash: a resumed run goes on
-   * with it, whatever the file says now (a reload never changes a running run).
-   */
-  definition?: WorkflowDefinition;
-  definitionHash?: string;
-  /** When the run started (ISO 8601): the workflow `timeout` counts from here, across restarts. */
-  startedAt?: string;
-}
+export type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 
 type WorkflowActor = Actor<typeof workflowMachine>;
 
@@ -124,7 +91,14 @@ export interface WorkflowRunnerDeps {
   invoker: ToolInvoker;
   /** Receives the workflow actor's inspection events (the runtime's inspector or trace). */
   inspect?: (event: InspectionEvent) => void;
+  /** Where every run is recorded (item 7); without it a synchronous run leaves no record. */
+  history?: RunHistory;
+  /** The workflow's tool name (what a history record names). */
+  toolName?: string;
 }
+
+/** `_meta` key of a synchronous run's result naming its record in the run history. */
+export const EXECUTION_ID_META_KEY = 'io.taskvisor/executionId';
 
 /** The tool handler running `definition`. */
 export function workflowHandler(definition: WorkflowDefinition, deps: WorkflowRunnerDeps): ToolHandler {
@@ -191,7 +165,7 @@ const ms = (value: string | number | undefined, fallback: number): number => {
 };
 
 class WorkflowRun {
-  private actor!: WorkflowActor;
+  private actor: WorkflowActor | undefined;
   private records: StepRecord[] = [];
   private saving: Promise<void> = Promise.resolve();
   /** A non-JSON error that broke the step executor (e.g. the MRTR input signal): rethrown as is. */
@@ -202,6 +176,8 @@ class WorkflowRun {
   private readonly hash: string;
   /** When the run started; restored from the checkpoint after a restart. */
   private startedAt = now();
+  /** The run's history record while it is not a task (a synchronous call, or an `auto` call not promoted yet). */
+  private recorder: RunRecorder | undefined;
 
   constructor(
     private readonly definition: WorkflowDefinition,
@@ -214,7 +190,45 @@ class WorkflowRun {
     this.hash = definitionHash(definition);
   }
 
+  /**
+   * Runs the workflow and records it in the run history: a task run is its
+   * task record; a synchronous run writes a record of its own as it goes,
+   * ending `completed` (an `isError` result shows as a failed run), `failed`
+   * (the executor broke) or `cancelled`.
+   */
   async run(): Promise<ToolResult> {
+    const history = this.deps.history;
+    if (history && this.ctx.taskId === undefined) {
+      this.recorder = history.recorder(newTaskId(), this.ctx.principal, this.deps.toolName ?? this.definition.name);
+    } else if (history && !this.ctx.checkpoint) history.noteTaskRun();
+    try {
+      const result = await this.execute();
+      await this.recordEnd({ status: 'completed', result: result as unknown as JsonObject });
+      return this.recorder ? { ...result, _meta: { ...result._meta, [EXECUTION_ID_META_KEY]: this.recorder.executionId } } : result;
+    } catch (error) {
+      if (isInputRequiredSignal(error)) {
+        // An MRTR round: the call is answered input_required and retried as a new run, which is recorded.
+        await this.recorder?.discard();
+      } else if (this.ctx.signal.aborted && this.actor?.getSnapshot().value === 'cancelled') {
+        await this.recordEnd({ status: 'cancelled' });
+      } else {
+        const message = error instanceof Error ? error.message : String(error);
+        await this.recordEnd({ status: 'failed', error: { code: -32603, message } });
+      }
+      throw error;
+    }
+  }
+
+  /** The last write of a synchronous run's record. */
+  private async recordEnd(end: Omit<RunState, 'checkpoint'>): Promise<void> {
+    if (!this.recorder) return;
+    if (this.ctx.taskId === undefined) return this.recorder.save({ ...end, checkpoint: this.checkpointNow() });
+    // Promoted to a task: the task record is the run's history.
+    await this.recorder.discard();
+    this.recorder = undefined;
+  }
+
+  private async execute(): Promise<ToolResult> {
     // muster's availability rule: a new run whose steps (or onFailure steps, or tool conditions) name a
     // tool that does not exist is refused before anything runs. A resumed run goes on: its steps ran.
     if (!this.restorable()) {
@@ -258,8 +272,9 @@ class WorkflowRun {
         ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
       });
     }
+    const actor = this.actor;
     const finished = new Promise<void>((resolve) => {
-      this.actor.subscribe({
+      actor.subscribe({
         next: (snapshot) => {
           // Every transition (a step ended, the run ended) is checkpointed.
           this.persist();
@@ -268,23 +283,23 @@ class WorkflowRun {
         error: () => resolve(),
       });
     });
-    const onAbort = () => this.actor.send({ type: 'CANCEL' });
+    const onAbort = () => actor.send({ type: 'CANCEL' });
     this.ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      this.actor.start();
+      actor.start();
       if (this.ctx.signal.aborted) onAbort();
       await finished;
-      if (this.actor.getSnapshot().value === 'cancelled') {
+      if (actor.getSnapshot().value === 'cancelled') {
         // The aborted step may not have recorded its end yet: the record says how the run left it.
         for (const record of this.records) {
           if (record.status === 'running') Object.assign(record, { status: 'cancelled', endedAt: now() });
         }
       }
       await this.persist();
-      return await this.finish(this.actor.getSnapshot());
+      return await this.finish(actor.getSnapshot());
     } finally {
       this.ctx.signal.removeEventListener('abort', onAbort);
-      this.actor.stop();
+      actor.stop();
     }
   }
 
@@ -308,22 +323,40 @@ class WorkflowRun {
     return checkpoint as WorkflowCheckpoint;
   }
 
-  /** Queues a checkpoint write of the current state; resolves when it (and earlier ones) are stored. */
+  /** The checkpoint of the run as it stands. */
+  private checkpointNow(): WorkflowCheckpoint {
+    return {
+      kind: 'taskvisor.workflow',
+      workflow: this.definition.name,
+      machineVersion: WORKFLOW_MACHINE_VERSION,
+      snapshot: this.actor?.getPersistedSnapshot(),
+      steps: this.records,
+      definition: this.definition,
+      definitionHash: this.hash,
+      startedAt: this.startedAt,
+      input: this.input,
+    };
+  }
+
+  /**
+   * Queues a checkpoint write of the current state; resolves when it (and
+   * earlier ones) are stored. While the run is not a task, its history record
+   * gets the same write; once it became a task (an `auto` call promoted), the
+   * task record is its history and the synchronous record goes.
+   */
   private persist(): Promise<void> {
     this.saving = this.saving
       .catch(() => {})
-      .then(() =>
-        this.ctx.saveCheckpoint({
-          kind: 'taskvisor.workflow',
-          workflow: this.definition.name,
-          machineVersion: WORKFLOW_MACHINE_VERSION,
-          snapshot: this.actor.getPersistedSnapshot(),
-          steps: this.records,
-          definition: this.definition,
-          definitionHash: this.hash,
-          startedAt: this.startedAt,
-        } satisfies WorkflowCheckpoint),
-      );
+      .then(async () => {
+        const checkpoint = this.checkpointNow();
+        await this.ctx.saveCheckpoint(checkpoint);
+        if (!this.recorder) return;
+        if (this.ctx.taskId === undefined) await this.recorder.save({ status: 'working', checkpoint, statusMessage: this.stepStatus });
+        else {
+          await this.recorder.discard();
+          this.recorder = undefined;
+        }
+      });
     return this.saving;
   }
 
