@@ -13,6 +13,7 @@ import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { serveStdio } from '../transports/stdio.js';
 import { listenWebSocket } from '../transports/websocket.js';
+import { isLoopbackHost } from '../transports/admission.js';
 import { authFromConfig } from '../auth/fromConfig.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { openConfiguredWorkflows } from '../workflows/configured.js';
@@ -95,7 +96,23 @@ export async function serve(args: ServeArgs): Promise<{
   const envPort = wantHttp && process.env.PORT !== undefined && process.env.PORT !== '' ? parseEnvPort(process.env.PORT) : undefined;
   checkInspectionArgs(args);
   // Token file / key file / JWKS URL are checked before anything starts (no partial start).
-  const auth: BearerAuthOptions | undefined = config.auth ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
+  const auth: BearerAuthOptions | undefined =
+    config.auth && config.auth.kind !== 'none' ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
+  // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000; --ws, then the config, then 127.0.0.1:3001.
+  const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+  const wsHost = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
+  // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
+  // `anonymous`. Refused before anything starts, unless the config says so in as many words.
+  const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
+    ([, host]) => !isLoopbackHost(host!),
+  );
+  if (!auth && config.auth?.kind !== 'none' && publicBinds.length > 0) {
+    throw new ConfigError(
+      `refusing to serve ${publicBinds.map(([kind, host]) => `${kind} on ${host}`).join(' and ')} without authentication: ` +
+        'every caller there would be the same anonymous principal. Configure auth (token-file or jwt), ' +
+        'or say it explicitly in the config with auth: { kind: none }',
+    );
+  }
   const wantInspection = args.inspect || args.inspectPort !== undefined || args.trace !== undefined;
   // Opened once the tools are loaded (a bad tool module leaves no trace file, no relay); until then nothing runs.
   let inspection: OpenedInspection | undefined;
@@ -186,8 +203,7 @@ export async function serve(args: ServeArgs): Promise<{
 
   let url: string | undefined;
   if (wantHttp) {
-    // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
-    const host = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+    const host = httpHost;
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {
       const listener = await listenHttp(runtime, {
@@ -209,8 +225,7 @@ export async function serve(args: ServeArgs): Promise<{
   }
   let wsUrl: string | undefined;
   if (wantWs) {
-    // Precedence: --ws, then the config file, then 127.0.0.1:3001 (HOST/PORT are HTTP's).
-    const host = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
+    const host = wsHost;
     const port = wsFlag.port ?? config.ws?.port ?? 3001;
     try {
       const listener = await listenWebSocket(runtime, {
