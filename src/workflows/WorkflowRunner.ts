@@ -27,6 +27,7 @@ import { render, TemplateError, type TemplateEngine, type TemplateScope } from '
 import type { ToolInvoker } from './ToolInvoker.js';
 import { parseDuration, showDuration } from './duration.js';
 import { toolsCalledBy } from './loadWorkflows.js';
+import { ancestors, dependencies, isDag } from './dag.js';
 import { createHash } from 'node:crypto';
 import { newTaskId } from '../core/ids.js';
 import type { RunHistory, RunRecorder, RunState } from './RunHistory.js';
@@ -173,6 +174,11 @@ class WorkflowRun {
   /** The statusMessage naming the step in flight; a callee's progress is appended to it. */
   private stepStatus = '';
   private readonly byId = new Map<string, { step: WorkflowStep | WorkflowSubStep; phase: 'main' | 'onFailure' }>();
+  /** DAG runs (`needs:`): each main step's dependencies, what it may see, and the steps this process runs now. */
+  private readonly dag: boolean;
+  private readonly needs: Map<string, string[]>;
+  private readonly visible: Map<string, Set<string>>;
+  private readonly inFlight = new Set<string>();
   private readonly hash: string;
   /** When the run started; restored from the checkpoint after a restart. */
   private startedAt = now();
@@ -188,6 +194,9 @@ class WorkflowRun {
     for (const step of definition.steps) this.byId.set(step.id, { step, phase: 'main' });
     for (const step of definition.onFailure ?? []) this.byId.set(step.id, { step, phase: 'onFailure' });
     this.hash = definitionHash(definition);
+    this.dag = isDag(definition.steps);
+    this.needs = dependencies(definition.steps);
+    this.visible = ancestors(definition.steps);
   }
 
   /**
@@ -266,6 +275,7 @@ class WorkflowRun {
         input: {
           workflow: this.definition.name,
           stepIds: this.definition.steps.map((step) => step.id),
+          ...(this.dag ? { dag: true } : {}),
           onFailureIds: (this.definition.onFailure ?? []).map((step) => step.id),
           ...(this.ctx.taskId !== undefined ? { taskId: this.ctx.taskId } : {}),
         },
@@ -278,6 +288,7 @@ class WorkflowRun {
         next: (snapshot) => {
           // Every transition (a step ended, the run ended) is checkpointed.
           this.persist();
+          if (snapshot.value === 'scheduling') queueMicrotask(() => this.schedule());
           if (snapshot.status === 'done') resolve();
         },
         error: () => resolve(),
@@ -288,6 +299,8 @@ class WorkflowRun {
     try {
       actor.start();
       if (this.ctx.signal.aborted) onAbort();
+      // A restored DAG run starts again the steps that were in flight, then what is ready.
+      this.schedule();
       await finished;
       if (actor.getSnapshot().value === 'cancelled') {
         // The aborted step may not have recorded its end yet: the record says how the run left it.
@@ -366,6 +379,48 @@ class WorkflowRun {
 
   private scope(results: Record<string, unknown>, vars: Record<string, unknown> = {}): TemplateScope {
     return { input: this.input, results: withFlatNames(this.definition, results), vars };
+  }
+
+  /**
+   * DAG runs: starts every main step whose needs have all ended, up to the
+   * workflow's `maxConcurrency` — none after a hard failure; steps the
+   * machine lists as running but this process does not run (a restored
+   * checkpoint) run again from their start (at-least-once).
+   */
+  private schedule(): void {
+    const actor = this.actor;
+    if (!actor) return;
+    const snapshot = actor.getSnapshot();
+    if (snapshot.status !== 'active' || snapshot.value !== 'scheduling') return;
+    const context = snapshot.context;
+    for (const id of context.running ?? []) if (!this.inFlight.has(id)) this.startDagStep(id, false);
+    if (context.failure) return;
+    const limit = this.definition.maxConcurrency ?? Number.POSITIVE_INFINITY;
+    for (const step of this.definition.steps) {
+      if (this.inFlight.size >= limit) return;
+      if (Object.hasOwn(context.outcomes, step.id) || this.inFlight.has(step.id)) continue;
+      if (!(this.needs.get(step.id) ?? []).every((need) => Object.hasOwn(context.outcomes, need))) continue;
+      this.startDagStep(step.id, true);
+    }
+  }
+
+  private startDagStep(stepId: string, announce: boolean): void {
+    const actor = this.actor!;
+    this.inFlight.add(stepId);
+    if (announce) actor.send({ type: 'STEP_STARTED', stepId });
+    const { results, outcomes } = actor.getSnapshot().context;
+    // A step sees the steps it transitively needs, never a sibling branch (whose timing would decide what it finds).
+    const visible = this.visible.get(stepId) ?? new Set<string>();
+    const pick = <T>(record: Record<string, T>) => Object.fromEntries(Object.entries(record).filter(([id]) => visible.has(id)));
+    const send = (event: Parameters<WorkflowActor['send']>[0]) => {
+      this.inFlight.delete(stepId);
+      if (actor.getSnapshot().status === 'active') actor.send(event);
+    };
+    const index = this.definition.steps.findIndex((step) => step.id === stepId);
+    this.runTopStep({ phase: 'main', index, stepId, results: pick(results), outcomes: pick(outcomes) }, this.ctx.signal).then(
+      (output) => send({ type: 'STEP_DONE', stepId, output }),
+      (error: unknown) => send({ type: 'STEP_CRASHED', error: error instanceof Error ? error.message : String(error) }),
+    );
   }
 
   /** Runs one top-level (or onFailure) step for the machine. */
