@@ -10,6 +10,7 @@ import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../serv
 import { DEFAULT_SQLITE_FILE, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { listenHttp } from '../transports/http.js';
+import { isLoopbackHost } from '../transports/admission.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { serveStdio } from '../transports/stdio.js';
 import { listenWebSocket } from '../transports/websocket.js';
@@ -32,8 +33,10 @@ export interface ServeArgs extends InspectionArgs {
   ws?: string;
   demo?: boolean;
   quiet?: boolean;
-  /** `host:port`, `:port` or `port`: serve `/healthz`, `/readyz` (and metrics, the dashboard) on a port of their own. */
+  /** `host:port`, `:port` or `port`: serve `/healthz`, `/readyz` (and metrics) on a port of their own. */
   operations?: string;
+  /** Serve Prometheus metrics at `/metrics` (operators only; config `operations.metrics`). */
+  metrics?: boolean;
 }
 
 /** The demo config `npm start` serves. */
@@ -68,6 +71,35 @@ export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig
         : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
 }
 
+/**
+ * The operator surfaces (metrics) show every principal's tasks: without auth
+ * they may only be served where only loopback clients reach them. Refuses,
+ * before anything starts, a setup that would expose them or serve them nowhere.
+ */
+function checkOperatorListeners(setup: {
+  auth: boolean;
+  wantHttp: boolean;
+  httpHost: string;
+  operationsListen: { host?: string | undefined } | undefined;
+}): void {
+  const { auth, wantHttp, httpHost, operationsListen } = setup;
+  if (!wantHttp && !operationsListen) {
+    throw new ConfigError('--metrics needs a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
+  }
+  if (auth) return;
+  const operationsHost = operationsListen ? (operationsListen.host ?? '127.0.0.1') : undefined;
+  if (operationsHost !== undefined && !isLoopbackHost(operationsHost)) {
+    throw new ConfigError(
+      `--metrics without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
+    );
+  }
+  if (wantHttp && !isLoopbackHost(httpHost) && operationsHost === undefined) {
+    throw new ConfigError(
+      `--metrics without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve metrics on a loopback port (--operations 127.0.0.1:9464)`,
+    );
+  }
+}
+
 /** Starts serving; resolves once listening, with a function that stops everything. */
 export async function serve(args: ServeArgs): Promise<{
   runtime: TaskvisorRuntime;
@@ -92,6 +124,12 @@ export async function serve(args: ServeArgs): Promise<{
   const wsFlag: { host?: string; port?: number } = args.ws !== undefined ? parseHostPort(args.ws, '--ws') : {};
   const operationsFlag = args.operations !== undefined ? parseHostPort(args.operations, '--operations') : undefined;
   const operationsListen = operationsFlag ?? config.operations?.listen;
+  // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
+  const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+  const wantMetrics = args.metrics === true || config.operations?.metrics === true;
+  // Which listener carries the operator surfaces (metrics): checked before anything starts.
+  const operatorRoutesOnHttp = wantHttp && (config.auth !== undefined || isLoopbackHost(httpHost));
+  if (wantMetrics) checkOperatorListeners({ auth: config.auth !== undefined, wantHttp, httpHost, operationsListen });
   const envPort = wantHttp && process.env.PORT !== undefined && process.env.PORT !== '' ? parseEnvPort(process.env.PORT) : undefined;
   checkInspectionArgs(args);
   // Token file / key file / JWKS URL are checked before anything starts (no partial start).
@@ -132,6 +170,10 @@ export async function serve(args: ServeArgs): Promise<{
     runtime.onClose(() => inspection!.close());
   }
   const operations = createOperations(runtime, {
+    ...(wantMetrics ? { metrics: true } : {}),
+    ...(auth ? { auth } : {}),
+    ...(config.operations?.operatorScope ? { operatorScope: config.operations.operatorScope } : {}),
+    ...(config.http?.path ? { mcpPath: config.http.path } : {}),
     ...(config.operations?.upstreamsGateReadiness !== undefined
       ? { upstreamsGateReadiness: config.operations.upstreamsGateReadiness }
       : {}),
@@ -186,8 +228,7 @@ export async function serve(args: ServeArgs): Promise<{
 
   let url: string | undefined;
   if (wantHttp) {
-    // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
-    const host = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+    const host = httpHost;
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {
       const listener = await listenHttp(runtime, {
@@ -198,7 +239,8 @@ export async function serve(args: ServeArgs): Promise<{
         ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
         ...(auth ? { auth } : {}),
         ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
-        routes: operations.routes,
+        // Without auth a non-loopback listener never carries the operator surfaces (they went to the operations port).
+        routes: operatorRoutesOnHttp ? operations.routes : operations.healthRoutes,
       });
       operations.health.trackListener('http', () => listener.server.listening);
       url = listener.url;
@@ -262,7 +304,11 @@ export async function serve(args: ServeArgs): Promise<{
     );
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
-  if (operationsUrl) logger.info(`serving /healthz and /readyz at ${operationsUrl}`);
+  if (operationsUrl) logger.info(`serving /healthz and /readyz${wantMetrics ? ' and /metrics' : ''} at ${operationsUrl}`);
+  if (wantMetrics && url && operatorRoutesOnHttp)
+    logger.info(
+      `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,
+    );
   if (args.stdio) {
     const stdio = serveStdio(runtime);
     logger.info('serving MCP over stdio');

@@ -27,6 +27,7 @@ import type { ToolInvoker } from './ToolInvoker.js';
 import { parseDuration, showDuration } from './duration.js';
 import { toolsCalledBy } from './loadWorkflows.js';
 import { createHash } from 'node:crypto';
+import { publish } from '../core/diagnostics.js';
 
 /** One step record, written live into the run's checkpoint. */
 export interface StepRecord {
@@ -404,6 +405,12 @@ class WorkflowRun {
       if (outcome.status === 'completed') record.result = outcome.result;
       if (outcome.status === 'failed')
         record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
+      publish('taskvisor:workflow.step', () => ({
+        workflow: this.definition.name,
+        step: recordId,
+        outcome: record.status,
+        durationMs: record.durationMs!,
+      }));
       return outcome;
     };
     this.records.push(record);
