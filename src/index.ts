@@ -78,6 +78,8 @@ export { ToolInvoker, type ToolInvocation } from './workflows/ToolInvoker.js';
 export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './workflows/loadWorkflows.js';
 export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './workflows/definition.js';
 export type { StepRecord, WorkflowCheckpoint } from './workflows/WorkflowRunner.js';
+export { RunHistory, type RunHistoryOptions, type RunSummary, type RunDetail, type RunStatus } from './workflows/RunHistory.js';
+export { EXECUTION_LIST_TOOL, EXECUTION_GET_TOOL } from './workflows/historyTools.js';
 // Resource limits (docs/security-limits.md).
 export { DEFAULT_LIMITS, LIMIT_EXCEEDED, resolveLimits, type Limits } from './limits/Limits.js';
 export { StdioLineTransport, type StdioLineTransportOptions } from './transports/StdioLineTransport.js';

@@ -10,10 +10,10 @@ import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../serv
 import { DEFAULT_SQLITE_FILE, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { listenHttp } from '../transports/http.js';
-import { isLoopbackHost } from '../transports/admission.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { serveStdio } from '../transports/stdio.js';
 import { listenWebSocket } from '../transports/websocket.js';
+import { isLoopbackHost } from '../transports/admission.js';
 import { authFromConfig } from '../auth/fromConfig.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { openConfiguredWorkflows } from '../workflows/configured.js';
@@ -124,16 +124,30 @@ export async function serve(args: ServeArgs): Promise<{
   const wsFlag: { host?: string; port?: number } = args.ws !== undefined ? parseHostPort(args.ws, '--ws') : {};
   const operationsFlag = args.operations !== undefined ? parseHostPort(args.operations, '--operations') : undefined;
   const operationsListen = operationsFlag ?? config.operations?.listen;
-  // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
-  const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
-  const wantMetrics = args.metrics === true || config.operations?.metrics === true;
-  // Which listener carries the operator surfaces (metrics): checked before anything starts.
-  const operatorRoutesOnHttp = wantHttp && (config.auth !== undefined || isLoopbackHost(httpHost));
-  if (wantMetrics) checkOperatorListeners({ auth: config.auth !== undefined, wantHttp, httpHost, operationsListen });
   const envPort = wantHttp && process.env.PORT !== undefined && process.env.PORT !== '' ? parseEnvPort(process.env.PORT) : undefined;
   checkInspectionArgs(args);
   // Token file / key file / JWKS URL are checked before anything starts (no partial start).
-  const auth: BearerAuthOptions | undefined = config.auth ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
+  const auth: BearerAuthOptions | undefined =
+    config.auth && config.auth.kind !== 'none' ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
+  // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000; --ws, then the config, then 127.0.0.1:3001.
+  const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+  const wsHost = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
+  const wantMetrics = args.metrics === true || config.operations?.metrics === true;
+  // Which listener carries the operator surfaces (metrics): checked before anything starts.
+  const operatorRoutesOnHttp = wantHttp && (auth !== undefined || isLoopbackHost(httpHost));
+  if (wantMetrics) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
+  // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
+  // `anonymous`. Refused before anything starts, unless the config says so in as many words.
+  const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
+    ([, host]) => !isLoopbackHost(host!),
+  );
+  if (!auth && config.auth?.kind !== 'none' && publicBinds.length > 0) {
+    throw new ConfigError(
+      `refusing to serve ${publicBinds.map(([kind, host]) => `${kind} on ${host}`).join(' and ')} without authentication: ` +
+        'every caller there would be the same anonymous principal. Configure auth (token-file or jwt), ' +
+        'or say it explicitly in the config with auth: { kind: none }',
+    );
+  }
   const wantInspection = args.inspect || args.inspectPort !== undefined || args.trace !== undefined;
   // Opened once the tools are loaded (a bad tool module leaves no trace file, no relay); until then nothing runs.
   let inspection: OpenedInspection | undefined;
@@ -164,7 +178,7 @@ export async function serve(args: ServeArgs): Promise<{
   });
   if (loaded) await loadToolModules(loaded, runtime);
   // Workflows are tools too: registered before start() so their unfinished runs can resume.
-  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect) : undefined;
+  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store) : undefined;
   if (wantInspection) {
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
@@ -251,8 +265,7 @@ export async function serve(args: ServeArgs): Promise<{
   }
   let wsUrl: string | undefined;
   if (wantWs) {
-    // Precedence: --ws, then the config file, then 127.0.0.1:3001 (HOST/PORT are HTTP's).
-    const host = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
+    const host = wsHost;
     const port = wsFlag.port ?? config.ws?.port ?? 3001;
     try {
       const listener = await listenWebSocket(runtime, {

@@ -55,8 +55,16 @@ export const AuthConfigSchema = z
         .array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']))
         .min(1)
         .optional(),
+      /** Oldest accepted token by its `iat` claim, ms (then `iat` is required). Default: no limit beyond `exp`. */
+      maxTokenAgeMs: z.number().int().positive().optional(),
       ...authCommon,
     }),
+    /**
+     * No authentication, said explicitly: required to serve HTTP or WebSocket on
+     * a non-loopback address without auth (issue 12.8). Every caller is the one
+     * principal `anonymous`.
+     */
+    z.strictObject({ kind: z.literal('none') }),
   ])
   .superRefine((auth, ctx) => {
     if (auth.kind === 'jwt' && (auth.jwksUrl === undefined) === (auth.keyFile === undefined)) {
@@ -226,6 +234,10 @@ export const ConfigSchema = z.strictObject({
         .optional(),
       /** Reload the folder when its files change. Default true. */
       watch: z.boolean().optional(),
+      /** How long a finished run stays in the run history (docs/workflows.md "Run history"). Default 21 days. */
+      historyRetentionMs: z.number().int().min(1).optional(),
+      /** At most this many finished runs are kept; the oldest go first. Default 10,000. */
+      historyMaxRuns: z.number().int().min(1).max(10_000_000).optional(),
     })
     .optional(),
   /** Resource limits (docs/security-limits.md); safe defaults when absent. */

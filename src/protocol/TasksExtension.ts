@@ -16,6 +16,7 @@ import type { PollRateLimiter } from '../runtime/PollRateLimiter.js';
 import { clientCapabilitiesOf, declaresTasks } from './envelope.js';
 import { toDetailedTask } from './wire.js';
 import { mappingErrors } from './errors.js';
+import type { Logger } from '../runtime/Logger.js';
 
 /** Explicit schemas are required: `tasks/get|cancel` are 2025 spec names the 2026 era gate would refuse otherwise. */
 const TaskIdParams = z.object({ taskId: z.string() }).loose();
@@ -46,11 +47,13 @@ export interface TasksExtensionOptions {
   pollRateLimiter?: PollRateLimiter;
   /** Routes wrapped upstream task ids (src/upstreams); absent = every id is local. */
   forwarder?: ForwardedTasks;
+  /** Where server faults go (the client gets a stable message and a reference id, issue 12.10). */
+  logger?: Logger;
 }
 
 export const TasksExtension = {
   /** Declares `extensions["io.modelcontextprotocol/tasks"]: {}` (T-11) and registers the handlers. Call before connect. */
-  attach(server: Server, { supervisor, principal, pollRateLimiter, forwarder }: TasksExtensionOptions): void {
+  attach(server: Server, { supervisor, principal, pollRateLimiter, forwarder, logger }: TasksExtensionOptions): void {
     server.registerCapabilities(tasksCapability());
 
     // Checked on each request's own envelope (T-33).
@@ -71,7 +74,7 @@ export const TasksExtension = {
           record = await supervisor.get(taskId, principal); // answered late: answer with the state as it is now
         }
         return { resultType: 'complete', ...toDetailedTask(record) }; // T-06, T-12
-      }),
+      }, logger),
     );
 
     server.setRequestHandler(
@@ -114,7 +117,7 @@ export const TasksExtension = {
         }
         await supervisor.update(taskId, principal, responses);
         return { resultType: 'complete' }; // T-20
-      }),
+      }, logger),
     );
 
     server.setRequestHandler(
@@ -128,7 +131,7 @@ export const TasksExtension = {
         }
         await supervisor.cancel(taskId, principal);
         return { resultType: 'complete' }; // T-23: an acknowledgement only
-      }),
+      }, logger),
     );
   },
 };

@@ -12,6 +12,7 @@ import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import { clientCapabilitiesOf, declaresTasks } from './envelope.js';
 import { toCreateTaskResult } from './wire.js';
 import { mappingErrors } from './errors.js';
+import type { Logger } from '../runtime/Logger.js';
 import type { CallerRelay } from '../tools/CallerRelay.js';
 
 /** What an MRTR round carries back to us, integrity-protected by the SDK codec (spec §4.4). */
@@ -29,10 +30,12 @@ export interface ToolsSurfaceOptions {
   principal: string;
   era: 'modern' | 'legacy';
   requestState: RequestStateCodec<MrtrState>;
+  /** Where server faults go (the client gets a stable message and a reference id, issue 12.10). */
+  logger?: Logger;
 }
 
 export const ToolsSurface = {
-  attach(server: Server, { tools, caller, principal, era, requestState }: ToolsSurfaceOptions): void {
+  attach(server: Server, { tools, caller, principal, era, requestState, logger }: ToolsSurfaceOptions): void {
     server.setRequestHandler('tools/list', async () => ({ tools: tools.list() as never }));
 
     server.setRequestHandler(
@@ -75,7 +78,7 @@ export const ToolsSurface = {
               }),
             }) as never;
         }
-      }),
+      }, logger),
     );
   },
 };

@@ -302,12 +302,20 @@ export class TaskvisorRuntime {
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       requestState: { verify: this.requestState.verify },
     });
-    ToolsSurface.attach(server, { tools: this.tools, caller: this.caller, principal: principal.id, era, requestState: this.requestState });
+    ToolsSurface.attach(server, {
+      tools: this.tools,
+      caller: this.caller,
+      principal: principal.id,
+      era,
+      requestState: this.requestState,
+      logger: this.logger,
+    });
     // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
     if (era === 'modern') {
       TasksExtension.attach(server, {
         supervisor: this.supervisor,
         principal: principal.id,
+        logger: this.logger,
         ...(this.pollRateLimiter ? { pollRateLimiter: this.pollRateLimiter } : {}),
         ...(this.upstreams ? { forwarder: this.upstreams.forwarder } : {}),
       });

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest, createMcpHandler, isJsonContentType, type AuthInfo } from '@modelcontextprotocol/server';
-import { admit, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
+import { admit, defaultAllowedOrigins, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
@@ -43,10 +43,11 @@ export interface HttpEntryOptions {
   allowedHosts?: string[] | false;
   /**
    * Origin host names accepted from browsers (a request without `Origin`,
-   * i.e. a non-browser client, always passes); others get 403. Defaults as
-   * `allowedHosts`: the loopback names on loopback binds with `listenHttp`,
-   * no check on a mounted entry. `false` turns it off. No CORS headers are
-   * ever sent, wildcard or not.
+   * i.e. a non-browser client, always passes); others get 403. `listenHttp`
+   * defaults to the loopback names on loopback binds and to the
+   * `allowedHosts` names (or none: every browser Origin refused) elsewhere
+   * (issue 12.8); a mounted entry checks nothing unless given a list.
+   * `false` turns it off. No CORS headers are ever sent, wildcard or not.
    */
   allowedOrigins?: string[] | false;
   /** Largest request body in bytes. Default `runtime.limits.maxRequestBodyBytes`. */
@@ -227,7 +228,8 @@ export async function listenHttp(runtime: ServingRuntime, options: ListenOptions
   const entry = createHttpEntry(runtime, {
     ...options,
     allowedHosts: options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false),
-    allowedOrigins: options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false),
+    // Checked on every bind (issue 12.8): see defaultAllowedOrigins.
+    allowedOrigins: options.allowedOrigins ?? defaultAllowedOrigins(isLoopback, options.allowedHosts),
   });
   const guard = new ListenerGuard('http', runtime.logger);
   const server = createServer(

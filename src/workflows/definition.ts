@@ -130,6 +130,13 @@ export const StepSchema = z
       })
       .optional(),
     parallel: z.array(SubStepSchema).min(1).optional(),
+    /**
+     * The steps this one waits for (a DAG, docs/workflows.md "Dependencies"):
+     * it starts once each of them has ended (completed, skipped, or failed
+     * with allowFailure). Without it a step follows the step before it;
+     * `needs: []` starts at once.
+     */
+    needs: z.array(stepId).optional(),
     /** For `parallel`: how many sub-steps run at once (default: all). */
     maxConcurrency: z.number().int().min(1).max(100).optional(),
   })
@@ -156,6 +163,8 @@ export const WorkflowSchema = z.strictObject({
   pollIntervalMs: z.number().int().min(0).optional(),
   /** Time the whole run may take, counted from its start (across restarts); the step in flight then fails. */
   timeout: duration.optional(),
+  /** With `needs`: how many main steps run at once (default: every step whose needs have ended). */
+  maxConcurrency: z.number().int().min(1).max(1000).optional(),
   args: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'argument names are identifiers'), ArgSchema).optional(),
   steps: z.array(StepSchema).min(1),
   onFailure: z.array(SubStepSchema).optional(),

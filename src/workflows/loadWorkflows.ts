@@ -6,6 +6,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { ancestors, checkNeeds, isDag } from './dag.js';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { dotted, position } from '../config/loadConfig.js';
 import { argsSchema } from './argsSchema.js';
@@ -131,15 +132,23 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
       else if ('tool' in c) {
         if (c.args) checkTemplatesAt(c.args, [...at, 'condition', 'args']);
       } else if (!earlier.has(c.fromStep)) {
-        problems.push(`${where([...at, 'condition', 'fromStep'])}: ${JSON.stringify(c.fromStep)} is not an earlier step`);
+        problems.push(
+          `${where([...at, 'condition', 'fromStep'])}: ${JSON.stringify(c.fromStep)} is not an earlier step (one this step needs, directly or through others)`,
+        );
       }
     }
   };
+  // needs: a DAG (unknown ids and cycles refused with the field); a step sees only the steps it transitively needs.
+  const needsProblems = checkNeeds(workflow.steps, new Set((workflow.onFailure ?? []).map((step) => step.id)));
+  for (const problem of needsProblems) problems.push(`${where(problem.path)}: ${problem.message}`);
+  if (workflow.maxConcurrency !== undefined && !isDag(workflow.steps))
+    problems.push(`${where(['maxConcurrency'])}: applies to steps with needs (a plain sequence runs one step at a time)`);
+  const visible = needsProblems.length === 0 ? ancestors(workflow.steps) : new Map<string, Set<string>>();
   const earlier = new Set<string>();
   workflow.steps.forEach((step, i) => {
     const at: PropertyKey[] = ['steps', i];
     claim(step.id, at);
-    checkFlat(step, at, earlier);
+    checkFlat(step, at, visible.get(step.id) ?? earlier);
     const subs = step.forEach?.steps ?? step.parallel;
     if (step.forEach) checkTemplatesAt(step.forEach.items, [...at, 'forEach', 'items']);
     if (subs) {
@@ -149,7 +158,8 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
         if (subIds.has(sub.id)) problems.push(`${where([...subAt, j, 'id'])}: duplicate step id ${JSON.stringify(sub.id)} in ${step.id}`);
         subIds.add(sub.id);
         // In a forEach, earlier sub-steps of the same iteration count; parallel siblings do not see each other.
-        checkFlat(sub, [...subAt, j], step.forEach ? new Set([...earlier, ...[...subIds].slice(0, -1)]) : earlier);
+        const seenBefore = visible.get(step.id) ?? earlier;
+        checkFlat(sub, [...subAt, j], step.forEach ? new Set([...seenBefore, ...[...subIds].slice(0, -1)]) : seenBefore);
       });
     }
     earlier.add(step.id);

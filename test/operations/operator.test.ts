@@ -68,7 +68,8 @@ describe('taskvisor serve --metrics', () => {
     const dir = await tempDir('taskvisor-metrics-serve-');
     dirs.push(dir);
     const config = join(dir.path, 'taskvisor.yaml');
-    await writeFile(config, 'store: { kind: memory }\n');
+    // `auth: none` says in so many words that the exposed MCP listener is meant to be open (issue 12.8).
+    await writeFile(config, 'store: { kind: memory }\nauth: { kind: none }\n');
     return config;
   };
 
