@@ -27,6 +27,7 @@ import { render, TemplateError, type TemplateEngine, type TemplateScope } from '
 import type { ToolInvoker } from './ToolInvoker.js';
 import { parseDuration, showDuration } from './duration.js';
 import { toolsCalledBy } from './loadWorkflows.js';
+import { ancestors, dependencies, isDag } from './dag.js';
 import { createHash } from 'node:crypto';
 import { newTaskId } from '../core/ids.js';
 import type { RunHistory, RunRecorder, RunState } from './RunHistory.js';
@@ -173,6 +174,11 @@ class WorkflowRun {
   /** The statusMessage naming the step in flight; a callee's progress is appended to it. */
   private stepStatus = '';
   private readonly byId = new Map<string, { step: WorkflowStep | WorkflowSubStep; phase: 'main' | 'onFailure' }>();
+  /** DAG runs (`needs:`): each main step's dependencies, what it may see, and the steps this process runs now. */
+  private readonly dag: boolean;
+  private readonly needs: Map<string, string[]>;
+  private readonly visible: Map<string, Set<string>>;
+  private readonly inFlight = new Set<string>();
   private readonly hash: string;
   /** When the run started; restored from the checkpoint after a restart. */
   private startedAt = now();
@@ -188,6 +194,9 @@ class WorkflowRun {
     for (const step of definition.steps) this.byId.set(step.id, { step, phase: 'main' });
     for (const step of definition.onFailure ?? []) this.byId.set(step.id, { step, phase: 'onFailure' });
     this.hash = definitionHash(definition);
+    this.dag = isDag(definition.steps);
+    this.needs = dependencies(definition.steps);
+    this.visible = ancestors(definition.steps);
   }
 
   /**
@@ -266,6 +275,7 @@ class WorkflowRun {
         input: {
           workflow: this.definition.name,
           stepIds: this.definition.steps.map((step) => step.id),
+          ...(this.dag ? { dag: true } : {}),
           onFailureIds: (this.definition.onFailure ?? []).map((step) => step.id),
           ...(this.ctx.taskId !== undefined ? { taskId: this.ctx.taskId } : {}),
         },
@@ -278,6 +288,7 @@ class WorkflowRun {
         next: (snapshot) => {
           // Every transition (a step ended, the run ended) is checkpointed.
           this.persist();
+          if (snapshot.value === 'scheduling') queueMicrotask(() => this.schedule());
           if (snapshot.status === 'done') resolve();
         },
         error: () => resolve(),
@@ -288,6 +299,8 @@ class WorkflowRun {
     try {
       actor.start();
       if (this.ctx.signal.aborted) onAbort();
+      // A restored DAG run starts again the steps that were in flight, then what is ready.
+      this.schedule();
       await finished;
       if (actor.getSnapshot().value === 'cancelled') {
         // The aborted step may not have recorded its end yet: the record says how the run left it.
@@ -366,6 +379,48 @@ class WorkflowRun {
 
   private scope(results: Record<string, unknown>, vars: Record<string, unknown> = {}): TemplateScope {
     return { input: this.input, results: withFlatNames(this.definition, results), vars };
+  }
+
+  /**
+   * DAG runs: starts every main step whose needs have all ended, up to the
+   * workflow's `maxConcurrency` — none after a hard failure; steps the
+   * machine lists as running but this process does not run (a restored
+   * checkpoint) run again from their start (at-least-once).
+   */
+  private schedule(): void {
+    const actor = this.actor;
+    if (!actor) return;
+    const snapshot = actor.getSnapshot();
+    if (snapshot.status !== 'active' || snapshot.value !== 'scheduling') return;
+    const context = snapshot.context;
+    for (const id of context.running ?? []) if (!this.inFlight.has(id)) this.startDagStep(id, false);
+    if (context.failure) return;
+    const limit = this.definition.maxConcurrency ?? Number.POSITIVE_INFINITY;
+    for (const step of this.definition.steps) {
+      if (this.inFlight.size >= limit) return;
+      if (Object.hasOwn(context.outcomes, step.id) || this.inFlight.has(step.id)) continue;
+      if (!(this.needs.get(step.id) ?? []).every((need) => Object.hasOwn(context.outcomes, need))) continue;
+      this.startDagStep(step.id, true);
+    }
+  }
+
+  private startDagStep(stepId: string, announce: boolean): void {
+    const actor = this.actor!;
+    this.inFlight.add(stepId);
+    if (announce) actor.send({ type: 'STEP_STARTED', stepId });
+    const { results, outcomes } = actor.getSnapshot().context;
+    // A step sees the steps it transitively needs, never a sibling branch (whose timing would decide what it finds).
+    const visible = this.visible.get(stepId) ?? new Set<string>();
+    const pick = <T>(record: Record<string, T>) => Object.fromEntries(Object.entries(record).filter(([id]) => visible.has(id)));
+    const send = (event: Parameters<WorkflowActor['send']>[0]) => {
+      this.inFlight.delete(stepId);
+      if (actor.getSnapshot().status === 'active') actor.send(event);
+    };
+    const index = this.definition.steps.findIndex((step) => step.id === stepId);
+    this.runTopStep({ phase: 'main', index, stepId, results: pick(results), outcomes: pick(outcomes) }, this.ctx.signal).then(
+      (output) => send({ type: 'STEP_DONE', stepId, output }),
+      (error: unknown) => send({ type: 'STEP_CRASHED', error: error instanceof Error ? error.message : String(error) }),
+    );
   }
 
   /** Runs one top-level (or onFailure) step for the machine. */
@@ -749,8 +804,8 @@ async function pool(
  * templates either way.
  */
 export function shapeDefaultResult(definition: WorkflowDefinition, results: Record<string, unknown>): JsonObject {
-  const flag = (step: { output?: boolean; store?: boolean }) => step.output ?? step.store;
-  const all = definition.steps.flatMap((step) => [step, ...(step.parallel ?? step.forEach?.steps ?? [])]);
+  const flag = (step: { output?: boolean | undefined; store?: boolean | undefined }) => step.output ?? step.store;
+  const all = definition.steps.flatMap((step) => [step, ...subStepsOf(step)]);
   if (!all.some((step) => flag(step) !== undefined)) return { workflow: definition.name, status: 'completed', results } as JsonObject;
   const flat = withFlatNames(definition, results);
   const shown: Record<string, unknown> = {};
@@ -764,29 +819,49 @@ export function shapeDefaultResult(definition: WorkflowDefinition, results: Reco
   return shaped as JsonObject;
 }
 
+/** Every sub-step under a step, at any depth (loops nest). */
+function subStepsOf(step: WorkflowStep | WorkflowSubStep): WorkflowSubStep[] {
+  return (step.parallel ?? step.forEach?.steps ?? []).flatMap((sub) => [sub, ...subStepsOf(sub)]);
+}
+
 /**
  * muster's flat result names next to taskvisor's nested ones: a parallel
  * sub-step's result is also `results.<subId>`, a forEach sub-step's is
  * `results.<subId>_<i>` per iteration and `results.<subId>` for the last one.
- * A flat name never hides a step's own (nested) name.
+ * Loops nest, and the names with them: inside iteration `i` of an outer
+ * forEach, an inner forEach's sub-step is `<subId>_<i>_<j>`, `<subId>_<i>` for
+ * the last `j` of that iteration, and `<subId>` for the last of all; a
+ * parallel inside iteration `i` names its sub-steps `<subId>_<i>` (and
+ * `<subId>`). A flat name never hides a step's own (nested) name.
  */
 export function withFlatNames(definition: WorkflowDefinition, results: Record<string, unknown>): Record<string, unknown> {
   const flat: Record<string, unknown> = {};
-  for (const step of definition.steps) {
-    const value = results[step.id];
+  const put = (id: string, suffix: string, value: unknown) => {
+    flat[id + suffix] = value;
+    if (suffix !== '') flat[id] = value;
+  };
+  const visit = (step: WorkflowStep | WorkflowSubStep, value: unknown, suffix: string) => {
     if (step.parallel && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const sub of step.parallel) if (Object.hasOwn(value, sub.id)) flat[sub.id] = (value as Record<string, unknown>)[sub.id];
+      for (const sub of step.parallel) {
+        if (!Object.hasOwn(value, sub.id)) continue;
+        const subValue = (value as Record<string, unknown>)[sub.id];
+        put(sub.id, suffix, subValue);
+        visit(sub, subValue, suffix);
+      }
     } else if (step.forEach && Array.isArray(value)) {
       value.forEach((iteration, i) => {
         if (iteration === null || typeof iteration !== 'object') return;
         for (const sub of step.forEach!.steps) {
           if (!Object.hasOwn(iteration, sub.id)) continue;
-          flat[`${sub.id}_${i}`] = (iteration as Record<string, unknown>)[sub.id];
-          flat[sub.id] = (iteration as Record<string, unknown>)[sub.id];
+          const subValue = (iteration as Record<string, unknown>)[sub.id];
+          put(sub.id, `${suffix}_${i}`, subValue);
+          put(sub.id, suffix, subValue);
+          visit(sub, subValue, `${suffix}_${i}`);
         }
       });
     }
-  }
+  };
+  for (const step of definition.steps) visit(step, results[step.id], '');
   return { ...flat, ...results };
 }
 
