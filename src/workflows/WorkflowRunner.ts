@@ -29,6 +29,7 @@ import { parseDuration, showDuration } from './duration.js';
 import { toolsCalledBy } from './loadWorkflows.js';
 import { ancestors, dependencies, isDag } from './dag.js';
 import { createHash } from 'node:crypto';
+import { publish } from '../core/diagnostics.js';
 import { newTaskId } from '../core/ids.js';
 import type { RunHistory, RunRecorder, RunState } from './RunHistory.js';
 
@@ -492,6 +493,12 @@ class WorkflowRun {
       if (outcome.status === 'completed') record.result = outcome.result;
       if (outcome.status === 'failed')
         record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
+      publish('taskvisor:workflow.step', () => ({
+        workflow: this.definition.name,
+        step: recordId,
+        outcome: record.status,
+        durationMs: record.durationMs!,
+      }));
       return outcome;
     };
     this.records.push(record);
