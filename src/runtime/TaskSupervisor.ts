@@ -342,7 +342,8 @@ export class TaskSupervisor {
   private async stored(taskId: string, principal: string): Promise<TaskRecord> {
     if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
     const record = await this.options.store.get(taskId);
-    if (!record || record.owner !== principal) throw taskNotFound();
+    // A history-only record (a synchronous workflow run) was never a task: unknown to tasks/* (T-14).
+    if (!record || record.owner !== principal || record.historyOnly) throw taskNotFound();
     if (isTerminal(record) && isExpired(record, this.now(), this.options.finishedRetentionMs)) {
       throw new TaskExpiredError();
     }
@@ -494,8 +495,9 @@ export class TaskSupervisor {
   async resumeRecord(record: TaskRecord): Promise<'resumed' | 'failed' | 'live'> {
     if (this.live.has(record.taskId)) return 'live';
     const tool = this.options.tools.get(record.tool);
-    const reason =
-      record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
+    const reason = record.historyOnly
+      ? 'The server stopped during this synchronous run; its caller got no answer'
+      : record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
         ? `The server restarted with a task machine version it cannot restore (stored ${record.machineVersion}, running ${TASK_MACHINE_VERSION})`
         : !tool
           ? `The server restarted and no longer has the tool ${record.tool}`

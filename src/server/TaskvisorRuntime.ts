@@ -14,6 +14,7 @@ import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
 import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
 import { createTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
+import { observeStore } from '../store/ObservedTaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition, ToolHandler, ToolOptions } from '../tools/ToolDefinition.js';
 import { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -32,6 +33,7 @@ import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
 import { resolveLimits, type Limits } from '../limits/Limits.js';
 import { DEFAULT_STORE_DIR } from '../core/constants.js';
+import type { RuntimePhase } from '../core/runtimePhase.js';
 
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -110,6 +112,7 @@ export class TaskvisorRuntime {
   private state: 'new' | 'opening' | 'open' | 'starting' | 'started' | 'closed' = 'new';
   /** Settles when start() finished (or the runtime closed first): transports bound early wait on it. */
   private readonly startedSignal = settleOnce();
+  #phase: RuntimePhase = 'starting';
   private readonly closers = new Set<() => Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
   /** Present when the store is shared by several instances (it implements `ownership`). */
@@ -120,7 +123,10 @@ export class TaskvisorRuntime {
   constructor(private readonly options: RuntimeOptions = {}) {
     this.limits = Object.freeze(resolveLimits(options.limits));
     this.logger = options.logger ?? stderrLogger();
-    this.store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
+    // Writes reported on `taskvisor:store.operation` (metrics, the dashboard, spans: issue 16); the store itself is untouched.
+    this.store = observeStore(
+      isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR }),
+    );
     const pollPolicy = new PollPolicy({ defaultMs: options.pollIntervalMs ?? 1000, ...(options.poll ?? {}) });
     const ownership = this.store.ownership;
     this.supervisor = new TaskSupervisor({
@@ -212,6 +218,7 @@ export class TaskvisorRuntime {
       await this.store.open();
     } catch (error) {
       this.state = 'closed';
+      this.#phase = 'stopped';
       this.startedSignal.reject(error);
       throw error;
     }
@@ -223,11 +230,13 @@ export class TaskvisorRuntime {
     if (this.state === 'new') await this.open();
     if (this.state !== 'open') throw new Error(`The runtime cannot start: it is ${this.state}`);
     this.state = 'starting';
+    this.#phase = 'recovering';
     const report = await this.supervisor.start();
     await this.cluster?.start();
     await this.upstreams?.start();
     this.state = 'started';
     this.startedSignal.resolve();
+    this.#phase = 'ready';
     if (report.resumed + report.failed > 0) {
       this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
     }
@@ -239,6 +248,7 @@ export class TaskvisorRuntime {
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.startedSignal.reject(new Error('The runtime closed before it started'));
+    this.#phase = 'stopping';
     // Listen streams end gracefully with their result (§1.9) before the transports go.
     this.subscriptions.closeAll();
     await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
@@ -248,6 +258,16 @@ export class TaskvisorRuntime {
     // After the last write: survivors adopt this instance's unfinished tasks at once.
     await this.cluster?.leave();
     await this.store.close();
+    this.#phase = 'stopped';
+  }
+
+  /**
+   * Where the runtime is in its life (readiness, issue 16.1): `recovering`
+   * while `start()` resumes unfinished tasks and takes the cluster lease,
+   * `ready` once serving, `stopping` from `close()` on.
+   */
+  get phase(): RuntimePhase {
+    return this.#phase;
   }
 
   /**
@@ -316,12 +336,20 @@ export class TaskvisorRuntime {
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       requestState: { verify: this.requestState.verify },
     });
-    ToolsSurface.attach(server, { tools: this.tools, caller: this.caller, principal: principal.id, era, requestState: this.requestState });
+    ToolsSurface.attach(server, {
+      tools: this.tools,
+      caller: this.caller,
+      principal: principal.id,
+      era,
+      requestState: this.requestState,
+      logger: this.logger,
+    });
     // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
     if (era === 'modern') {
       TasksExtension.attach(server, {
         supervisor: this.supervisor,
         principal: principal.id,
+        logger: this.logger,
         ...(this.pollRateLimiter ? { pollRateLimiter: this.pollRateLimiter } : {}),
         ...(this.upstreams ? { forwarder: this.upstreams.forwarder } : {}),
       });

@@ -24,6 +24,7 @@ import { isNonTerminal, selectExpired, selectListed } from './query.js';
 import { invalidTaskIdReason, locateTask, SHARD_NAME, type TaskLocation } from './taskFiles.js';
 import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
 import { StoreInUseError, StoreLock } from './StoreLock.js';
+import { ensurePrivateDir, PRIVATE_DIR_MODE, warnOnStderr } from './privateDir.js';
 
 export interface LowdbTaskStoreOptions {
   /** Folder owned by this store (created if missing); records go to `<dir>/tasks/<shard>/<id>.json`. */
@@ -42,6 +43,8 @@ export interface LowdbTaskStoreOptions {
    * store must not be written.
    */
   lock?: boolean;
+  /** Called when an existing store folder is open to other users (issue 12.5). Default: one line on stderr. */
+  onWarning?: (message: string) => void;
 }
 
 /** What the index keeps per task: enough to answer list/listNonTerminal/listExpired and version checks without disk reads. */
@@ -86,6 +89,7 @@ export class LowdbTaskStore implements TaskStore {
   /** Shard folders known to exist durably (or being created). */
   readonly #shards = new Map<string, Promise<void>>();
   #state: State = 'new';
+  readonly #onWarning: (message: string) => void;
 
   constructor(options: LowdbTaskStoreOptions) {
     this.dir = resolve(options.dir);
@@ -93,6 +97,7 @@ export class LowdbTaskStore implements TaskStore {
     this.#onCorrupt = options.onCorrupt ?? defaultOnCorrupt;
     this.#hooks = options.hooks;
     this.#locking = options.lock ?? true;
+    this.#onWarning = options.onWarning ?? warnOnStderr;
   }
 
   /** Creates the folders if needed and loads the index. Corrupt record files are reported and skipped. */
@@ -100,7 +105,8 @@ export class LowdbTaskStore implements TaskStore {
     if (this.#state !== 'new') throw new Error(`lowdb task store at ${this.dir}: open() called on a store that is ${this.#state}`);
     this.#state = 'opening';
     try {
-      const firstCreated = await mkdir(this.#tasksDir, { recursive: true });
+      // 0700: the file names are task ids (issue 12.5).
+      const firstCreated = await ensurePrivateDir(this.#tasksDir, this.#onWarning, [this.dir, this.#tasksDir]);
       if (firstCreated !== undefined) {
         // I-1: folders we just created must be durable before any record in them is
         // acknowledged, so fsync every parent from `<dir>` up to the one that already existed.
@@ -250,7 +256,7 @@ export class LowdbTaskStore implements TaskStore {
     let ready = this.#shards.get(location.shard);
     if (ready === undefined) {
       ready = (async () => {
-        await mkdir(location.shardDir, { recursive: true });
+        await mkdir(location.shardDir, { recursive: true, mode: PRIVATE_DIR_MODE });
         await fsyncDir(this.#tasksDir);
       })();
       this.#shards.set(location.shard, ready);
