@@ -34,6 +34,7 @@ const LAYERS = [
       'src/workflows',
       'src/config',
       'src/inspection',
+      'src/client',
     ],
   },
   // The composition root: builds a running service from options.
