@@ -34,6 +34,7 @@ const LAYERS = [
       'src/workflows',
       'src/config',
       'src/inspection',
+      'src/operations',
       'src/client',
     ],
   },
@@ -118,3 +119,7 @@ module.exports = {
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
   },
 };
+
+// The layer list for scripts/update-architecture-docs.ts (the picture in docs/architecture.md).
+// Not enumerable: dependency-cruiser's config schema allows no extra keys.
+Object.defineProperty(module.exports, 'layers', { value: LAYERS, enumerable: false });

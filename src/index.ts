@@ -78,6 +78,8 @@ export { ToolInvoker, type ToolInvocation } from './workflows/ToolInvoker.js';
 export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './workflows/loadWorkflows.js';
 export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './workflows/definition.js';
 export type { StepRecord, WorkflowCheckpoint } from './workflows/WorkflowRunner.js';
+export { RunHistory, type RunHistoryOptions, type RunSummary, type RunDetail, type RunStatus } from './workflows/RunHistory.js';
+export { EXECUTION_LIST_TOOL, EXECUTION_GET_TOOL } from './workflows/historyTools.js';
 // Resource limits (docs/security-limits.md).
 export { DEFAULT_LIMITS, LIMIT_EXCEEDED, resolveLimits, type Limits } from './limits/Limits.js';
 export { StdioLineTransport, type StdioLineTransportOptions } from './transports/StdioLineTransport.js';
@@ -97,3 +99,41 @@ export {
   type UpstreamState,
   type BackoffPolicy,
 } from '../machines/upstream/index.js';
+// Operating it: health, readiness, metrics, diagnostics channels (docs/operations.md, issue 16).
+export {
+  createOperations,
+  HEALTH_PATH,
+  READY_PATH,
+  METRICS_PATH,
+  type Operations,
+  type OperationsOptions,
+} from './operations/Operations.js';
+export { TaskvisorMetrics, type MetricsOptions } from './operations/TaskvisorMetrics.js';
+export { TaskActivity, type TaskActivityEvent, type TimelineEntry } from './operations/TaskActivity.js';
+export { OperatorGate, DEFAULT_OPERATOR_SCOPE, type OperatorGateOptions } from './operations/OperatorGate.js';
+export { observeStore } from './store/ObservedTaskStore.js';
+export {
+  DIAGNOSTICS_CHANNELS,
+  subscribe as subscribeDiagnostics,
+  type DiagnosticsChannelName,
+  type DiagnosticsMessage,
+  type StoredTaskSummary,
+  type StoreOperationMessage,
+  type TasksPollMessage,
+  type ListenFrameMessage,
+  type BackpressureCloseMessage,
+  type UpstreamCallMessage,
+  type WorkflowStepMessage,
+  type ClusterLeaseMessage,
+} from './core/diagnostics.js';
+export {
+  HealthMonitor,
+  type HealthOptions,
+  type HealthReport,
+  type ReadinessReport,
+  type ReadinessCheck,
+} from './operations/HealthMonitor.js';
+export { listenOperations, type OperationsListenOptions, type OperationsListener } from './operations/listenOperations.js';
+export type { OperationsRuntime } from './operations/OperationsRuntime.js';
+export type { HttpRoutes, HttpClientInfo } from './transports/HttpRoutes.js';
+export type { RuntimePhase } from './core/runtimePhase.js';

@@ -78,7 +78,8 @@ export const upstreamMachine = setup({
       pingFailures: context.pingFailures + 1,
       lastError: event.type === 'PING_FAILED' ? event.error : context.lastError,
     })),
-    resetPingFailures: assign({ pingFailures: 0 }),
+    /** Answering pings again: the error that made it degraded is no longer the upstream's state. */
+    noteRecovered: assign({ pingFailures: 0, lastError: null }),
     setToolCount: assign(({ context, event }) => ({ toolCount: event.type === 'CATALOG' ? event.toolCount : context.toolCount })),
     setRetryAt: assign(({ context, event }) => ({ retryAt: event.type === 'RETRY_SCHEDULED' ? event.at : context.retryAt })),
     clearRetryAt: assign({ retryAt: null }),
@@ -131,7 +132,7 @@ export const upstreamMachine = setup({
         },
         degraded: {
           on: {
-            PING_OK: { target: 'ready', actions: 'resetPingFailures' },
+            PING_OK: { target: 'ready', actions: 'noteRecovered' },
             PING_FAILED: [
               { guard: 'pingFailuresExhausted', target: '#upstream.backoff', actions: 'noteDisconnected' },
               { actions: 'countPingFailure' },

@@ -15,6 +15,12 @@ export interface WorkflowInput {
   stepIds: string[];
   /** Ids of the `onFailure` steps, in order. */
   onFailureIds: string[];
+  /**
+   * The main steps form a DAG (a step names the steps it `needs`): the runtime
+   * schedules them and reports each start and end; the machine records them
+   * and decides when the run is over.
+   */
+  dag?: boolean;
 }
 
 /** Why a run failed: the step that failed without `allowFailure`, and its error. */
@@ -39,6 +45,8 @@ export interface WorkflowContext {
   failure?: WorkflowFailure;
   /** The step executor itself failed (not a step): the run cannot go on. */
   crash?: string;
+  /** DAG runs: the main steps in flight (restored ones run again: at-least-once). */
+  running?: string[];
 }
 
 /** What the invoked `runStep` actor is started with. */
@@ -57,4 +65,11 @@ export type StepRunOutput =
   | { status: 'skipped' }
   | { status: 'failed'; message: string; code?: number; allowFailure: boolean; result?: unknown };
 
-export type WorkflowEvent = { type: 'CANCEL' };
+export type WorkflowEvent =
+  | { type: 'CANCEL' }
+  /** DAG runs: the runtime started a main step. */
+  | { type: 'STEP_STARTED'; stepId: string }
+  /** DAG runs: a main step ended. */
+  | { type: 'STEP_DONE'; stepId: string; output: StepRunOutput }
+  /** DAG runs: the step executor itself broke. */
+  | { type: 'STEP_CRASHED'; error: string };

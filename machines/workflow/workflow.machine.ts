@@ -1,8 +1,9 @@
 /**
  * The workflow machine: the executor of one workflow run, free of I/O.
  *
- *   running (one top-level step at a time) → succeeded
- *         ↘ step failed without allowFailure → compensating (onFailure steps) → failed
+ *   starting → running (one top-level step at a time) → succeeded
+ *         ↘ scheduling (DAG: the runtime runs the steps whose needs are met and reports them) → succeeded
+ *   running / scheduling: step failed without allowFailure → compensating (onFailure steps) → failed
  *   any active state —CANCEL→ cancelled;  the step executor itself broke → crashed
  *
  * A step is run by the invoked `runStep` actor (provided by the runtime: it
@@ -43,6 +44,12 @@ export const workflowMachine = setup({
     failedHardWithCleanup: ({ context, event }) => isHardFailure(outputOf(event)) && context.onFailureIds.length > 0,
     failedHard: ({ event }) => isHardFailure(outputOf(event)),
     hasNextStep: ({ context }) => context.cursor + 1 < (context.phase === 'main' ? context.stepIds : context.onFailureIds).length,
+    isDag: ({ context }) => context.running !== undefined,
+    // A DAG run ends once nothing is in flight: after a hard failure (no new step starts), or when every step ended.
+    dagFailedWithCleanup: ({ context }) =>
+      context.failure !== undefined && (context.running ?? []).length === 0 && context.onFailureIds.length > 0,
+    dagFailed: ({ context }) => context.failure !== undefined && (context.running ?? []).length === 0,
+    dagDone: ({ context }) => (context.running ?? []).length === 0 && context.stepIds.every((id) => Object.hasOwn(context.outcomes, id)),
   },
   actions: {
     recordStep: assign(({ context, event }) => {
@@ -66,6 +73,29 @@ export const workflowMachine = setup({
         },
       };
     }),
+    markStarted: assign({
+      running: ({ context, event }) => {
+        const { stepId } = event as Extract<WorkflowEvent, { type: 'STEP_STARTED' }>;
+        const running = context.running ?? [];
+        return running.includes(stepId) ? running : [...running, stepId];
+      },
+    }),
+    recordDagStep: assign(({ context, event }) => {
+      const { stepId, output } = event as Extract<WorkflowEvent, { type: 'STEP_DONE' }>;
+      const result = output.status === 'completed' ? output.result : output.status === 'failed' ? (output.result ?? null) : null;
+      // The first hard failure is the run's; steps still in flight end and are recorded, none starts.
+      const failure =
+        context.failure ??
+        (isHardFailure(output) && output.status === 'failed'
+          ? { stepId, message: output.message, ...(output.code !== undefined ? { code: output.code } : {}) }
+          : undefined);
+      return {
+        results: Object.fromEntries([...Object.entries(context.results), [stepId, result]]),
+        outcomes: Object.fromEntries([...Object.entries(context.outcomes), [stepId, output.status]]),
+        running: (context.running ?? []).filter((id) => id !== stepId),
+        ...(failure ? { failure } : {}),
+      };
+    }),
     advance: assign({ cursor: ({ context }) => context.cursor + 1 }),
     startCleanup: assign({ phase: 'onFailure' as const, cursor: 0 }),
     recordCrash: assign({
@@ -86,9 +116,27 @@ export const workflowMachine = setup({
     cursor: 0,
     results: {},
     outcomes: {},
+    ...(input.dag ? { running: [] } : {}),
   }),
-  initial: 'running',
+  initial: 'starting',
   states: {
+    starting: {
+      always: [{ guard: 'isDag', target: 'scheduling' }, { target: 'running' }],
+    },
+    // DAG runs: the runtime starts every step whose needs have ended (STEP_STARTED) and reports its end (STEP_DONE).
+    scheduling: {
+      on: {
+        STEP_STARTED: { actions: 'markStarted' },
+        STEP_DONE: { actions: 'recordDagStep' },
+        STEP_CRASHED: { target: 'crashed', actions: 'recordCrash' },
+        CANCEL: 'cancelled',
+      },
+      always: [
+        { guard: 'dagFailedWithCleanup', target: 'compensating', actions: 'startCleanup' },
+        { guard: 'dagFailed', target: 'failed' },
+        { guard: 'dagDone', target: 'succeeded' },
+      ],
+    },
     running: {
       invoke: {
         id: 'step',

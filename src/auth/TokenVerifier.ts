@@ -13,6 +13,8 @@ export interface VerifiedToken {
   principal: Principal;
   /** OAuth scopes the token grants (checked against `requiredScopes`). */
   scopes?: readonly string[];
+  /** When the token stops being valid (epoch ms), e.g. a JWT's `exp`; open connections authenticated with it end then. */
+  expiresAt?: number;
 }
 
 /**

@@ -12,7 +12,7 @@ import { tokenFileVerifier, TokenFileError } from './tokenFile.js';
 
 /** Builds the bearer options of `auth`; `loaded` resolves relative paths and positions errors. */
 export async function authFromConfig(
-  auth: AuthConfig,
+  auth: Exclude<AuthConfig, { kind: 'none' }>,
   loaded: LoadedConfig | undefined,
   resourceName?: string,
 ): Promise<BearerAuthOptions> {
@@ -42,6 +42,7 @@ export async function authFromConfig(
       ...(auth.principalClaim !== undefined ? { principalClaim: auth.principalClaim } : {}),
       ...(auth.clockToleranceSec !== undefined ? { clockToleranceSec: auth.clockToleranceSec } : {}),
       ...(auth.algorithms !== undefined ? { algorithms: auth.algorithms } : {}),
+      ...(auth.maxTokenAgeMs !== undefined ? { maxTokenAgeMs: auth.maxTokenAgeMs } : {}),
     });
     return { verifier, ...common, authorizationServers: auth.authorizationServers ?? [auth.issuer] };
   } catch (error) {

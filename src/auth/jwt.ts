@@ -25,8 +25,13 @@ export interface JwtVerifierOptions {
   principalClaim?: string;
   /** Seconds of clock skew tolerated on `exp`, `nbf` and `iat`. Default 30. */
   clockToleranceSec?: number;
-  /** Accepted `alg` values (e.g. `["RS256", "ES256"]`). Default: whatever fits the key; `none` and HMAC never pass with a public key. */
+  /** Accepted `alg` values (e.g. `["RS256", "ES256"]`). Default: every asymmetric algorithm; `none` and HMAC never pass. */
   algorithms?: string[];
+  /**
+   * Oldest accepted token, by its `iat` claim, in ms; a token without `iat`
+   * is then refused. Default: no limit beyond `exp`.
+   */
+  maxTokenAgeMs?: number;
   /** JWKS fetch timeout, ms. Default 5000. */
   jwksTimeoutMs?: number;
 }
@@ -80,6 +85,14 @@ export async function loadKeyFile(file: string): Promise<KeyObject | JWTVerifyGe
   }
 }
 
+/**
+ * Algorithms accepted when none are configured: public-key signatures only.
+ * HS256 "signed" with the PEM public key as the HMAC secret is the classic
+ * key-confusion forgery; it is refused as a bad token (401), not left to
+ * fail inside `jose` as a server fault (503, issue 12.7).
+ */
+export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+
 /** What a rejected token is told (never the token, never a claim's value). */
 function describeRejection(error: unknown): string | undefined {
   if (error instanceof errors.JWTExpired) return 'The access token has expired';
@@ -100,13 +113,15 @@ export async function jwtVerifier(options: JwtVerifierOptions): Promise<TokenVer
     ? createRemoteJWKSet(checkJwksUrl(options.jwksUrl), { timeoutDuration: options.jwksTimeoutMs ?? 5000 })
     : await loadKeyFile(options.keyFile!);
   const claim = options.principalClaim ?? 'sub';
+  const toleranceSec = options.clockToleranceSec ?? 30;
   const verifyOptions = {
     issuer: options.issuer,
     audience: options.audience,
-    clockTolerance: options.clockToleranceSec ?? 30,
+    clockTolerance: toleranceSec,
     // An access token without an expiry would be a password that never changes.
     requiredClaims: ['exp'],
-    ...(options.algorithms ? { algorithms: options.algorithms as JWSAlgorithm[] } : {}),
+    algorithms: (options.algorithms ?? ASYMMETRIC_ALGORITHMS) as JWSAlgorithm[],
+    ...(options.maxTokenAgeMs !== undefined ? { maxTokenAge: options.maxTokenAgeMs / 1000 } : {}),
   };
   return {
     async verify(token): Promise<VerifiedToken> {
@@ -116,11 +131,22 @@ export async function jwtVerifier(options: JwtVerifierOptions): Promise<TokenVer
       } catch (error) {
         const description = describeRejection(error);
         if (description !== undefined) throw new InvalidTokenError(description);
+        // With a key file nothing can be unreachable: whatever failed is the token's (a key of another type, 401).
+        if (options.keyFile !== undefined) throw new InvalidTokenError('The access token does not fit the key this server checks it with');
         throw error; // JWKS unreachable or broken: a server fault (503), not the client's.
+      }
+      // Issue 12.7: a token issued in the future (beyond the clock tolerance) is refused; jose checks it only with maxTokenAge.
+      const nowSec = Date.now() / 1000;
+      if (typeof payload.iat === 'number' && payload.iat > nowSec + toleranceSec) {
+        throw new InvalidTokenError('The access token failed the iat claim check (issued in the future)');
       }
       const id = payload[claim];
       if (typeof id !== 'string' || id === '') throw new InvalidTokenError(`The access token has no ${claim} claim naming the caller`);
-      return { principal: { id }, scopes: scopesOf(payload) };
+      // When the token stops being valid: its exp, or sooner by maxTokenAgeMs (open connections end then, issue 12.4).
+      const expiries = [typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity];
+      if (options.maxTokenAgeMs !== undefined && typeof payload.iat === 'number') expiries.push(payload.iat * 1000 + options.maxTokenAgeMs);
+      const expiresAt = Math.min(...expiries);
+      return { principal: { id }, scopes: scopesOf(payload), ...(Number.isFinite(expiresAt) ? { expiresAt } : {}) };
     },
   };
 }

@@ -7,7 +7,7 @@
 import { ConfigError } from '../config/loadConfig.js';
 import { composeInspectors, type InspectFn } from '../inspection/redact.js';
 import { attachStatelyInspector, type StatelyInspector } from '../inspection/statelyInspector.js';
-import { createTraceInspector, type TraceInspector } from '../inspection/trace.js';
+import { createTraceInspector, TraceFileRefusedError, type TraceInspector } from '../inspection/trace.js';
 import type { Logger } from '../runtime/Logger.js';
 
 export interface InspectionArgs {
@@ -52,7 +52,9 @@ export async function openInspection(args: InspectionArgs, logger: Logger): Prom
       });
     } catch (error) {
       throw new ConfigError(
-        `--trace ${args.trace}: cannot open the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+        error instanceof TraceFileRefusedError
+          ? `--trace ${args.trace}: refused: ${error.message}`
+          : `--trace ${args.trace}: cannot open the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
       );
     }
   }

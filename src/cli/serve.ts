@@ -13,6 +13,7 @@ import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { serveStdio } from '../transports/stdio.js';
 import { listenWebSocket } from '../transports/websocket.js';
+import { isLoopbackHost } from '../transports/admission.js';
 import { authFromConfig } from '../auth/fromConfig.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { openConfiguredWorkflows } from '../workflows/configured.js';
@@ -20,6 +21,8 @@ import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
 import { warnAboutMissingTools } from '../workflows/missingTools.js';
 import { DEFAULT_WORKFLOW_PREFIX, type WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import { createOperations, type Operations } from '../operations/Operations.js';
+import { listenOperations, type OperationsListener } from '../operations/listenOperations.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -30,6 +33,10 @@ export interface ServeArgs extends InspectionArgs {
   ws?: string;
   demo?: boolean;
   quiet?: boolean;
+  /** `host:port`, `:port` or `port`: serve `/healthz`, `/readyz` (and metrics) on a port of their own. */
+  operations?: string;
+  /** Serve Prometheus metrics at `/metrics` (operators only; config `operations.metrics`). */
+  metrics?: boolean;
 }
 
 /** The demo config `npm start` serves. */
@@ -64,10 +71,46 @@ export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig
         : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
 }
 
+/**
+ * The operator surfaces (metrics) show every principal's tasks: without auth
+ * they may only be served where only loopback clients reach them. Refuses,
+ * before anything starts, a setup that would expose them or serve them nowhere.
+ */
+function checkOperatorListeners(setup: {
+  auth: boolean;
+  wantHttp: boolean;
+  httpHost: string;
+  operationsListen: { host?: string | undefined } | undefined;
+}): void {
+  const { auth, wantHttp, httpHost, operationsListen } = setup;
+  if (!wantHttp && !operationsListen) {
+    throw new ConfigError('--metrics needs a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
+  }
+  if (auth) return;
+  const operationsHost = operationsListen ? (operationsListen.host ?? '127.0.0.1') : undefined;
+  if (operationsHost !== undefined && !isLoopbackHost(operationsHost)) {
+    throw new ConfigError(
+      `--metrics without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
+    );
+  }
+  if (wantHttp && !isLoopbackHost(httpHost) && operationsHost === undefined) {
+    throw new ConfigError(
+      `--metrics without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve metrics on a loopback port (--operations 127.0.0.1:9464)`,
+    );
+  }
+}
+
 /** Starts serving; resolves once listening, with a function that stops everything. */
-export async function serve(
-  args: ServeArgs,
-): Promise<{ runtime: TaskvisorRuntime; url?: string; wsUrl?: string; workflows?: WorkflowCatalog; stop: () => Promise<void> }> {
+export async function serve(args: ServeArgs): Promise<{
+  runtime: TaskvisorRuntime;
+  url?: string;
+  wsUrl?: string;
+  /** Base URL of the operations port (`--operations`, config `operations.listen`). */
+  operationsUrl?: string;
+  operations: Operations;
+  workflows?: WorkflowCatalog;
+  stop: () => Promise<void>;
+}> {
   const logger = stderrLogger({ quiet: args.quiet ?? false });
   const configFile = args.config ?? (args.demo ? DEMO_CONFIG : undefined);
   const loaded: LoadedConfig | undefined = configFile ? await loadConfig(configFile) : undefined;
@@ -79,10 +122,32 @@ export async function serve(
   const wantWs = args.ws !== undefined || (!anyTransportFlag && config.ws !== undefined);
   const flag: { host?: string; port?: number } = args.http !== undefined ? parseHostPort(args.http) : {};
   const wsFlag: { host?: string; port?: number } = args.ws !== undefined ? parseHostPort(args.ws, '--ws') : {};
+  const operationsFlag = args.operations !== undefined ? parseHostPort(args.operations, '--operations') : undefined;
+  const operationsListen = operationsFlag ?? config.operations?.listen;
   const envPort = wantHttp && process.env.PORT !== undefined && process.env.PORT !== '' ? parseEnvPort(process.env.PORT) : undefined;
   checkInspectionArgs(args);
   // Token file / key file / JWKS URL are checked before anything starts (no partial start).
-  const auth: BearerAuthOptions | undefined = config.auth ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
+  const auth: BearerAuthOptions | undefined =
+    config.auth && config.auth.kind !== 'none' ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
+  // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000; --ws, then the config, then 127.0.0.1:3001.
+  const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+  const wsHost = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
+  const wantMetrics = args.metrics === true || config.operations?.metrics === true;
+  // Which listener carries the operator surfaces (metrics): checked before anything starts.
+  const operatorRoutesOnHttp = wantHttp && (auth !== undefined || isLoopbackHost(httpHost));
+  if (wantMetrics) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
+  // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
+  // `anonymous`. Refused before anything starts, unless the config says so in as many words.
+  const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
+    ([, host]) => !isLoopbackHost(host!),
+  );
+  if (!auth && config.auth?.kind !== 'none' && publicBinds.length > 0) {
+    throw new ConfigError(
+      `refusing to serve ${publicBinds.map(([kind, host]) => `${kind} on ${host}`).join(' and ')} without authentication: ` +
+        'every caller there would be the same anonymous principal. Configure auth (token-file or jwt), ' +
+        'or say it explicitly in the config with auth: { kind: none }',
+    );
+  }
   const wantInspection = args.inspect || args.inspectPort !== undefined || args.trace !== undefined;
   // Opened once the tools are loaded (a bad tool module leaves no trace file, no relay); until then nothing runs.
   let inspection: OpenedInspection | undefined;
@@ -113,15 +178,43 @@ export async function serve(
   });
   if (loaded) await loadToolModules(loaded, runtime);
   // Workflows are tools too: registered before start() so their unfinished runs can resume.
-  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect) : undefined;
+  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store) : undefined;
   if (wantInspection) {
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
+  }
+  const operations = createOperations(runtime, {
+    ...(wantMetrics ? { metrics: true } : {}),
+    ...(auth ? { auth } : {}),
+    ...(config.operations?.operatorScope ? { operatorScope: config.operations.operatorScope } : {}),
+    ...(config.http?.path ? { mcpPath: config.http.path } : {}),
+    ...(config.operations?.upstreamsGateReadiness !== undefined
+      ? { upstreamsGateReadiness: config.operations.upstreamsGateReadiness }
+      : {}),
+    ...(config.operations?.maxEventLoopDelayMs !== undefined ? { maxEventLoopDelayMs: config.operations.maxEventLoopDelayMs } : {}),
+  });
+  let operationsUrl: string | undefined;
+  let operationsListener: OperationsListener | undefined;
+  if (operationsListen) {
+    // Before start(): a balancer polling /readyz sees `recovering` while unfinished tasks are resumed.
+    const host = operationsListen.host ?? '127.0.0.1';
+    try {
+      operationsListener = await listenOperations(runtime, operations, { host, port: operationsListen.port });
+      operationsUrl = operationsListener.url;
+    } catch (error) {
+      operations.close();
+      await inspection?.close();
+      throw new ConfigError(
+        `cannot listen on ${host}:${operationsListen.port} (operations): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
+    }
   }
   // All tools are registered and the config is valid before anything starts: no partial start.
   try {
     await runtime.start();
   } catch (error) {
+    await operationsListener?.close();
+    operations.close();
     await inspection?.close();
     // An unreachable or refused database is a setup problem: one line naming the config, no stack.
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
@@ -149,8 +242,7 @@ export async function serve(
 
   let url: string | undefined;
   if (wantHttp) {
-    // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000.
-    const host = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
+    const host = httpHost;
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {
       const listener = await listenHttp(runtime, {
@@ -161,7 +253,10 @@ export async function serve(
         ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
         ...(auth ? { auth } : {}),
         ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
+        // Without auth a non-loopback listener never carries the operator surfaces (they went to the operations port).
+        routes: operatorRoutesOnHttp ? operations.routes : operations.healthRoutes,
       });
+      operations.health.trackListener('http', () => listener.server.listening);
       url = listener.url;
     } catch (error) {
       await runtime.close();
@@ -170,8 +265,7 @@ export async function serve(
   }
   let wsUrl: string | undefined;
   if (wantWs) {
-    // Precedence: --ws, then the config file, then 127.0.0.1:3001 (HOST/PORT are HTTP's).
-    const host = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
+    const host = wsHost;
     const port = wsFlag.port ?? config.ws?.port ?? 3001;
     try {
       const listener = await listenWebSocket(runtime, {
@@ -183,6 +277,7 @@ export async function serve(
         ...(auth ? { auth } : {}),
         ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
       });
+      operations.health.trackListener('ws', () => listener.server.listening);
       wsUrl = listener.url;
     } catch (error) {
       await runtime.close();
@@ -222,6 +317,11 @@ export async function serve(
     );
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
+  if (operationsUrl) logger.info(`serving /healthz and /readyz${wantMetrics ? ' and /metrics' : ''} at ${operationsUrl}`);
+  if (wantMetrics && url && operatorRoutesOnHttp)
+    logger.info(
+      `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,
+    );
   if (args.stdio) {
     const stdio = serveStdio(runtime);
     logger.info('serving MCP over stdio');
@@ -231,6 +331,8 @@ export async function serve(
     runtime,
     ...(url ? { url } : {}),
     ...(wsUrl ? { wsUrl } : {}),
+    ...(operationsUrl ? { operationsUrl } : {}),
+    operations,
     ...(workflows ? { workflows } : {}),
     stop: () => runtime.close(),
   };

@@ -8,7 +8,11 @@
  *                                    runs one workflow in this process with the config's tools (no
  *                                    server, no store): progress on stderr, the result on stdout
  *
- * With a config that has `upstreams`, both connect to them first (waiting up
+ *   runs [ID] --config FILE [--owner O] [--workflow W] [--status S] [--limit N] [--json]
+ *                                    the run history in the config's store (every principal's:
+ *                                    an admin view, read only), or one run with its steps
+ *
+ * With a config that has `upstreams`, validate and run connect to them first (waiting up
  * to --upstream-timeout, default 15 s) and use their tools, as the server does.
  */
 import { rm } from 'node:fs/promises';
@@ -25,6 +29,9 @@ import { DEFAULT_WORKFLOW_PREFIX } from '../workflows/WorkflowCatalog.js';
 import { openConfiguredWorkflows } from '../workflows/configured.js';
 import { ToolInvoker } from '../workflows/ToolInvoker.js';
 import { upstreamsOf } from '../upstreams/fromConfig.js';
+import { createTaskStore } from '../store/index.js';
+import { RUN_STATUSES, RunHistory, type RunStatus } from '../workflows/RunHistory.js';
+import { storeConfigOf } from './serve.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 
@@ -43,11 +50,15 @@ export const WORKFLOWS_USAGE = `Usage:
       object accepts, an empty line declines, "cancel" cancels).
       Exit 0 when the workflow succeeded, 1 when it failed, 2 for a bad
       command line.
+  taskvisor workflows runs [ID] --config FILE [--owner O] [--workflow W] [--status S] [--limit N] [--json]
+      The run history in the config's store (every principal's runs, newest
+      first), or run ID with its step records. Read only; safe while a server
+      runs with sqlite. S is one of ${RUN_STATUSES.join(', ')}.
 `;
 
 export async function workflowsCommand(argv: string[], io: CliIo = process): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined) throw new UsageError('workflows: missing subcommand (validate or run)', WORKFLOWS_USAGE);
+  if (sub === undefined) throw new UsageError('workflows: missing subcommand (validate, run or runs)', WORKFLOWS_USAGE);
   if (isHelpWord(sub)) {
     io.stdout.write(WORKFLOWS_USAGE);
     return 0;
@@ -57,8 +68,10 @@ export async function workflowsCommand(argv: string[], io: CliIo = process): Pro
       return validate(rest, io);
     case 'run':
       return run(rest, io);
+    case 'runs':
+      return runs(rest, io);
     default:
-      throw new UsageError(`workflows: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: validate, run`, WORKFLOWS_USAGE);
+      throw new UsageError(`workflows: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: validate, run, runs`, WORKFLOWS_USAGE);
   }
 }
 
@@ -290,5 +303,93 @@ async function answer(
     return { action: 'accept', content: JSON.parse(line) as unknown };
   } catch {
     throw new Error(`the answer to ${key} is not JSON: ${line}`);
+  }
+}
+
+/** `workflows runs [ID]`: the run history of the config's store, out of band (every principal's runs). */
+async function runs(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandLine(
+    argv,
+    {
+      config: { type: 'string', short: 'c' },
+      owner: { type: 'string' },
+      workflow: { type: 'string' },
+      status: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    WORKFLOWS_USAGE,
+    { positionals: true },
+  );
+  if (values.help) {
+    io.stdout.write(WORKFLOWS_USAGE);
+    return 0;
+  }
+  if (!values.config) throw new UsageError('workflows runs: --config FILE is required (it names the store)', WORKFLOWS_USAGE);
+  if (positionals.length > 1)
+    throw new UsageError(`workflows runs: give at most one run ID (got ${positionals.join(' ')})`, WORKFLOWS_USAGE);
+  if (values.status !== undefined && !RUN_STATUSES.includes(values.status as RunStatus))
+    throw new ConfigError(`--status ${values.status}: expected one of ${RUN_STATUSES.join(', ')}`);
+  const limit = values.limit === undefined ? 50 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit <= 0 || limit > 1000)
+    throw new ConfigError(`--limit ${values.limit}: expected an integer from 1 to 1000`);
+  const loaded = await loadConfig(values.config);
+  const storeConfig = storeConfigOf(loaded);
+  if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
+  const section = loaded.config.workflows;
+  const store = createTaskStore(storeConfig);
+  await store.open();
+  try {
+    const history = new RunHistory({
+      store,
+      ...(section?.historyRetentionMs !== undefined ? { retentionMs: section.historyRetentionMs } : {}),
+      ...(section?.historyMaxRuns !== undefined ? { maxRuns: section.historyMaxRuns } : {}),
+    });
+    if (positionals.length === 1) {
+      const detail = await history.get(positionals[0]!, values.owner);
+      if (!detail) {
+        io.stderr.write(`taskvisor: no workflow run ${positionals[0]} in the store\n`);
+        return 1;
+      }
+      if (values.json) {
+        io.stdout.write(`${JSON.stringify(detail, null, 2)}\n`);
+        return 0;
+      }
+      const out = [
+        `run       ${detail.execution_id}${detail.task ? ' (a task)' : ''}`,
+        `workflow  ${detail.workflow_name}`,
+        `status    ${detail.status}${detail.error ? ` — ${detail.error}` : ''}`,
+        `started   ${detail.started_at}`,
+        ...(detail.completed_at ? [`ended     ${detail.completed_at} (${detail.duration_ms} ms)`] : []),
+        `input     ${JSON.stringify(detail.input)}`,
+        'steps:',
+        ...(detail.steps ?? []).map(
+          (step) =>
+            `  ${step.step_id}\t${step.status}\t${step.tool ?? ''}\t${step.started_at}${step.duration_ms !== undefined ? `\t${step.duration_ms} ms` : ''}${step.error ? `\t${step.error}` : ''}`,
+        ),
+      ];
+      io.stdout.write(`${out.join('\n')}\n`);
+      return 0;
+    }
+    const listed = await history.list({
+      limit,
+      ...(values.owner !== undefined ? { owner: values.owner } : {}),
+      ...(values.workflow !== undefined ? { workflow: values.workflow } : {}),
+      ...(values.status !== undefined ? { status: values.status as RunStatus } : {}),
+    });
+    if (values.json) {
+      io.stdout.write(`${JSON.stringify(listed, null, 2)}\n`);
+      return 0;
+    }
+    io.stdout.write('RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tMS\tSTEPS\tERROR\n');
+    for (const run of listed.executions) {
+      io.stdout.write(
+        `${run.execution_id}\t${run.workflow_name}\t${run.status}\t${run.started_at}\t${run.duration_ms}\t${run.step_count}\t${run.error ?? ''}\n`,
+      );
+    }
+    if (listed.has_more) io.stdout.write(`(${listed.total - listed.executions.length} more; --limit)\n`);
+    return 0;
+  } finally {
+    await store.close();
   }
 }

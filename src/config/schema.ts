@@ -55,8 +55,16 @@ export const AuthConfigSchema = z
         .array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']))
         .min(1)
         .optional(),
+      /** Oldest accepted token by its `iat` claim, ms (then `iat` is required). Default: no limit beyond `exp`. */
+      maxTokenAgeMs: z.number().int().positive().optional(),
       ...authCommon,
     }),
+    /**
+     * No authentication, said explicitly: required to serve HTTP or WebSocket on
+     * a non-loopback address without auth (issue 12.8). Every caller is the one
+     * principal `anonymous`.
+     */
+    z.strictObject({ kind: z.literal('none') }),
   ])
   .superRefine((auth, ctx) => {
     if (auth.kind === 'jwt' && (auth.jwksUrl === undefined) === (auth.keyFile === undefined)) {
@@ -226,6 +234,10 @@ export const ConfigSchema = z.strictObject({
         .optional(),
       /** Reload the folder when its files change. Default true. */
       watch: z.boolean().optional(),
+      /** How long a finished run stays in the run history (docs/workflows.md "Run history"). Default 21 days. */
+      historyRetentionMs: z.number().int().min(1).optional(),
+      /** At most this many finished runs are kept; the oldest go first. Default 10,000. */
+      historyMaxRuns: z.number().int().min(1).max(10_000_000).optional(),
     })
     .optional(),
   /** Resource limits (docs/security-limits.md); safe defaults when absent. */
@@ -248,6 +260,29 @@ export const ConfigSchema = z.strictObject({
       toolNamespace: z
         .string()
         .regex(/^[A-Za-z][A-Za-z0-9]{0,15}$/, 'use a letter then up to 15 letters or digits')
+        .optional(),
+    })
+    .optional(),
+  /** Health, readiness, metrics (docs/operations.md, issue 16). */
+  operations: z
+    .strictObject({
+      /** Serve Prometheus metrics at /metrics (operators only). Default false. */
+      metrics: z.boolean().optional(),
+      /** Scope an operator's bearer token must carry (with auth). Default `taskvisor:operator`. */
+      operatorScope: z
+        .string()
+        .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected an OAuth scope token')
+        .optional(),
+      /** Whether an upstream that is not ready makes `/readyz` fail. Default false (reported, not gating). */
+      upstreamsGateReadiness: z.boolean().optional(),
+      /** `/healthz` fails when the event loop's p99 delay exceeds this. Default 2000. */
+      maxEventLoopDelayMs: z.number().int().positive().optional(),
+      /** Serve the operations routes on a port of their own too (for stdio/WebSocket-only serving). */
+      listen: z
+        .strictObject({
+          host: z.string().min(1).optional(),
+          port: z.number().int().min(0).max(65535),
+        })
         .optional(),
     })
     .optional(),

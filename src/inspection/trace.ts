@@ -11,7 +11,7 @@
  * serialized once per tick and written through a WriteStream, so an actor
  * never waits for the disk. Task data is redacted by default (see `redact.ts`).
  */
-import { closeSync, createWriteStream, fchmodSync, openSync } from 'node:fs';
+import { closeSync, constants as fsConstants, createWriteStream, fchmodSync, fstatSync, ftruncateSync, lstatSync, openSync } from 'node:fs';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { sanitize } from './redact.js';
 
@@ -61,20 +61,56 @@ export interface TraceLine {
 
 const TRACED = new Set(['@xstate.actor', '@xstate.event', '@xstate.snapshot', '@xstate.action']);
 
-/** Opens `file` (mode 0600) and returns the trace inspector writing to it. Throws at once if the file cannot be opened. */
-export function createTraceInspector(options: TraceInspectorOptions): TraceInspector {
-  const redact = options.redact ?? true;
-  const maxQueued = options.maxQueued ?? 100_000;
-  const onError =
-    options.onError ?? ((error: Error) => process.stderr.write(`taskvisor: error: trace ${options.file}: ${error.message}\n`));
-  const fd = openSync(options.file, 'w', 0o600);
+/** Why a `--trace` file was refused before anything was written (issue 12.5). */
+export class TraceFileRefusedError extends Error {
+  override name = 'TraceFileRefusedError';
+}
+
+/**
+ * Opens `file` for writing, truncated, mode 0600 — only when it is a regular
+ * file or does not exist (issue 12.5). A symbolic link is refused, not
+ * followed: `--trace` used to truncate whatever a link pointed at. So is a
+ * FIFO, a device or a folder. `O_NOFOLLOW` closes the race between the check
+ * and the open; the truncation happens only after `fstat` confirms a regular
+ * file (a FIFO opened non-blocking never blocks).
+ */
+function openTraceFile(file: string): number {
+  let existing: import('node:fs').Stats | undefined;
   try {
+    existing = lstatSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (existing?.isSymbolicLink()) throw new TraceFileRefusedError('it is a symbolic link; a trace file is never followed through a link');
+  if (existing && !existing.isFile()) throw new TraceFileRefusedError('it exists and is not a regular file');
+  let fd: number;
+  try {
+    fd = openSync(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+      throw new TraceFileRefusedError('it is a symbolic link; a trace file is never followed through a link');
+    }
+    throw error;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new TraceFileRefusedError('it exists and is not a regular file');
+    ftruncateSync(fd, 0);
     // An existing file keeps its mode on open: tighten it too.
     fchmodSync(fd, 0o600);
   } catch (error) {
     closeSync(fd);
     throw error;
   }
+  return fd;
+}
+
+/** Opens `file` (mode 0600) and returns the trace inspector writing to it. Throws at once if the file cannot be opened. */
+export function createTraceInspector(options: TraceInspectorOptions): TraceInspector {
+  const redact = options.redact ?? true;
+  const maxQueued = options.maxQueued ?? 100_000;
+  const onError =
+    options.onError ?? ((error: Error) => process.stderr.write(`taskvisor: error: trace ${options.file}: ${error.message}\n`));
+  const fd = openTraceFile(options.file);
   const stream = createWriteStream(options.file, { fd, autoClose: true });
   let queue: Array<{ t: number; event: InspectionEvent }> = [];
   let dropped = 0;

@@ -4,6 +4,7 @@
  * `tasks/get`, `tasks/update`, `tasks/cancel`. `tasks/list` and
  * `tasks/result` are not registered, so the SDK answers `-32601` (T-35).
  */
+import { publish } from '../core/diagnostics.js';
 import { CreateMessageResultV2Schema, ElicitResultV2Schema, ListRootsResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -15,6 +16,7 @@ import type { PollRateLimiter } from '../runtime/PollRateLimiter.js';
 import { clientCapabilitiesOf, declaresTasks } from './envelope.js';
 import { toDetailedTask } from './wire.js';
 import { mappingErrors } from './errors.js';
+import type { Logger } from '../runtime/Logger.js';
 
 /** Explicit schemas are required: `tasks/get|cancel` are 2025 spec names the 2026 era gate would refuse otherwise. */
 const TaskIdParams = z.object({ taskId: z.string() }).loose();
@@ -45,11 +47,13 @@ export interface TasksExtensionOptions {
   pollRateLimiter?: PollRateLimiter;
   /** Routes wrapped upstream task ids (src/upstreams); absent = every id is local. */
   forwarder?: ForwardedTasks;
+  /** Where server faults go (the client gets a stable message and a reference id, issue 12.10). */
+  logger?: Logger;
 }
 
 export const TasksExtension = {
   /** Declares `extensions["io.modelcontextprotocol/tasks"]: {}` (T-11) and registers the handlers. Call before connect. */
-  attach(server: Server, { supervisor, principal, pollRateLimiter, forwarder }: TasksExtensionOptions): void {
+  attach(server: Server, { supervisor, principal, pollRateLimiter, forwarder, logger }: TasksExtensionOptions): void {
     server.registerCapabilities(tasksCapability());
 
     // Checked on each request's own envelope (T-33).
@@ -62,6 +66,7 @@ export const TasksExtension = {
       { params: TaskIdParams },
       mappingErrors(async ({ taskId }, ctx) => {
         requireTasks(ctx, 'tasks/get');
+        publish('taskvisor:tasks.poll', () => ({ local: !forwarder?.owns(taskId) }));
         // A wrapped id goes upstream (MAC-checked for this principal, I-7); anything else stays local.
         if (forwarder?.owns(taskId)) return (await forwarder.get(taskId, principal, clientCapabilitiesOf(ctx))) as never;
         let record = await supervisor.get(taskId, principal);
@@ -69,7 +74,7 @@ export const TasksExtension = {
           record = await supervisor.get(taskId, principal); // answered late: answer with the state as it is now
         }
         return { resultType: 'complete', ...toDetailedTask(record) }; // T-06, T-12
-      }),
+      }, logger),
     );
 
     server.setRequestHandler(
@@ -112,7 +117,7 @@ export const TasksExtension = {
         }
         await supervisor.update(taskId, principal, responses);
         return { resultType: 'complete' }; // T-20
-      }),
+      }, logger),
     );
 
     server.setRequestHandler(
@@ -126,7 +131,7 @@ export const TasksExtension = {
         }
         await supervisor.cancel(taskId, principal);
         return { resultType: 'complete' }; // T-23: an acknowledgement only
-      }),
+      }, logger),
     );
   },
 };

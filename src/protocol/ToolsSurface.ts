@@ -12,6 +12,7 @@ import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import { clientCapabilitiesOf, declaresTasks } from './envelope.js';
 import { toCreateTaskResult } from './wire.js';
 import { mappingErrors } from './errors.js';
+import type { Logger } from '../runtime/Logger.js';
 import type { CallerRelay } from '../tools/CallerRelay.js';
 
 /** What an MRTR round carries back to us, integrity-protected by the SDK codec (spec §4.4). */
@@ -19,6 +20,8 @@ export interface MrtrState {
   principal: string;
   tool: string;
   answers: Record<string, unknown>;
+  /** A forwarded tool's place in the upstream (the task or round waiting for these answers). */
+  resume?: JsonObject;
 }
 
 export interface ToolsSurfaceOptions {
@@ -27,10 +30,12 @@ export interface ToolsSurfaceOptions {
   principal: string;
   era: 'modern' | 'legacy';
   requestState: RequestStateCodec<MrtrState>;
+  /** Where server faults go (the client gets a stable message and a reference id, issue 12.10). */
+  logger?: Logger;
 }
 
 export const ToolsSurface = {
-  attach(server: Server, { tools, caller, principal, era, requestState }: ToolsSurfaceOptions): void {
+  attach(server: Server, { tools, caller, principal, era, requestState, logger }: ToolsSurfaceOptions): void {
     server.setRequestHandler('tools/list', async () => ({ tools: tools.list() as never }));
 
     server.setRequestHandler(
@@ -53,6 +58,7 @@ export const ToolsSurface = {
           answers,
           signal: ctx.mcpReq.signal,
           relay: callerRelay(ctx),
+          ...(state?.resume ? { resume: state.resume } : {}),
         });
         switch (outcome.kind) {
           case 'result':
@@ -63,11 +69,16 @@ export const ToolsSurface = {
             return outcome.task as never;
           case 'input-required':
             return inputRequired({
-              inputRequests: { [outcome.key]: outcome.request as never },
-              requestState: await requestState.mint({ principal, tool: name, answers: outcome.answers as JsonObject }),
+              inputRequests: outcome.requests as never,
+              requestState: await requestState.mint({
+                principal,
+                tool: name,
+                answers: outcome.answers as JsonObject,
+                ...(outcome.resume ? { resume: outcome.resume } : {}),
+              }),
             }) as never;
         }
-      }),
+      }, logger),
     );
   },
 };

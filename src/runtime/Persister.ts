@@ -1,12 +1,16 @@
 /**
  * Writes a task actor's state to the store after every change, driven by the
  * actor system's `inspect` hook (it also sees child-only changes, which
- * `actor.subscribe` misses: xstate-notes §1).
+ * `actor.subscribe` misses: xstate-notes §1), and publishes each record once
+ * it is stored: the one durable-publish path (issue 13 item 1, issue 19 item
+ * 2). What clients see of a live task (`tasks/get`, listen, the runtime API)
+ * is {@link Persister.durable}, never the actor's unwritten state (I-1, I-2).
  *
  * At most one write per task is in flight; changes made meanwhile coalesce
- * into the next write (latest wins). After `stop()` nothing is written again
- * (I-9): a snapshot taken after `actor.stop()` would restore a task without
- * its worker.
+ * into the next write (latest wins). A failed write is retried on a timer, and
+ * {@link Persister.flushed} waits for that retry too. After `stop()` nothing is
+ * written again (I-9): a snapshot taken after `actor.stop()` would restore a
+ * task without its worker.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
@@ -19,7 +23,7 @@ export interface PersisterOptions {
   /** Version of the record already stored (1 after create). */
   version: number;
   onError: (error: unknown, taskId: string) => void;
-  /** Called after each record is stored (the supervisor evicts a task once its terminal record is). */
+  /** Called after each record is stored: the only place a change becomes visible. */
   onWritten?: (record: TaskRecord) => void;
   /** The store refused a write because another instance claimed the task (fencing): persisting has stopped. */
   onFenced?: (taskId: string) => void;
@@ -32,12 +36,16 @@ export class Persister {
   private dirty = false;
   private inflight: Promise<void> | null = null;
   private stopped = false;
-  private version: number;
+  /** Highest version handed to the store, written or not: a retry never reuses one (a timed-out write may still land). */
+  private attempted: number;
   private lastWritten: string | undefined;
+  private durableRecord: TaskRecord | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Callers of {@link flushed} waiting for the store to catch up. */
+  private waiters: Array<() => void> = [];
 
   constructor(private readonly options: PersisterOptions) {
-    this.version = options.version;
+    this.attempted = options.version;
   }
 
   /** The `inspect` option of the task actor. */
@@ -45,19 +53,29 @@ export class Persister {
     if (event.type === '@xstate.snapshot') this.kick();
   };
 
-  /** Starts persisting `actor`; `initialJson` is what create already wrote. */
-  attach(actor: AnyActorRef, initialJson?: string): void {
+  /** Starts persisting `actor`; `stored` is the record create (or recovery) found stored. */
+  attach(actor: AnyActorRef, stored: TaskRecord): void {
     this.actor = actor;
-    this.lastWritten = initialJson;
+    this.durableRecord = stored;
+    this.lastWritten = JSON.stringify({ ...stored, version: 0 });
   }
 
-  /** The version of the last record handed to the store. */
-  get currentVersion(): number {
-    return this.version;
+  /** The last record the store confirmed: what clients may see of the task. */
+  get durable(): TaskRecord | undefined {
+    return this.durableRecord;
   }
 
-  /** Resolves when every change seen so far is written (or persisting stopped). */
-  async flushed(): Promise<void> {
+  /**
+   * Resolves when every change seen so far is stored, including one waiting
+   * on a retry timer after a failed write (or when persisting stopped).
+   */
+  flushed(): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Resolves when the write in flight (if any) has settled, successfully or not; never waits for a retry. */
+  async settled(): Promise<void> {
     while (this.inflight) await this.inflight;
   }
 
@@ -65,16 +83,29 @@ export class Persister {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.wake();
+  }
+
+  private get idle(): boolean {
+    return this.stopped || (!this.dirty && !this.inflight && this.retryTimer === undefined);
+  }
+
+  private wake(): void {
+    if (!this.idle) return;
+    for (const resolve of this.waiters.splice(0)) resolve();
   }
 
   private kick(): void {
     if (this.stopped || !this.actor) return;
     this.dirty = true;
-    if (this.inflight) return;
+    // A change made while a retry waits is written by that retry (no write storm on a full disk).
+    if (this.inflight || this.retryTimer !== undefined) return;
     // Cleared in finally(): a pump that ends synchronously must not leave a stale promise (xstate-notes §1).
     this.inflight = this.pump().finally(() => {
       this.inflight = null;
-      if (this.dirty) this.kick();
+      if (this.dirty && this.retryTimer === undefined) this.kick();
+      else this.wake();
     });
   }
 
@@ -83,13 +114,12 @@ export class Persister {
       this.dirty = false;
       const snapshot = this.actor.getSnapshot() as TaskSnapshotLike & { status: string };
       if (snapshot.status === 'stopped') return;
-      const record = recordOf(snapshot, this.actor.getPersistedSnapshot(), this.version + 1, this.options.machineVersion);
+      const record = recordOf(snapshot, this.actor.getPersistedSnapshot(), this.attempted + 1, this.options.machineVersion);
       const json = JSON.stringify({ ...record, version: 0 });
       if (json === this.lastWritten) continue;
+      this.attempted = record.version;
       try {
         await this.options.store.put(record);
-        this.version = record.version;
-        this.lastWritten = json;
       } catch (error) {
         if (error instanceof TaskFencedError) {
           // Another instance runs this task now: never retry, stop running it here.
@@ -98,15 +128,22 @@ export class Persister {
           return;
         }
         this.options.onError(error, record.taskId);
+        // The change is still unwritten: flushed() keeps waiting until a retry stores it.
+        this.dirty = true;
         this.retryLater();
         return;
       }
+      this.lastWritten = json;
+      this.durableRecord = record;
       this.options.onWritten?.(record);
     }
   }
 
   private retryLater(): void {
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.kick(), this.options.retryMs ?? 1000);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.kick();
+    }, this.options.retryMs ?? 1000);
   }
 }

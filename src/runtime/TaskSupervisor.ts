@@ -20,7 +20,7 @@ import {
 import { ShuttingDownError, TaskExpiredError, taskNotFound } from '../core/errors.js';
 import { newTaskId, TASK_ID_PATTERN } from '../core/ids.js';
 import type { TaskCommand, TaskStore } from '../store/TaskStore.js';
-import { recordOf, isTerminal, visibleKey, type TaskSnapshotLike } from '../tasks/project.js';
+import { recordOf, isTerminal, visibleKey } from '../tasks/project.js';
 import { isExpired, type TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
@@ -110,7 +110,7 @@ export class TaskSupervisor {
           this.executions.set(input.taskId, execution);
           execution.attach(
             (event: TaskEvent) => sendBack(event),
-            // Let the event reach the actor (and its persister) before waiting for the write.
+            // Let the event reach the actor (and its persister) before waiting for the write (and its retries).
             async () => {
               await Promise.resolve();
               await this.live.get(input.taskId)?.persister.flushed();
@@ -168,7 +168,8 @@ export class TaskSupervisor {
     this.stopping = true;
     clearInterval(this.reaper);
     const lives = [...this.live.values()];
-    await Promise.all(lives.map((live) => live.persister.flushed()));
+    // The writes in flight only: a write waiting to be retried (full disk) must not hold the stop up.
+    await Promise.all(lives.map((live) => live.persister.settled()));
     for (const live of lives) live.persister.stop();
     for (const live of lives) live.actor.stop();
     this.live.clear();
@@ -239,13 +240,12 @@ export class TaskSupervisor {
   async get(taskId: string, principal: string): Promise<TaskRecord> {
     const live = this.lookupLive(taskId, principal);
     if (live) {
-      const record = this.snapshotRecord(live);
-      if (!isTerminal(record)) return this.present(record);
-      // A finished task is shown only once its terminal record is durable: a
-      // crash right after a client saw `completed` must not bring it back as
-      // unfinished (I-1 for the end of a task's life, I-2).
-      await live.persister.flushed();
-      return this.present(this.snapshotRecord(live));
+      // Only what is durable is shown (issue 13 item 1): a crash right after a
+      // client saw a status must not bring the task back in an earlier one
+      // (I-1 for every change of a task's life, I-2). Never waits for a write:
+      // one that failed, hangs or sits on its retry timer leaves the task
+      // answering its last stored state until the write lands.
+      return this.present(shown(live.persister.durable!));
     }
     return this.present(await this.stored(taskId, principal));
   }
@@ -342,7 +342,8 @@ export class TaskSupervisor {
   private async stored(taskId: string, principal: string): Promise<TaskRecord> {
     if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
     const record = await this.options.store.get(taskId);
-    if (!record || record.owner !== principal) throw taskNotFound();
+    // A history-only record (a synchronous workflow run) was never a task: unknown to tasks/* (T-14).
+    if (!record || record.owner !== principal || record.historyOnly) throw taskNotFound();
     if (isTerminal(record) && isExpired(record, this.now(), this.options.finishedRetentionMs)) {
       throw new TaskExpiredError();
     }
@@ -353,11 +354,6 @@ export class TaskSupervisor {
   private present(record: TaskRecord): TaskRecord {
     const hint = this.options.pollPolicy?.current(record, this.now());
     return hint === undefined || hint === record.pollIntervalMs ? record : { ...record, pollIntervalMs: hint };
-  }
-
-  private snapshotRecord(live: LiveTask): TaskRecord {
-    const snapshot = live.actor.getSnapshot();
-    return recordOf(snapshot, undefined, live.persister.currentVersion, TASK_MACHINE_VERSION);
   }
 
   /** The persister's hook, plus the user's inspector when one is configured (costs nothing otherwise). */
@@ -381,9 +377,7 @@ export class TaskSupervisor {
       version,
       onError: (error, taskId) => this.options.logger.error(`could not store task ${taskId}; retrying`, error),
       onFenced: (taskId) => this.relinquish(taskId),
-      onWritten: (record) => {
-        if (isTerminal(record)) this.evict(record.taskId);
-      },
+      onWritten: (record) => this.published(record),
     });
   }
 
@@ -391,31 +385,26 @@ export class TaskSupervisor {
   private adopt(actor: TaskActor, persister: Persister, record: TaskRecord): void {
     const live: LiveTask = { actor, persister, lastVisible: visibleKey(record) };
     this.live.set(record.taskId, live);
-    persister.attach(actor, JSON.stringify({ ...record, version: 0 }));
-    actor.subscribe({
-      next: (snapshot) => this.changed(live, snapshot),
-      error: (error) => this.options.logger.error(`task ${record.taskId} actor failed`, error),
-    });
+    persister.attach(actor, record);
+    actor.subscribe({ error: (error) => this.options.logger.error(`task ${record.taskId} actor failed`, error) });
     actor.start();
   }
 
-  private changed(live: LiveTask, snapshot: TaskSnapshotLike): void {
-    const record = recordOf(snapshot, undefined, live.persister.currentVersion, TASK_MACHINE_VERSION);
+  /**
+   * A live task's record was stored: the one place a change is published
+   * (persisted, then published: issue 19 item 2). Listeners see visible
+   * changes only, in write order; a finished task then leaves memory (I-10).
+   */
+  private published(record: TaskRecord): void {
+    const live = this.live.get(record.taskId);
+    if (!live) return;
     const visible = visibleKey(record);
     if (visible !== live.lastVisible) {
       live.lastVisible = visible;
       if (isTerminal(record)) this.options.pollPolicy?.observe(record);
-      if (!isTerminal(record)) {
-        this.emit(this.present(record));
-        return;
-      }
-      // Terminal: pushed once durable, like get() shows it. XState notifies
-      // observers before the inspection event that queues the write, hence the
-      // microtask before waiting for the persister.
-      void Promise.resolve()
-        .then(() => live.persister.flushed())
-        .then(() => this.emit(this.present(record)));
+      this.emit(this.present(shown(record)));
     }
+    if (isTerminal(record)) this.evict(record.taskId);
   }
 
   private emit(shown: TaskRecord): void {
@@ -506,8 +495,9 @@ export class TaskSupervisor {
   async resumeRecord(record: TaskRecord): Promise<'resumed' | 'failed' | 'live'> {
     if (this.live.has(record.taskId)) return 'live';
     const tool = this.options.tools.get(record.tool);
-    const reason =
-      record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
+    const reason = record.historyOnly
+      ? 'The server stopped during this synchronous run; its caller got no answer'
+      : record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined
         ? `The server restarted with a task machine version it cannot restore (stored ${record.machineVersion}, running ${TASK_MACHINE_VERSION})`
         : !tool
           ? `The server restarted and no longer has the tool ${record.tool}`
@@ -566,4 +556,10 @@ export class TaskSupervisor {
     await this.options.store.put(next);
     for (const listener of this.listeners) listener(next);
   }
+}
+
+/** A stored record as clients and listeners get it: without the machine snapshot (as a live actor's view always was). */
+function shown(record: TaskRecord): TaskRecord {
+  const { snapshot: _internal, ...rest } = record;
+  return rest;
 }

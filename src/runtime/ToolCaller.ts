@@ -157,7 +157,7 @@ export class ToolCaller {
         throw new CallCancelledError();
       case 'input-required':
         // Every request can carry it: 2026-07-28 natively (MRTR), 2025-11-25 through the SDK's legacy shim.
-        return { kind: 'input-required', key: outcome.key, request: outcome.request, answers: request.answers ?? {} };
+        return { kind: 'input-required', requests: { [outcome.key]: outcome.request }, answers: request.answers ?? {} };
     }
   }
 }

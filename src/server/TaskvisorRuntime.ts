@@ -14,6 +14,7 @@ import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
 import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
 import { createTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
+import { observeStore } from '../store/ObservedTaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition, ToolHandler, ToolOptions } from '../tools/ToolDefinition.js';
 import { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -32,6 +33,7 @@ import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
 import { resolveLimits, type Limits } from '../limits/Limits.js';
 import { DEFAULT_STORE_DIR } from '../core/constants.js';
+import type { RuntimePhase } from '../core/runtimePhase.js';
 
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -108,6 +110,7 @@ export class TaskvisorRuntime {
   private readonly requestState: RequestStateCodec<MrtrState>;
   private readonly serverInfo: { name: string; version: string };
   private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
+  #phase: RuntimePhase = 'starting';
   private readonly closers = new Set<() => Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
   /** Present when the store is shared by several instances (it implements `ownership`). */
@@ -118,7 +121,10 @@ export class TaskvisorRuntime {
   constructor(private readonly options: RuntimeOptions = {}) {
     this.limits = Object.freeze(resolveLimits(options.limits));
     this.logger = options.logger ?? stderrLogger();
-    this.store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
+    // Writes reported on `taskvisor:store.operation` (metrics, the dashboard, spans: issue 16); the store itself is untouched.
+    this.store = observeStore(
+      isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR }),
+    );
     const pollPolicy = new PollPolicy({ defaultMs: options.pollIntervalMs ?? 1000, ...(options.poll ?? {}) });
     const ownership = this.store.ownership;
     this.supervisor = new TaskSupervisor({
@@ -201,10 +207,12 @@ export class TaskvisorRuntime {
     if (this.state !== 'new') throw new Error(`The runtime cannot start: it is ${this.state}`);
     this.state = 'starting';
     await this.store.open();
+    this.#phase = 'recovering';
     const report = await this.supervisor.start();
     await this.cluster?.start();
     await this.upstreams?.start();
     this.state = 'started';
+    this.#phase = 'ready';
     if (report.resumed + report.failed > 0) {
       this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
     }
@@ -215,6 +223,7 @@ export class TaskvisorRuntime {
   async close(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'closed';
+    this.#phase = 'stopping';
     // Listen streams end gracefully with their result (§1.9) before the transports go.
     this.subscriptions.closeAll();
     await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
@@ -224,6 +233,16 @@ export class TaskvisorRuntime {
     // After the last write: survivors adopt this instance's unfinished tasks at once.
     await this.cluster?.leave();
     await this.store.close();
+    this.#phase = 'stopped';
+  }
+
+  /**
+   * Where the runtime is in its life (readiness, issue 16.1): `recovering`
+   * while `start()` resumes unfinished tasks and takes the cluster lease,
+   * `ready` once serving, `stopping` from `close()` on.
+   */
+  get phase(): RuntimePhase {
+    return this.#phase;
   }
 
   /** Runs `close` when the runtime closes (transports register themselves). */
@@ -283,12 +302,20 @@ export class TaskvisorRuntime {
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       requestState: { verify: this.requestState.verify },
     });
-    ToolsSurface.attach(server, { tools: this.tools, caller: this.caller, principal: principal.id, era, requestState: this.requestState });
+    ToolsSurface.attach(server, {
+      tools: this.tools,
+      caller: this.caller,
+      principal: principal.id,
+      era,
+      requestState: this.requestState,
+      logger: this.logger,
+    });
     // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
     if (era === 'modern') {
       TasksExtension.attach(server, {
         supervisor: this.supervisor,
         principal: principal.id,
+        logger: this.logger,
         ...(this.pollRateLimiter ? { pollRateLimiter: this.pollRateLimiter } : {}),
         ...(this.upstreams ? { forwarder: this.upstreams.forwarder } : {}),
       });

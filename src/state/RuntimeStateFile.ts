@@ -15,10 +15,11 @@
  * locking); readers in other processes only read.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile } from '../store/DurableJsonFile.js';
+import { ensurePrivateDir, warnOnStderr } from '../store/privateDir.js';
 
 /** A cached era verdict of an upstream (the SDK's `PriorDiscovery` shape). */
 export type CachedDiscovery = { kind: 'modern'; discover: Record<string, unknown> } | { kind: 'legacy' };
@@ -60,7 +61,8 @@ export class RuntimeStateFile {
 
   /** Opens (creating the folder; not yet the file) the state file at `path`. */
   static async open(path: string): Promise<RuntimeStateFile> {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    // 0700 when created; an existing folder open to others is reported (issue 12.5).
+    await ensurePrivateDir(dirname(path), warnOnStderr);
     const file = new RuntimeStateFile(path);
     await file.db.read();
     const data = file.db.data;

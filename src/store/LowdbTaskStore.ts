@@ -22,6 +22,7 @@ import { DurableJsonFile, errorCode, errorMessage, fsyncDir, type DurableJsonFil
 import { isNonTerminal, selectExpired, selectListed } from './query.js';
 import { invalidTaskIdReason, locateTask, SHARD_NAME, type TaskLocation } from './taskFiles.js';
 import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+import { ensurePrivateDir, PRIVATE_DIR_MODE, warnOnStderr } from './privateDir.js';
 
 export interface LowdbTaskStoreOptions {
   /** Folder owned by this store (created if missing); records go to `<dir>/tasks/<shard>/<id>.json`. */
@@ -33,6 +34,8 @@ export interface LowdbTaskStoreOptions {
   onCorrupt?: (path: string, error: Error) => void;
   /** Passed to every {@link DurableJsonFile}; lets tests observe the fsyncs. */
   hooks?: DurableJsonFileHooks;
+  /** Called when an existing store folder is open to other users (issue 12.5). Default: one line on stderr. */
+  onWarning?: (message: string) => void;
 }
 
 /** What the index keeps per task: enough to answer list/listNonTerminal/listExpired and version checks without disk reads. */
@@ -75,12 +78,14 @@ export class LowdbTaskStore implements TaskStore {
   /** Shard folders known to exist durably (or being created). */
   readonly #shards = new Map<string, Promise<void>>();
   #state: State = 'new';
+  readonly #onWarning: (message: string) => void;
 
   constructor(options: LowdbTaskStoreOptions) {
     this.dir = resolve(options.dir);
     this.#tasksDir = join(this.dir, 'tasks');
     this.#onCorrupt = options.onCorrupt ?? defaultOnCorrupt;
     this.#hooks = options.hooks;
+    this.#onWarning = options.onWarning ?? warnOnStderr;
   }
 
   /** Creates the folders if needed and loads the index. Corrupt record files are reported and skipped. */
@@ -88,7 +93,8 @@ export class LowdbTaskStore implements TaskStore {
     if (this.#state !== 'new') throw new Error(`lowdb task store at ${this.dir}: open() called on a store that is ${this.#state}`);
     this.#state = 'opening';
     try {
-      const firstCreated = await mkdir(this.#tasksDir, { recursive: true });
+      // 0700: the file names are task ids (issue 12.5).
+      const firstCreated = await ensurePrivateDir(this.#tasksDir, this.#onWarning, [this.dir, this.#tasksDir]);
       if (firstCreated !== undefined) {
         // I-1: folders we just created must be durable before any record in them is
         // acknowledged, so fsync every parent from `<dir>` up to the one that already existed.
@@ -233,7 +239,7 @@ export class LowdbTaskStore implements TaskStore {
     let ready = this.#shards.get(location.shard);
     if (ready === undefined) {
       ready = (async () => {
-        await mkdir(location.shardDir, { recursive: true });
+        await mkdir(location.shardDir, { recursive: true, mode: PRIVATE_DIR_MODE });
         await fsyncDir(this.#tasksDir);
       })();
       this.#shards.set(location.shard, ready);

@@ -22,7 +22,7 @@
  * recovery assumes it is the only one running the tasks.
  */
 import { constants as fsConstants } from 'node:fs';
-import { mkdir, open as openFile } from 'node:fs/promises';
+import { open as openFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 // Type-only: the native addon is loaded by open(), so using another store never loads (or needs) it.
 import type Database from 'better-sqlite3';
@@ -31,6 +31,7 @@ import { errorCode, errorMessage, fsyncDir } from './DurableJsonFile.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
 import { invalidTaskIdReason } from './taskFiles.js';
 import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+import { ensurePrivateDir, warnOnStderr } from './privateDir.js';
 
 /** Default file of the `sqlite` store, relative to the working directory. */
 export const DEFAULT_SQLITE_FILE = './.taskvisor/tasks.sqlite';
@@ -46,6 +47,8 @@ export interface SqliteTaskStoreOptions {
    * one line on stderr.
    */
   onCorrupt?: (taskId: string, error: Error) => void;
+  /** Called when the existing folder of the database is open to other users (issue 12.5). Default: one line on stderr. */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -134,8 +137,10 @@ export class SqliteTaskStore implements TaskStore {
   #flushTimer: NodeJS.Immediate | undefined;
   #commits = 0;
   #state: State = 'new';
+  readonly #onWarning: (message: string) => void;
 
   constructor(options: SqliteTaskStoreOptions) {
+    this.#onWarning = options.onWarning ?? warnOnStderr;
     this.file = options.file === ':memory:' ? ':memory:' : resolve(options.file);
     this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     this.#onCorrupt =
@@ -154,7 +159,7 @@ export class SqliteTaskStore implements TaskStore {
     this.#state = 'opening';
     let db: Database.Database | undefined;
     try {
-      if (this.file !== ':memory:') await createFileIfMissing(this.file);
+      if (this.file !== ':memory:') await createFileIfMissing(this.file, this.#onWarning);
       const Driver = await loadDriver();
       // close() may have been called meanwhile: open nothing then.
       if (this.#state !== 'opening') return;
@@ -423,9 +428,10 @@ function migrate(db: Database.Database): void {
  * the same mode) and its missing parent folders, and makes the new entries
  * durable before any record in them is acknowledged (I-1).
  */
-async function createFileIfMissing(file: string): Promise<void> {
+async function createFileIfMissing(file: string, warn: (message: string) => void): Promise<void> {
   const folder = dirname(file);
-  const firstCreated = await mkdir(folder, { recursive: true });
+  // 0700 when created; an existing folder open to others is reported (issue 12.5).
+  const firstCreated = await ensurePrivateDir(folder, warn);
   let handle;
   try {
     handle = await openFile(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);

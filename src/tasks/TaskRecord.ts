@@ -42,6 +42,12 @@ export interface TaskRecord {
   checkpoint?: unknown;
   /** The actor's persisted snapshot; dropped once the task is terminal. */
   snapshot?: unknown;
+  /**
+   * Set on a record that is a run's history entry and not a task (a
+   * synchronous workflow run, issue 17 item 7): `tasks/*` answer for it as
+   * for an unknown id, and recovery ends it `failed` (its caller is gone).
+   */
+  historyOnly?: true;
 }
 
 /** Epoch ms after which the task may be purged, or `null` when it never expires (T-26). */

@@ -20,6 +20,18 @@ export interface ToolCallRequest {
   signal?: AbortSignal;
   /** Progress and log messages for the caller while the request is open (forwarded upstream calls use it). */
   relay?: CallerRelay;
+  /**
+   * What the tool handed back with its last `input-required` outcome, returned
+   * by the MRTR retry (integrity-protected in the `requestState`, spec §4.4).
+   * Only forwarded tools use it: the upstream task or round that waits for the answers.
+   */
+  resume?: JsonObject;
+  /**
+   * The caller cannot carry an input round back to anyone (a workflow step
+   * calling an upstream tool): input requests end the call with an error
+   * instead of an `input-required` outcome.
+   */
+  cannotAnswerInput?: boolean;
 }
 
 export type ToolCallOutcome =
@@ -27,4 +39,8 @@ export type ToolCallOutcome =
   | { kind: 'task'; task: TaskRecord }
   /** A task another server created (a forwarded upstream tool): the wire `CreateTaskResult`, id already wrapped. */
   | { kind: 'forwarded-task'; task: JsonObject }
-  | { kind: 'input-required'; key: string; request: InputRequest; answers: Record<string, unknown> };
+  /**
+   * MRTR (T-08): the caller must answer `requests` and call again; `answers` are the ones given so far,
+   * `resume` what the tool needs to go on (see {@link ToolCallRequest.resume}).
+   */
+  | { kind: 'input-required'; requests: Record<string, InputRequest>; answers: Record<string, unknown>; resume?: JsonObject };

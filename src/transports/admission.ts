@@ -12,9 +12,22 @@ import { scrubErrorText } from '../runtime/transportErrors.js';
 
 /** Host and Origin names accepted by default on loopback binds. */
 export { LOOPBACK_HOSTS } from '../core/constants.js';
+import { LOOPBACK_HOSTS as LOOPBACK_HOST_NAMES } from '../core/constants.js';
 
 /** Whether `host` is a loopback bind address. */
 export const isLoopbackHost = (host: string): boolean => host === '127.0.0.1' || host === 'localhost' || host === '::1';
+
+/**
+ * The Origin names a listener accepts when none are configured (issue 12.8):
+ * the loopback names on a loopback bind; elsewhere the configured Host names,
+ * or none at all — a browser request (it carries `Origin`) is then refused
+ * unless listed, so no web page can drive the server through a visitor's
+ * browser (cross-site WebSocket hijacking). Clients without `Origin` pass.
+ */
+export function defaultAllowedOrigins(isLoopback: boolean, allowedHosts: string[] | false | undefined): string[] {
+  if (isLoopback) return [...LOOPBACK_HOST_NAMES];
+  return Array.isArray(allowedHosts) ? allowedHosts.map((host) => host.replace(/:\d+$/, '')) : [];
+}
 
 /** A JSON-RPC error as a plain HTTP response (no request id is known at the door). */
 export const jsonError = (status: number, code: number, message: string, headers: Record<string, string> = {}): Response =>

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest, createMcpHandler, isJsonContentType, type AuthInfo } from '@modelcontextprotocol/server';
-import { admit, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
+import { admit, defaultAllowedOrigins, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
@@ -19,6 +19,7 @@ import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
 import { ListenerGuard } from './listenerGuard.js';
+import type { HttpRoutes } from './HttpRoutes.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -42,16 +43,23 @@ export interface HttpEntryOptions {
   allowedHosts?: string[] | false;
   /**
    * Origin host names accepted from browsers (a request without `Origin`,
-   * i.e. a non-browser client, always passes); others get 403. Defaults as
-   * `allowedHosts`: the loopback names on loopback binds with `listenHttp`,
-   * no check on a mounted entry. `false` turns it off. No CORS headers are
-   * ever sent, wildcard or not.
+   * i.e. a non-browser client, always passes); others get 403. `listenHttp`
+   * defaults to the loopback names on loopback binds and to the
+   * `allowedHosts` names (or none: every browser Origin refused) elsewhere
+   * (issue 12.8); a mounted entry checks nothing unless given a list.
+   * `false` turns it off. No CORS headers are ever sent, wildcard or not.
    */
   allowedOrigins?: string[] | false;
   /** Largest request body in bytes. Default `runtime.limits.maxRequestBodyBytes`. */
   maxBodyBytes?: number;
   /** SSE keep-alive comment interval on listen streams, ms; 0 disables. Default 15 s. */
   keepAliveMs?: number;
+  /**
+   * Routes served next to MCP on the same listener (`/healthz`, `/readyz`,
+   * `/metrics`, the dashboard: see `createOperations`); asked before the MCP
+   * front door, they apply their own checks.
+   */
+  routes?: HttpRoutes;
 }
 
 /** A mounted HTTP entry: web-standard `fetch`, and a Node `(req, res)` handler. */
@@ -88,6 +96,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   );
 
   const fetch = async (request: Request): Promise<Response> => {
+    if (options.routes?.owns(new URL(request.url).pathname)) return options.routes.fetch(request);
     const admitted = await admit(request, {
       path,
       authenticate,
@@ -181,6 +190,13 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       // A bad target or Host is answered here (400/414), before anything builds a URL from it.
       if (guard.refusedHead(req, res)) return true;
       const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+      const routes = options.routes;
+      if (routes?.owns(pathname)) {
+        // The routes learn the peer's address (operator access without auth is loopback only).
+        const client = { remoteAddress: req.socket.remoteAddress };
+        guard.run(req, res, toNodeHandler({ fetch: (request: Request) => routes.fetch(request, client) }));
+        return true;
+      }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
       guard.run(req, res, node);
       return true;
@@ -212,7 +228,8 @@ export async function listenHttp(runtime: ServingRuntime, options: ListenOptions
   const entry = createHttpEntry(runtime, {
     ...options,
     allowedHosts: options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false),
-    allowedOrigins: options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false),
+    // Checked on every bind (issue 12.8): see defaultAllowedOrigins.
+    allowedOrigins: options.allowedOrigins ?? defaultAllowedOrigins(isLoopback, options.allowedHosts),
   });
   const guard = new ListenerGuard('http', runtime.logger);
   const server = createServer(

@@ -20,7 +20,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
-import { admit, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
+import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { WS_CLOSE_GOING_AWAY, WebSocketServerTransport } from './WebSocketServerTransport.js';
 import { logTransportError } from '../runtime/transportErrors.js';
@@ -51,7 +51,9 @@ export interface WebSocketListenOptions {
   /**
    * Origin host names accepted from browsers (an upgrade without `Origin`,
    * i.e. a non-browser client, always passes). Default: the loopback names
-   * on loopback binds, else no check. `false` turns it off.
+   * on loopback binds; elsewhere the `allowedHosts` names, or none (every
+   * browser Origin refused: cross-site WebSocket hijacking, issue 12.8).
+   * `false` turns it off.
    */
   allowedOrigins?: string[] | false;
   /** Largest inbound frame in bytes; a bigger one closes the socket with 1009. Default `runtime.limits.maxRequestBodyBytes`. */
@@ -83,7 +85,8 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   const path = options.path ?? '/mcp';
   const isLoopback = isLoopbackHost(host);
   const allowedHosts = options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false);
-  const allowedOrigins = options.allowedOrigins ?? (isLoopback ? LOOPBACK_HOSTS : false);
+  // Checked on every bind (issue 12.8): see defaultAllowedOrigins.
+  const allowedOrigins = options.allowedOrigins ?? defaultAllowedOrigins(isLoopback, allowedHosts);
   if (options.auth && options.authenticate)
     throw new TypeError('listenWebSocket: give either auth (bearer tokens) or authenticate (a custom hook), not both');
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);

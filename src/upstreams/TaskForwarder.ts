@@ -14,8 +14,8 @@
  * Routing is stateless: everything needed is in the wrapped id.
  */
 import { ProtocolError } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
-import { ErrorCode, missingTasksCapability, taskNotFound } from '../core/errors.js';
+import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import { ErrorCode, TaskNotFoundError, taskNotFound } from '../core/errors.js';
 import { isTerminalStatus } from '../core/statuses.js';
 import { TASKS_EXTENSION_ID, tasksCapability } from '../core/tasksExtension.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../runtime/ToolCaller.js';
@@ -39,22 +39,21 @@ export interface UpstreamDirectory {
   describeDown(name: string): { state: string; lastError: string | null; retryAt: number | null };
 }
 
-/** The error for an upstream that cannot be reached now: retryable, never an invented task status. */
-export function upstreamUnavailable(
-  name: string,
-  down: { state: string; lastError: string | null; retryAt: number | null },
-): ProtocolError {
+/**
+ * The error for an upstream that cannot be reached now: retryable, never an
+ * invented task status. Clients get a stable message: the upstream's last
+ * error (stderr lines, URLs, paths) stays in the log and `taskvisor upstreams`.
+ */
+export function upstreamUnavailable(name: string, down: { state: string; retryAt: number | null }): ProtocolError {
   const retry = down.retryAt !== null ? `; next connection attempt at ${new Date(down.retryAt).toISOString()}` : '';
-  return new ProtocolError(
-    ErrorCode.InternalError,
-    `Upstream ${name} is unavailable (${down.state}${down.lastError ? `: ${down.lastError}` : ''})${retry}; retry later`,
-    {
-      upstream: name,
-      retryable: true,
-      state: down.state,
-      ...(down.retryAt !== null ? { retryAt: new Date(down.retryAt).toISOString() } : {}),
-    },
-  );
+  // A call cut off mid-flight may come before the upstream's machine has left `ready`.
+  const why = down.state === 'ready' || down.state === 'degraded' ? 'the connection was lost' : down.state;
+  return new ProtocolError(ErrorCode.InternalError, `Upstream ${name} is unavailable (${why})${retry}; retry later`, {
+    upstream: name,
+    retryable: true,
+    state: down.state,
+    ...(down.retryAt !== null ? { retryAt: new Date(down.retryAt).toISOString() } : {}),
+  });
 }
 
 /** What following one upstream task needs, whichever era the upstream speaks. */
@@ -157,19 +156,32 @@ export class TaskForwarder {
     request: ToolCallRequest,
     relay: CallRelay,
   ): Promise<ToolCallOutcome> {
-    const inbound = request.clientCapabilities ?? {};
-    // Upstream tasks are requested whenever the upstream supports them: passed through to a
-    // Tasks-capable caller, collapsed for any other (the upstream never sees who is behind us).
+    const resume = resumeOf(request);
+    if (resume?.kind === 'task') return this.resumeTask(upstream, connection, resume, request);
+    // The caller's own capabilities go upstream on every call, collapsed ones too: the upstream checks them (T-19).
+    // Upstream tasks are requested whenever the upstream supports them: passed through to a Tasks-capable caller,
+    // collapsed for any other (the upstream never sees who is behind us).
     const askTask = connection.tasks;
-    const capabilities = request.declaresTasks ? withTasks(inbound, askTask) : askTask ? tasksCapability() : {};
-    const outcome = await this.send(connection, 'tools/call', { name: tool, arguments: (request.args ?? {}) as JsonObject }, capabilities, {
+    const capabilities = withTasks(request.clientCapabilities ?? {}, askTask);
+    const params: JsonObject = { name: tool, arguments: (request.args ?? {}) as JsonObject };
+    if (resume?.kind === 'round') {
+      // The MRTR retry of an upstream's own input round: its answers and its requestState go back as they came (§4.4).
+      params.inputResponses = answersFor(resume.keys, request.answers);
+      if (resume.requestState !== undefined) params.requestState = resume.requestState;
+    }
+    const outcome = await this.send(connection, 'tools/call', params, capabilities, {
       ...(request.signal ? { signal: request.signal } : {}),
       progressToken: relay.token,
     });
     if (outcome.kind === 'error') {
-      // T-03: the upstream wants what only a task-capable client can give; this caller cannot take a task.
+      // T-03/T-19: the upstream needs a capability the caller did not declare. The tasks extension is never
+      // the missing one here (we declare it whenever the upstream takes tasks): say what the upstream said.
       if (outcome.error.code === ErrorCode.MissingRequiredClientCapability && !request.declaresTasks) {
-        throw missingTasksCapability(`the upstream tool ${request.name} (${outcome.error.message})`);
+        throw new ProtocolError(
+          ErrorCode.MissingRequiredClientCapability,
+          `Missing required client capability: the upstream tool ${request.name} needs a capability this request did not declare (${outcome.error.message})`,
+          outcome.error.data,
+        );
       }
       throw protocolError(outcome.error);
     }
@@ -185,17 +197,53 @@ export class TaskForwarder {
         relay.handOver(upstreamId);
         return { kind: 'forwarded-task', task: { ...stripMeta(result), taskId: this.ids.wrap(upstream, upstreamId, request.principal) } };
       }
-      return { kind: 'result', result: await this.collapse(this.opsOf(connection), upstreamId, result, request) };
+      return this.collapse(upstream, this.opsOf(connection), upstreamId, result, request);
     }
     if (result.resultType === 'input_required') {
-      // A synchronous upstream input round (MRTR) is not relayed: its requestState belongs to the upstream.
-      if (!request.declaresTasks) throw missingTasksCapability(`the upstream tool ${request.name}, which asks for input,`);
-      throw new ProtocolError(
-        ErrorCode.InternalError,
-        `Upstream ${upstream} asked for input outside a task; taskvisor does not relay synchronous input rounds`,
-      );
+      // A synchronous upstream input round (MRTR, T-08) is the caller's to answer: relayed as ours, the upstream's
+      // requestState kept inside our own (integrity-protected) one for the retry.
+      const requests = inputRequestsOf(result);
+      if (!requests) throw new ProtocolError(ErrorCode.InternalError, `Upstream ${upstream} asked for input without input requests`);
+      const round: ResumeRound = {
+        kind: 'round',
+        keys: Object.keys(requests),
+        ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
+      };
+      return { kind: 'input-required', requests, answers: request.answers ?? {}, resume: round as unknown as JsonObject };
     }
     return { kind: 'result', result: withoutResultType(stripMeta(result)) };
+  }
+
+  /**
+   * The MRTR retry of a collapsed call whose upstream task waits for input:
+   * the answers go to that task (`tasks/update`), then it is followed again.
+   */
+  private async resumeTask(
+    upstream: string,
+    connection: UpstreamConnection,
+    resume: ResumeTask,
+    request: ToolCallRequest,
+  ): Promise<ToolCallOutcome> {
+    const ref = this.ids.unwrap(resume.taskId, request.principal);
+    if (!ref || ref.upstream !== upstream || connection.era === 'legacy') {
+      throw new ProtocolError(ErrorCode.InvalidParams, 'Invalid params: requestState does not belong to this call');
+    }
+    const ops = this.opsOf(connection);
+    try {
+      const responses = answersFor(resume.keys, request.answers);
+      if (Object.keys(responses).length > 0) {
+        this.answer(await this.send(connection, 'tasks/update', { taskId: ref.taskId, inputResponses: responses }, TASKS_ONLY));
+      }
+      return await this.collapse(upstream, ops, ref.taskId, await ops.get(ref.taskId), request);
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) {
+        throw new ProtocolError(
+          ErrorCode.InvalidParams,
+          `Invalid params: the upstream work waiting for these answers has ended (it may have expired); call ${request.name} again`,
+        );
+      }
+      throw error;
+    }
   }
 
   /**
@@ -224,7 +272,7 @@ export class TaskForwarder {
         task: { resultType: 'task', ...outcome.task, taskId: this.ids.wrap(upstream, upstreamId, request.principal) },
       };
     }
-    return { kind: 'result', result: await this.collapse(this.opsOf(connection), upstreamId, outcome.task, request) };
+    return this.collapse(upstream, this.opsOf(connection), upstreamId, outcome.task, request);
   }
 
   /** `tasks/get` of a wrapped id: the upstream's answer with the id wrapped again. */
@@ -359,7 +407,7 @@ export class TaskForwarder {
     } catch (error) {
       if (error instanceof UpstreamUnavailableError) {
         const down = this.directory.describeDown(error.upstream);
-        throw upstreamUnavailable(error.upstream, { ...down, lastError: error.message });
+        throw upstreamUnavailable(error.upstream, down);
       }
       throw error;
     }
@@ -377,24 +425,48 @@ export class TaskForwarder {
   /**
    * Collapse to synchronous: follow the upstream task to its end at the
    * polling pace it asks for; cancel it upstream when the inbound request
-   * goes away (T-24 on the upstream's side).
+   * goes away (T-24 on the upstream's side). Input the task asks for goes to
+   * the caller as an MRTR round (T-08) whose retry answers the same upstream
+   * task ({@link resumeTask}); the task waits upstream meanwhile, for at most
+   * its own ttl.
    */
-  private async collapse(ops: UpstreamTaskOps, upstreamId: string, first: JsonObject, request: ToolCallRequest): Promise<JsonObject> {
+  private async collapse(
+    upstream: string,
+    ops: UpstreamTaskOps,
+    upstreamId: string,
+    first: JsonObject,
+    request: ToolCallRequest,
+  ): Promise<ToolCallOutcome> {
     const signal = request.signal;
     const cancelUpstream = () => ops.cancel(upstreamId).catch(() => undefined);
     let task = first;
     for (;;) {
       const status = task.status;
-      if (status === 'completed') return withoutResultType(stripMeta((task.result as JsonObject | undefined) ?? { content: [] }));
+      if (status === 'completed') {
+        return { kind: 'result', result: withoutResultType(stripMeta((task.result as JsonObject | undefined) ?? { content: [] })) };
+      }
       if (status === 'failed') {
         const error = (task.error as { code?: number; message?: string; data?: unknown } | undefined) ?? {};
         throw new ProtocolError(error.code ?? ErrorCode.InternalError, error.message ?? 'The upstream task failed', error.data);
       }
       if (status === 'cancelled') throw new ProtocolError(ErrorCode.InternalError, 'The upstream task was cancelled');
       if (status === 'input_required') {
-        // Only a task-capable client can answer a task's input requests.
-        await cancelUpstream();
-        throw missingTasksCapability(`the upstream tool ${request.name}, which asks for input,`);
+        const requests = inputRequestsOf(task);
+        if (!requests || request.cannotAnswerInput) {
+          await cancelUpstream();
+          if (request.cannotAnswerInput && requests) return { kind: 'input-required', requests, answers: request.answers ?? {} };
+          // A 2025-11-25 upstream task carries its input requests on tasks/result, which is not relayed yet.
+          throw new ProtocolError(
+            ErrorCode.InternalError,
+            `The upstream tool ${request.name} asks for input in a way taskvisor cannot relay (a 2025-11-25 task); the call was cancelled`,
+          );
+        }
+        const waiting: ResumeTask = {
+          kind: 'task',
+          taskId: this.ids.wrap(upstream, upstreamId, request.principal),
+          keys: Object.keys(requests),
+        };
+        return { kind: 'input-required', requests, answers: request.answers ?? {}, resume: waiting as unknown as JsonObject };
       }
       if (!isTerminalStatus(status) && !(await pause(pollDelay(task), signal))) {
         await cancelUpstream();
@@ -483,4 +555,39 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Where an MRTR retry of a forwarded call picks up: an upstream input round, or an upstream task waiting for input. */
+interface ResumeRound {
+  kind: 'round';
+  keys: string[];
+  requestState?: string;
+}
+interface ResumeTask {
+  kind: 'task';
+  /** Wrapped for the caller's principal (I-7), like every id of an upstream task we hand out. */
+  taskId: string;
+  keys: string[];
+}
+
+function resumeOf(request: ToolCallRequest): ResumeRound | ResumeTask | undefined {
+  const resume = request.resume as { kind?: unknown; keys?: unknown; taskId?: unknown } | undefined;
+  if (!resume || !Array.isArray(resume.keys)) return undefined;
+  if (resume.kind === 'task' && typeof resume.taskId === 'string') return resume as ResumeTask;
+  if (resume.kind === 'round') return resume as ResumeRound;
+  return undefined;
+}
+
+/** The caller's answers to `keys` (the requests the upstream made), nothing else. */
+function answersFor(keys: string[], answers: Record<string, unknown> | undefined): JsonObject {
+  const picked: JsonObject = {};
+  for (const key of keys) if (answers && Object.hasOwn(answers, key)) picked[key] = answers[key] as JsonObject;
+  return picked;
+}
+
+/** A task's or an MRTR result's non-empty `inputRequests`, or `undefined`. */
+function inputRequestsOf(value: JsonObject): Record<string, InputRequest> | undefined {
+  const requests = value.inputRequests;
+  if (requests === null || typeof requests !== 'object' || Array.isArray(requests)) return undefined;
+  return Object.keys(requests).length > 0 ? (requests as unknown as Record<string, InputRequest>) : undefined;
 }

@@ -12,8 +12,11 @@
  * per request (T-01), and the HTTP transport derives `Mcp-Method` and
  * `Mcp-Name` (= `params.taskId` of `tasks/*`) from the framed body.
  */
+import { performance } from 'node:perf_hooks';
+import { publish } from '../core/diagnostics.js';
 import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { tapStdoutNoise, type StdoutNoise } from './stdoutNoise.js';
 import type { JsonObject } from '../../machines/task/index.js';
 import { declaresTasksExtension, tasksCapability } from '../core/tasksExtension.js';
 import type { LogMessage, ProgressUpdate } from '../tools/CallerRelay.js';
@@ -49,6 +52,8 @@ export class UpstreamConnection {
   private readonly closeListeners = new Set<(reason: string) => void>();
   private readonly toolsChangedListeners = new Set<() => void>();
   private stderrTail = '';
+  /** Non-protocol lines the stdio child wrote to stdout (the SDK drops them silently). */
+  private stdoutNoise: StdoutNoise | undefined;
   /** Who receives the upstream's `notifications/progress`, by the progress token we sent. */
   private readonly progressListeners = new Map<string, (update: ProgressUpdate) => void>();
   /** Callers with a call in flight that take log messages (see {@link addLogSink}). */
@@ -100,7 +105,7 @@ export class UpstreamConnection {
     await withTimeout(
       this.client.connect(transport, prior ? ({ prior } as never) : undefined),
       this.timeoutMs,
-      () => `connecting timed out after ${this.timeoutMs} ms`,
+      () => `connecting timed out after ${this.timeoutMs} ms${this.noiseNote()}`,
     );
     const original = transport.onmessage;
     transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
@@ -178,6 +183,7 @@ export class UpstreamConnection {
       return Promise.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} is not connected`));
     }
     const transport = this.transport;
+    const startedAt = performance.now();
     const id = `tv:${++this.counter}`;
     const meta = {
       ...((params._meta as JsonObject | undefined) ?? {}),
@@ -197,7 +203,7 @@ export class UpstreamConnection {
         : Object.keys(meta).length > 0
           ? { ...params, _meta: meta }
           : params;
-    return new Promise<RawOutcome>((resolve, reject) => {
+    const answered = new Promise<RawOutcome>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
         reject(
@@ -240,6 +246,14 @@ export class UpstreamConnection {
         reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name}: ${(error as Error)?.message ?? String(error)}`));
       });
     });
+    // Reported on taskvisor:upstream.call once settled (metrics, spans: issue 16).
+    const report = (outcome: 'result' | 'error' | 'unavailable') =>
+      publish('taskvisor:upstream.call', () => ({ upstream: this.spec.name, method, durationMs: performance.now() - startedAt, outcome }));
+    answered.then(
+      (settled) => report(settled.kind),
+      () => report('unavailable'),
+    );
+    return answered;
   }
 
   /**
@@ -344,7 +358,8 @@ export class UpstreamConnection {
   private markClosed(reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    const detail = this.stderrTail.trim() ? `${reason} (stderr: ${this.stderrTail.trim().split('\n').slice(-1)[0]})` : reason;
+    const stderr = this.stderrTail.trim() ? ` (stderr: ${this.stderrTail.trim().split('\n').slice(-1)[0]})` : '';
+    const detail = `${reason}${stderr}${this.noiseNote()}`;
     for (const [id, pending] of this.pending) {
       clearTimeout(pending.timer);
       pending.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name}: ${detail}`));
@@ -355,6 +370,13 @@ export class UpstreamConnection {
       stream.ended();
     }
     for (const listener of this.closeListeners) listener(detail);
+  }
+
+  /** "; its stdout had …" when the child wrote what the SDK drops, for the errors that would otherwise only say it timed out. */
+  private noiseNote(): string {
+    const noise = this.stdoutNoise;
+    if (!noise) return '';
+    return `; its stdout had ${noise.lines} non-protocol line${noise.lines === 1 ? '' : 's'}, the first: "${noise.first}"`;
   }
 
   private createTransport(): Transport {
@@ -372,6 +394,14 @@ export class UpstreamConnection {
     });
     transport.stderr?.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-2000);
+    });
+    tapStdoutNoise(transport, (noise) => {
+      if (noise.lines === 1) {
+        this.logger.error(
+          `upstream ${spec.name} wrote non-protocol output to stdout (a stdio MCP server may write only JSON-RPC messages there; logs belong on stderr): "${noise.first}"`,
+        );
+      }
+      this.stdoutNoise = noise;
     });
     return transport;
   }

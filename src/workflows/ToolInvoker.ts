@@ -117,6 +117,7 @@ export class ToolInvoker {
       args: invocation.args,
       principal: invocation.principal,
       declaresTasks: false,
+      cannotAnswerInput: true,
       ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),
       signal: invocation.signal,
     });

@@ -15,6 +15,8 @@ import type { WorkflowDefinition } from './definition.js';
 import { checkWorkflowSet, loadWorkflowDir, WorkflowError } from './loadWorkflows.js';
 import { ToolInvoker } from './ToolInvoker.js';
 import { workflowHandler } from './WorkflowRunner.js';
+import type { RunHistory } from './RunHistory.js';
+import { historyTools } from './historyTools.js';
 
 /** Default tool name prefix of workflows. */
 export const DEFAULT_WORKFLOW_PREFIX = 'workflow_';
@@ -31,6 +33,12 @@ export interface WorkflowCatalogOptions {
   inspect?: (event: InspectionEvent) => void;
   /** Quiet time after the last file event before a reload. Default 150 ms. */
   debounceMs?: number;
+  /**
+   * Records every run and serves muster's `core_workflow_execution_list` /
+   * `core_workflow_execution_get` over it (issue 17 item 7). Without it a
+   * synchronous run leaves no record.
+   */
+  history?: RunHistory;
 }
 
 /** What a reload did. */
@@ -49,6 +57,7 @@ export function workflowTool(
   prefix: string,
   invoker: ToolInvoker,
   inspect?: (event: InspectionEvent) => void,
+  history?: RunHistory,
 ): ToolDefinition {
   return {
     name: prefix + definition.name,
@@ -62,7 +71,12 @@ export function workflowTool(
       // A run continues from its checkpoint after a restart (the in-flight step runs again).
       resume: 'resume',
     },
-    handler: workflowHandler(definition, { invoker, ...(inspect ? { inspect } : {}) }),
+    handler: workflowHandler(definition, {
+      invoker,
+      toolName: prefix + definition.name,
+      ...(inspect ? { inspect } : {}),
+      ...(history ? { history } : {}),
+    }),
   };
 }
 
@@ -182,7 +196,11 @@ export class WorkflowCatalog {
 
   /** Swaps the served set for `next` in one registry change; throws (changing nothing) on a name collision. */
   private install(next: Map<string, WorkflowDefinition>): void {
-    const tools = [...next.values()].map((definition) => workflowTool(definition, this.prefix, this.invoker, this.options.inspect));
+    const tools = [...next.values()].map((definition) =>
+      workflowTool(definition, this.prefix, this.invoker, this.options.inspect, this.options.history),
+    );
+    // The history tools are swapped in with the workflows, so they live and go with the catalog.
+    if (this.options.history) tools.push(...historyTools(this.options.history));
     try {
       this.options.tools.swap(this.registered, tools);
     } catch (error) {

@@ -22,49 +22,18 @@ import type { JsonObject } from '../../machines/task/index.js';
 import { isInputRequiredSignal } from '../runtime/ToolExecution.js';
 import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../tools/ToolDefinition.js';
 import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from './definition.js';
+import type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 import { render, TemplateError, type TemplateEngine, type TemplateScope } from './templates.js';
 import type { ToolInvoker } from './ToolInvoker.js';
 import { parseDuration, showDuration } from './duration.js';
 import { toolsCalledBy } from './loadWorkflows.js';
+import { ancestors, dependencies, isDag } from './dag.js';
 import { createHash } from 'node:crypto';
+import { publish } from '../core/diagnostics.js';
+import { newTaskId } from '../core/ids.js';
+import type { RunHistory, RunRecorder, RunState } from './RunHistory.js';
 
-/** One step record, written live into the run's checkpoint. */
-export interface StepRecord {
-  /** Step id; sub-steps as `parent.sub` (parallel) or `parent[i].sub` (forEach). */
-  id: string;
-  phase: 'main' | 'onFailure';
-  /** Tool called, or `input` for an input step. */
-  tool?: string;
-  status: 'running' | 'completed' | 'failed' | 'skipped' | 'interrupted' | 'cancelled';
-  /** ISO 8601. */
-  startedAt: string;
-  endedAt?: string;
-  durationMs?: number;
-  /** Resolved arguments (tool steps) or request (input steps). */
-  input?: unknown;
-  result?: unknown;
-  error?: { message: string; code?: number };
-  /** Attempts made, when the step has `retry` and needed more than one. */
-  attempts?: number;
-}
-
-/** What a workflow run keeps in its task's `checkpoint`. */
-export interface WorkflowCheckpoint {
-  kind: 'taskvisor.workflow';
-  workflow: string;
-  machineVersion: number;
-  /** The workflow actor's persisted snapshot. */
-  snapshot: unknown;
-  steps: StepRecord[];
-  /**
-   * The definition the run started with, and its hash: a resumed run goes on
-   * with it, whatever the file says now (a reload never changes a running run).
-   */
-  definition?: WorkflowDefinition;
-  definitionHash?: string;
-  /** When the run started (ISO 8601): the workflow `timeout` counts from here, across restarts. */
-  startedAt?: string;
-}
+export type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 
 type WorkflowActor = Actor<typeof workflowMachine>;
 
@@ -124,7 +93,14 @@ export interface WorkflowRunnerDeps {
   invoker: ToolInvoker;
   /** Receives the workflow actor's inspection events (the runtime's inspector or trace). */
   inspect?: (event: InspectionEvent) => void;
+  /** Where every run is recorded (item 7); without it a synchronous run leaves no record. */
+  history?: RunHistory;
+  /** The workflow's tool name (what a history record names). */
+  toolName?: string;
 }
+
+/** `_meta` key of a synchronous run's result naming its record in the run history. */
+export const EXECUTION_ID_META_KEY = 'io.taskvisor/executionId';
 
 /** The tool handler running `definition`. */
 export function workflowHandler(definition: WorkflowDefinition, deps: WorkflowRunnerDeps): ToolHandler {
@@ -191,7 +167,7 @@ const ms = (value: string | number | undefined, fallback: number): number => {
 };
 
 class WorkflowRun {
-  private actor!: WorkflowActor;
+  private actor: WorkflowActor | undefined;
   private records: StepRecord[] = [];
   private saving: Promise<void> = Promise.resolve();
   /** A non-JSON error that broke the step executor (e.g. the MRTR input signal): rethrown as is. */
@@ -199,9 +175,16 @@ class WorkflowRun {
   /** The statusMessage naming the step in flight; a callee's progress is appended to it. */
   private stepStatus = '';
   private readonly byId = new Map<string, { step: WorkflowStep | WorkflowSubStep; phase: 'main' | 'onFailure' }>();
+  /** DAG runs (`needs:`): each main step's dependencies, what it may see, and the steps this process runs now. */
+  private readonly dag: boolean;
+  private readonly needs: Map<string, string[]>;
+  private readonly visible: Map<string, Set<string>>;
+  private readonly inFlight = new Set<string>();
   private readonly hash: string;
   /** When the run started; restored from the checkpoint after a restart. */
   private startedAt = now();
+  /** The run's history record while it is not a task (a synchronous call, or an `auto` call not promoted yet). */
+  private recorder: RunRecorder | undefined;
 
   constructor(
     private readonly definition: WorkflowDefinition,
@@ -212,9 +195,50 @@ class WorkflowRun {
     for (const step of definition.steps) this.byId.set(step.id, { step, phase: 'main' });
     for (const step of definition.onFailure ?? []) this.byId.set(step.id, { step, phase: 'onFailure' });
     this.hash = definitionHash(definition);
+    this.dag = isDag(definition.steps);
+    this.needs = dependencies(definition.steps);
+    this.visible = ancestors(definition.steps);
   }
 
+  /**
+   * Runs the workflow and records it in the run history: a task run is its
+   * task record; a synchronous run writes a record of its own as it goes,
+   * ending `completed` (an `isError` result shows as a failed run), `failed`
+   * (the executor broke) or `cancelled`.
+   */
   async run(): Promise<ToolResult> {
+    const history = this.deps.history;
+    if (history && this.ctx.taskId === undefined) {
+      this.recorder = history.recorder(newTaskId(), this.ctx.principal, this.deps.toolName ?? this.definition.name);
+    } else if (history && !this.ctx.checkpoint) history.noteTaskRun();
+    try {
+      const result = await this.execute();
+      await this.recordEnd({ status: 'completed', result: result as unknown as JsonObject });
+      return this.recorder ? { ...result, _meta: { ...result._meta, [EXECUTION_ID_META_KEY]: this.recorder.executionId } } : result;
+    } catch (error) {
+      if (isInputRequiredSignal(error)) {
+        // An MRTR round: the call is answered input_required and retried as a new run, which is recorded.
+        await this.recorder?.discard();
+      } else if (this.ctx.signal.aborted && this.actor?.getSnapshot().value === 'cancelled') {
+        await this.recordEnd({ status: 'cancelled' });
+      } else {
+        const message = error instanceof Error ? error.message : String(error);
+        await this.recordEnd({ status: 'failed', error: { code: -32603, message } });
+      }
+      throw error;
+    }
+  }
+
+  /** The last write of a synchronous run's record. */
+  private async recordEnd(end: Omit<RunState, 'checkpoint'>): Promise<void> {
+    if (!this.recorder) return;
+    if (this.ctx.taskId === undefined) return this.recorder.save({ ...end, checkpoint: this.checkpointNow() });
+    // Promoted to a task: the task record is the run's history.
+    await this.recorder.discard();
+    this.recorder = undefined;
+  }
+
+  private async execute(): Promise<ToolResult> {
     // muster's availability rule: a new run whose steps (or onFailure steps, or tool conditions) name a
     // tool that does not exist is refused before anything runs. A resumed run goes on: its steps ran.
     if (!this.restorable()) {
@@ -252,39 +276,44 @@ class WorkflowRun {
         input: {
           workflow: this.definition.name,
           stepIds: this.definition.steps.map((step) => step.id),
+          ...(this.dag ? { dag: true } : {}),
           onFailureIds: (this.definition.onFailure ?? []).map((step) => step.id),
           ...(this.ctx.taskId !== undefined ? { taskId: this.ctx.taskId } : {}),
         },
         ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
       });
     }
+    const actor = this.actor;
     const finished = new Promise<void>((resolve) => {
-      this.actor.subscribe({
+      actor.subscribe({
         next: (snapshot) => {
           // Every transition (a step ended, the run ended) is checkpointed.
           this.persist();
+          if (snapshot.value === 'scheduling') queueMicrotask(() => this.schedule());
           if (snapshot.status === 'done') resolve();
         },
         error: () => resolve(),
       });
     });
-    const onAbort = () => this.actor.send({ type: 'CANCEL' });
+    const onAbort = () => actor.send({ type: 'CANCEL' });
     this.ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      this.actor.start();
+      actor.start();
       if (this.ctx.signal.aborted) onAbort();
+      // A restored DAG run starts again the steps that were in flight, then what is ready.
+      this.schedule();
       await finished;
-      if (this.actor.getSnapshot().value === 'cancelled') {
+      if (actor.getSnapshot().value === 'cancelled') {
         // The aborted step may not have recorded its end yet: the record says how the run left it.
         for (const record of this.records) {
           if (record.status === 'running') Object.assign(record, { status: 'cancelled', endedAt: now() });
         }
       }
       await this.persist();
-      return await this.finish(this.actor.getSnapshot());
+      return await this.finish(actor.getSnapshot());
     } finally {
       this.ctx.signal.removeEventListener('abort', onAbort);
-      this.actor.stop();
+      actor.stop();
     }
   }
 
@@ -308,22 +337,40 @@ class WorkflowRun {
     return checkpoint as WorkflowCheckpoint;
   }
 
-  /** Queues a checkpoint write of the current state; resolves when it (and earlier ones) are stored. */
+  /** The checkpoint of the run as it stands. */
+  private checkpointNow(): WorkflowCheckpoint {
+    return {
+      kind: 'taskvisor.workflow',
+      workflow: this.definition.name,
+      machineVersion: WORKFLOW_MACHINE_VERSION,
+      snapshot: this.actor?.getPersistedSnapshot(),
+      steps: this.records,
+      definition: this.definition,
+      definitionHash: this.hash,
+      startedAt: this.startedAt,
+      input: this.input,
+    };
+  }
+
+  /**
+   * Queues a checkpoint write of the current state; resolves when it (and
+   * earlier ones) are stored. While the run is not a task, its history record
+   * gets the same write; once it became a task (an `auto` call promoted), the
+   * task record is its history and the synchronous record goes.
+   */
   private persist(): Promise<void> {
     this.saving = this.saving
       .catch(() => {})
-      .then(() =>
-        this.ctx.saveCheckpoint({
-          kind: 'taskvisor.workflow',
-          workflow: this.definition.name,
-          machineVersion: WORKFLOW_MACHINE_VERSION,
-          snapshot: this.actor.getPersistedSnapshot(),
-          steps: this.records,
-          definition: this.definition,
-          definitionHash: this.hash,
-          startedAt: this.startedAt,
-        } satisfies WorkflowCheckpoint),
-      );
+      .then(async () => {
+        const checkpoint = this.checkpointNow();
+        await this.ctx.saveCheckpoint(checkpoint);
+        if (!this.recorder) return;
+        if (this.ctx.taskId === undefined) await this.recorder.save({ status: 'working', checkpoint, statusMessage: this.stepStatus });
+        else {
+          await this.recorder.discard();
+          this.recorder = undefined;
+        }
+      });
     return this.saving;
   }
 
@@ -333,6 +380,48 @@ class WorkflowRun {
 
   private scope(results: Record<string, unknown>, vars: Record<string, unknown> = {}): TemplateScope {
     return { input: this.input, results: withFlatNames(this.definition, results), vars };
+  }
+
+  /**
+   * DAG runs: starts every main step whose needs have all ended, up to the
+   * workflow's `maxConcurrency` — none after a hard failure; steps the
+   * machine lists as running but this process does not run (a restored
+   * checkpoint) run again from their start (at-least-once).
+   */
+  private schedule(): void {
+    const actor = this.actor;
+    if (!actor) return;
+    const snapshot = actor.getSnapshot();
+    if (snapshot.status !== 'active' || snapshot.value !== 'scheduling') return;
+    const context = snapshot.context;
+    for (const id of context.running ?? []) if (!this.inFlight.has(id)) this.startDagStep(id, false);
+    if (context.failure) return;
+    const limit = this.definition.maxConcurrency ?? Number.POSITIVE_INFINITY;
+    for (const step of this.definition.steps) {
+      if (this.inFlight.size >= limit) return;
+      if (Object.hasOwn(context.outcomes, step.id) || this.inFlight.has(step.id)) continue;
+      if (!(this.needs.get(step.id) ?? []).every((need) => Object.hasOwn(context.outcomes, need))) continue;
+      this.startDagStep(step.id, true);
+    }
+  }
+
+  private startDagStep(stepId: string, announce: boolean): void {
+    const actor = this.actor!;
+    this.inFlight.add(stepId);
+    if (announce) actor.send({ type: 'STEP_STARTED', stepId });
+    const { results, outcomes } = actor.getSnapshot().context;
+    // A step sees the steps it transitively needs, never a sibling branch (whose timing would decide what it finds).
+    const visible = this.visible.get(stepId) ?? new Set<string>();
+    const pick = <T>(record: Record<string, T>) => Object.fromEntries(Object.entries(record).filter(([id]) => visible.has(id)));
+    const send = (event: Parameters<WorkflowActor['send']>[0]) => {
+      this.inFlight.delete(stepId);
+      if (actor.getSnapshot().status === 'active') actor.send(event);
+    };
+    const index = this.definition.steps.findIndex((step) => step.id === stepId);
+    this.runTopStep({ phase: 'main', index, stepId, results: pick(results), outcomes: pick(outcomes) }, this.ctx.signal).then(
+      (output) => send({ type: 'STEP_DONE', stepId, output }),
+      (error: unknown) => send({ type: 'STEP_CRASHED', error: error instanceof Error ? error.message : String(error) }),
+    );
   }
 
   /** Runs one top-level (or onFailure) step for the machine. */
@@ -404,6 +493,12 @@ class WorkflowRun {
       if (outcome.status === 'completed') record.result = outcome.result;
       if (outcome.status === 'failed')
         record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
+      publish('taskvisor:workflow.step', () => ({
+        workflow: this.definition.name,
+        step: recordId,
+        outcome: record.status,
+        durationMs: record.durationMs!,
+      }));
       return outcome;
     };
     this.records.push(record);
@@ -716,8 +811,8 @@ async function pool(
  * templates either way.
  */
 export function shapeDefaultResult(definition: WorkflowDefinition, results: Record<string, unknown>): JsonObject {
-  const flag = (step: { output?: boolean; store?: boolean }) => step.output ?? step.store;
-  const all = definition.steps.flatMap((step) => [step, ...(step.parallel ?? step.forEach?.steps ?? [])]);
+  const flag = (step: { output?: boolean | undefined; store?: boolean | undefined }) => step.output ?? step.store;
+  const all = definition.steps.flatMap((step) => [step, ...subStepsOf(step)]);
   if (!all.some((step) => flag(step) !== undefined)) return { workflow: definition.name, status: 'completed', results } as JsonObject;
   const flat = withFlatNames(definition, results);
   const shown: Record<string, unknown> = {};
@@ -731,29 +826,49 @@ export function shapeDefaultResult(definition: WorkflowDefinition, results: Reco
   return shaped as JsonObject;
 }
 
+/** Every sub-step under a step, at any depth (loops nest). */
+function subStepsOf(step: WorkflowStep | WorkflowSubStep): WorkflowSubStep[] {
+  return (step.parallel ?? step.forEach?.steps ?? []).flatMap((sub) => [sub, ...subStepsOf(sub)]);
+}
+
 /**
  * muster's flat result names next to taskvisor's nested ones: a parallel
  * sub-step's result is also `results.<subId>`, a forEach sub-step's is
  * `results.<subId>_<i>` per iteration and `results.<subId>` for the last one.
- * A flat name never hides a step's own (nested) name.
+ * Loops nest, and the names with them: inside iteration `i` of an outer
+ * forEach, an inner forEach's sub-step is `<subId>_<i>_<j>`, `<subId>_<i>` for
+ * the last `j` of that iteration, and `<subId>` for the last of all; a
+ * parallel inside iteration `i` names its sub-steps `<subId>_<i>` (and
+ * `<subId>`). A flat name never hides a step's own (nested) name.
  */
 export function withFlatNames(definition: WorkflowDefinition, results: Record<string, unknown>): Record<string, unknown> {
   const flat: Record<string, unknown> = {};
-  for (const step of definition.steps) {
-    const value = results[step.id];
+  const put = (id: string, suffix: string, value: unknown) => {
+    flat[id + suffix] = value;
+    if (suffix !== '') flat[id] = value;
+  };
+  const visit = (step: WorkflowStep | WorkflowSubStep, value: unknown, suffix: string) => {
     if (step.parallel && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const sub of step.parallel) if (Object.hasOwn(value, sub.id)) flat[sub.id] = (value as Record<string, unknown>)[sub.id];
+      for (const sub of step.parallel) {
+        if (!Object.hasOwn(value, sub.id)) continue;
+        const subValue = (value as Record<string, unknown>)[sub.id];
+        put(sub.id, suffix, subValue);
+        visit(sub, subValue, suffix);
+      }
     } else if (step.forEach && Array.isArray(value)) {
       value.forEach((iteration, i) => {
         if (iteration === null || typeof iteration !== 'object') return;
         for (const sub of step.forEach!.steps) {
           if (!Object.hasOwn(iteration, sub.id)) continue;
-          flat[`${sub.id}_${i}`] = (iteration as Record<string, unknown>)[sub.id];
-          flat[sub.id] = (iteration as Record<string, unknown>)[sub.id];
+          const subValue = (iteration as Record<string, unknown>)[sub.id];
+          put(sub.id, `${suffix}_${i}`, subValue);
+          put(sub.id, suffix, subValue);
+          visit(sub, subValue, `${suffix}_${i}`);
         }
       });
     }
-  }
+  };
+  for (const step of definition.steps) visit(step, results[step.id], '');
   return { ...flat, ...results };
 }
 

@@ -8,6 +8,8 @@ import type { Logger } from '../runtime/Logger.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import { WorkflowCatalog } from './WorkflowCatalog.js';
 import { WorkflowError } from './loadWorkflows.js';
+import type { TaskStore } from '../store/TaskStore.js';
+import { RunHistory } from './RunHistory.js';
 
 /** Loads the configured workflows into `tools`; `undefined` without a `workflows` section. */
 export async function openConfiguredWorkflows(
@@ -15,10 +17,21 @@ export async function openConfiguredWorkflows(
   tools: ToolRegistry,
   logger?: Logger,
   inspect?: (event: InspectionEvent) => void,
+  store?: TaskStore,
 ): Promise<WorkflowCatalog | undefined> {
   const section = loaded.config.workflows;
   if (!section) return undefined;
+  // With a store, every run is recorded there and the history tools are served (issue 17 item 7).
+  const history = store
+    ? new RunHistory({
+        store,
+        ...(section.historyRetentionMs !== undefined ? { retentionMs: section.historyRetentionMs } : {}),
+        ...(section.historyMaxRuns !== undefined ? { maxRuns: section.historyMaxRuns } : {}),
+        ...(logger ? { logger } : {}),
+      })
+    : undefined;
   const catalog = new WorkflowCatalog({
+    ...(history ? { history } : {}),
     tools,
     dir: resolveFromConfig(loaded, section.dir),
     ...(section.prefix !== undefined ? { prefix: section.prefix } : {}),

@@ -22,3 +22,18 @@ export {
   FUNCTIONS as GO_TEMPLATE_FUNCTIONS,
   type GoTemplate,
 } from './gotemplate/index.js';
+export {
+  RunHistory,
+  RUN_STATUSES,
+  DEFAULT_HISTORY_MAX_RUNS,
+  DEFAULT_HISTORY_RETENTION_MS,
+  type RunHistoryOptions,
+  type RunStatus,
+  type RunSummary,
+  type RunDetail,
+  type RunStep,
+  type RunList,
+  type RunListQuery,
+} from './RunHistory.js';
+export { EXECUTION_LIST_TOOL, EXECUTION_GET_TOOL } from './historyTools.js';
+export { EXECUTION_ID_META_KEY } from './WorkflowRunner.js';

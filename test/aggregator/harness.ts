@@ -39,7 +39,7 @@ export async function startAggregator(upstreams: UpstreamSpec[], options: { dir?
   });
   await runtime.start();
   for (const spec of upstreams)
-    if (spec.autoStart !== false) await runtime.upstreams!.waitFor(spec.name, (status) => status.state === 'ready', 40_000);
+    if (spec.autoStart !== false) await runtime.upstreams!.waitFor(spec.name, (status) => status.state === 'ready', UPSTREAM_READY_MS);
   const http: HttpListener = await listenHttp(runtime, {
     port: 0,
     authenticate: (request) => ({ id: request.headers.get('x-user') ?? 'alice' }),
@@ -55,6 +55,15 @@ export async function startAggregator(upstreams: UpstreamSpec[], options: { dir?
   };
 }
 
+/**
+ * How long an upstream may take to be ready. A stdio demo child compiles its
+ * TypeScript at start, and the SDK spawns it twice (an era probe, then the
+ * session): 2–3 s on an idle machine, well past 40 s at load average 13 —
+ * where these tests used to fail in the before hook. Generous, because the
+ * tests measure behaviour, not start-up time (that is a benchmark).
+ */
+export const UPSTREAM_READY_MS = 180_000;
+
 /** The demo upstream as a stdio child of the aggregator. */
 export function stdioDemoSpec(cwd: string, extra: Partial<UpstreamSpec> = {}): UpstreamSpec {
   return {
@@ -63,6 +72,8 @@ export function stdioDemoSpec(cwd: string, extra: Partial<UpstreamSpec> = {}): U
     command: process.execPath,
     args: [CLI, 'serve', '--config', UPSTREAM_CONFIG, '--stdio', '--quiet'],
     cwd,
+    // Connecting includes the child's start-up (see UPSTREAM_READY_MS); a timed-out attempt would start it all over.
+    timeout: 120_000,
     ...extra,
   } as UpstreamSpec;
 }

@@ -226,7 +226,7 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       }
     });
 
-    it('-32021 naming the tasks extension when the upstream needs input and the caller cannot take a task', async () => {
+    it('-32021 naming the capability the upstream needs (elicitation.form), not the tasks extension, for a caller without it', async () => {
       const plain = await connect({ kind: 'http', url: aggregator.url }, {});
       try {
         const outcome = await rawRequest(plain, {
@@ -235,9 +235,81 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
         });
         const error = errorOf(outcome);
         assert.equal(error.code, -32021);
-        assert.match(error.message, /io\.modelcontextprotocol\/tasks/);
+        assert.match(error.message, /x_demo_hello_world needs a capability this request did not declare/);
+        assert.match(error.message, /elicitation\.form/);
+        assert.doesNotMatch(error.message, /io\.modelcontextprotocol\/tasks/, 'declaring the extension would not help');
       } finally {
         await plain.close();
+      }
+    });
+
+    it("T-08 through the collapse: a caller with elicitation.form but no extension gets the upstream task's input request as MRTR, and its retry answers that same task", async () => {
+      const caps = { elicitation: { form: {} } };
+      const plain = await connect({ kind: 'http', url: aggregator.url }, caps);
+      try {
+        const first = resultOf(
+          await rawRequest(plain, { method: 'tools/call', params: { name: 'x_demo_hello_world', arguments: {}, _meta: envelope(caps) } }),
+        );
+        assert.equal(first.resultType, 'input_required', JSON.stringify(first));
+        assert.deepEqual(Object.keys(first.inputRequests as object), ['name']);
+        assert.equal(typeof first.requestState, 'string');
+        assert.ok(!('taskId' in first));
+        const retry = resultOf(
+          await rawRequest(plain, {
+            method: 'tools/call',
+            params: {
+              name: 'x_demo_hello_world',
+              arguments: {},
+              inputResponses: { name: { action: 'accept', content: { name: 'Luca' } } },
+              requestState: first.requestState,
+              _meta: envelope(caps),
+            },
+          }),
+        );
+        assert.deepEqual(retry.content, [{ type: 'text', text: 'Hello, Luca!' }]);
+        // The requestState is bound to its caller (I-7): bob cannot answer alice's upstream task.
+        const stolen = await rawRequest(bob, {
+          method: 'tools/call',
+          params: {
+            name: 'x_demo_hello_world',
+            arguments: {},
+            inputResponses: { name: { action: 'accept', content: { name: 'Mallory' } } },
+            requestState: first.requestState,
+            _meta: envelope(caps),
+          },
+        });
+        assert.equal(errorOf(stolen).code, -32602);
+        // A repeated retry reads the same finished upstream task: the same answer, the tool did not run twice.
+        const again = resultOf(
+          await rawRequest(plain, {
+            method: 'tools/call',
+            params: {
+              name: 'x_demo_hello_world',
+              arguments: {},
+              inputResponses: { name: { action: 'accept', content: { name: 'Someone else' } } },
+              requestState: first.requestState,
+              _meta: envelope(caps),
+            },
+          }),
+        );
+        assert.deepEqual(again.content, [{ type: 'text', text: 'Hello, Luca!' }]);
+      } finally {
+        await plain.close();
+      }
+    });
+
+    it('a v1 SDK (2025-11-25) client that cannot answer elicitation is told which capability, not to declare the tasks extension', async () => {
+      const client = new V1Client({ name: 'legacy', version: '1.0.0' }, { capabilities: {} });
+      await client.connect(new V1HttpTransport(new URL(aggregator.url)));
+      try {
+        const error = await client.callTool({ name: 'x_demo_hello_world', arguments: {} }).then(
+          (result) => new Error(`expected an error, got ${JSON.stringify(result)}`),
+          (error: Error) => error,
+        );
+        assert.match(error.message, /elicitation/);
+        assert.doesNotMatch(error.message, /io\.modelcontextprotocol\/tasks/);
+      } finally {
+        await client.close();
       }
     });
 

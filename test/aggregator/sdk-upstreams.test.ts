@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { errorOf, rawRequest, resultOf, REPO_ROOT, tempDir, TSX_IMPORT } from '../support/processes.js';
-import { startAggregator, type Aggregator } from './harness.js';
+import { startAggregator, UPSTREAM_READY_MS, type Aggregator } from './harness.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -91,7 +91,7 @@ describe('upstreams written with the plain v2 SDK and with the v1 SDK', () => {
     const lazy = () => aggregator.runtime.upstreams!.status().find((status) => status.name === 'lazy')!;
     assert.equal(lazy().state, 'not started');
     aggregator.runtime.upstreams!.startUpstream('lazy');
-    await aggregator.runtime.upstreams!.waitFor('lazy', (status) => status.state === 'ready', 30_000);
+    await aggregator.runtime.upstreams!.waitFor('lazy', (status) => status.state === 'ready', UPSTREAM_READY_MS);
     const names = (await tasksClient.client.listTools()).tools.map((tool) => tool.name);
     assert.ok(names.includes('x_lazy_add'), names.join(', '));
   });

@@ -148,8 +148,10 @@ describe('the upstream machine', () => {
     assert.equal(actor.getSnapshot().context.toolCount, 4);
     monitors.at(-1)!({ type: 'PING_FAILED', error: 'slow' });
     assert.equal(state(), 'degraded');
+    assert.equal(actor.getSnapshot().context.lastError, 'slow');
     monitors.at(-1)!({ type: 'PING_OK' });
     assert.equal(state(), 'ready');
+    assert.equal(actor.getSnapshot().context.lastError, null, 'back to ready: no stale LAST ERROR in `taskvisor upstreams`');
     monitors.at(-1)!({ type: 'PING_FAILED', error: 'slow' });
     monitors.at(-1)!({ type: 'PING_FAILED', error: 'gone' });
     assert.equal(state(), 'backoff', 'maxPingFailures in a row reconnect');

@@ -37,7 +37,7 @@ import { startIssuer, writeTokenFile, type Issuer } from '../support/authFixture
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { collectListen, postJsonRpc } from '../support/httpRaw.js';
 import { tempDir } from '../support/processes.js';
-import { stdioDemoSpec } from '../aggregator/harness.js';
+import { stdioDemoSpec, UPSTREAM_READY_MS } from '../aggregator/harness.js';
 import { result_, taskOps, textOf, type Json } from '../support/taskOps.js';
 
 type Ops = ReturnType<typeof taskOps>;
@@ -222,7 +222,7 @@ describe("cross-principal matrix: B on A's tasks is indistinguishable from an un
     });
     runtime.use(...demoTools, ...testTools);
     await runtime.start();
-    await runtime.upstreams!.waitFor('demo', (status) => status.state === 'ready', 40_000);
+    await runtime.upstreams!.waitFor('demo', (status) => status.state === 'ready', UPSTREAM_READY_MS);
   });
   after(async () => {
     for (const client of clients) await client.close().catch(() => {});

@@ -367,8 +367,9 @@ describe('(d) ttl expiry and the reaper', () => {
       });
       if (ended.status === 'completed') {
         assert.deepEqual(ended.result, { resultType: 'complete', content: [{ type: 'text', text: 'quick result' }] });
-        // Within its ttl tasks/get shows it completed; past it, "not found" (both are right, T-14).
-        if (first.kind === 'result') assert.equal(resultOf(first).status, 'completed');
+        // Within its ttl tasks/get shows it as stored (working until the completed record is durable,
+        // then completed: issue 13 item 1); past it, "not found" (both are right, T-14).
+        if (first.kind === 'result') assert.match(String(resultOf(first).status), /^(working|completed)$/);
         else assert.ok(Date.now() >= ended.createdAt + 200, `tasks/get failed within the ttl: ${JSON.stringify(first)}`);
       } else {
         // On a heavily loaded machine the durable create alone can outlast 200 ms: then the deadline wins (T-26). Still purged below.

@@ -55,9 +55,10 @@ export async function startIssuer(audience: string): Promise<Issuer> {
     async sign(claims, options = {}) {
       const jwt = new SignJWT(claims)
         .setProtectedHeader({ alg: options.alg ?? 'ES256', kid: options.kid ?? 'key-1' })
-        .setIssuedAt()
         .setIssuer(options.issuer ?? issuer)
         .setAudience(options.audience ?? audience);
+      // An explicit iat (a token from the future, an old token) is kept.
+      if (!('iat' in claims)) jwt.setIssuedAt();
       if (options.expiresIn !== undefined) jwt.setExpirationTime(options.expiresIn);
       else if (!('exp' in claims)) jwt.setExpirationTime('5m');
       return jwt.sign(options.key ?? privateKey);

@@ -45,7 +45,7 @@ export function execute(tree: Tree, data: GoValue, funcs: FuncMap): string {
 export const NOT_SINGLE = Symbol('not a single action');
 export function executeTyped(tree: Tree, data: GoValue, funcs: FuncMap): GoValue | typeof NOT_SINGLE {
   const [only] = tree.root;
-  if (tree.root.length !== 1 || only!.type !== 'action' || only.pipe.decl.length > 0) return NOT_SINGLE;
+  if (tree.root.length !== 1 || only?.type !== 'action' || only.pipe.decl.length > 0) return NOT_SINGLE;
   const state = new State(tree, funcs);
   return state.pipeline(data, only.pipe, [[{ name: '$', value: data }]]);
 }

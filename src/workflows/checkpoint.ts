@@ -1,0 +1,46 @@
+/**
+ * What a workflow run keeps durably: its step records and its checkpoint
+ * (the task's `checkpoint`, or a synchronous run's history record).
+ */
+import type { JsonObject } from '../../machines/task/index.js';
+import type { WorkflowDefinition } from './definition.js';
+
+/** One step record, written live into the run's checkpoint. */
+export interface StepRecord {
+  /** Step id; sub-steps as `parent.sub` (parallel) or `parent[i].sub` (forEach). */
+  id: string;
+  phase: 'main' | 'onFailure';
+  /** Tool called, or `input` for an input step. */
+  tool?: string;
+  status: 'running' | 'completed' | 'failed' | 'skipped' | 'interrupted' | 'cancelled';
+  /** ISO 8601. */
+  startedAt: string;
+  endedAt?: string;
+  durationMs?: number;
+  /** Resolved arguments (tool steps) or request (input steps). */
+  input?: unknown;
+  result?: unknown;
+  error?: { message: string; code?: number };
+  /** Attempts made, when the step has `retry` and needed more than one. */
+  attempts?: number;
+}
+
+/** What a workflow run keeps in its task's `checkpoint`. */
+export interface WorkflowCheckpoint {
+  kind: 'taskvisor.workflow';
+  workflow: string;
+  machineVersion: number;
+  /** The workflow actor's persisted snapshot. */
+  snapshot: unknown;
+  steps: StepRecord[];
+  /**
+   * The definition the run started with, and its hash: a resumed run goes on
+   * with it, whatever the file says now (a reload never changes a running run).
+   */
+  definition?: WorkflowDefinition;
+  definitionHash?: string;
+  /** When the run started (ISO 8601): the workflow `timeout` counts from here, across restarts. */
+  startedAt?: string;
+  /** The run's validated arguments (the run history shows them). */
+  input?: JsonObject;
+}

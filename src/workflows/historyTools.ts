@@ -1,0 +1,89 @@
+/**
+ * muster's run history tools (issue 17 item 7), under muster's names:
+ * `core_workflow_execution_list` and `core_workflow_execution_get`. Both see
+ * only the caller's own runs: another principal's run answers exactly like an
+ * unknown id (I-7). The names are muster's `core_` ones, outside the
+ * `workflow_` space, so no workflow can be shadowed by them or shadow them.
+ */
+import { z } from 'zod';
+import type { ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
+import type { JsonObject } from '../../machines/task/index.js';
+import { RUN_STATUSES, viewOf, type RunHistory, type RunStatus } from './RunHistory.js';
+
+export const EXECUTION_LIST_TOOL = 'core_workflow_execution_list';
+export const EXECUTION_GET_TOOL = 'core_workflow_execution_get';
+
+const ListArgs = z.object({
+  workflow_name: z.string().min(1).optional().describe('Only runs of this workflow'),
+  status: z
+    .enum(RUN_STATUSES as [RunStatus, ...RunStatus[]])
+    .optional()
+    .describe('Only runs with this status'),
+  limit: z.number().int().min(1).max(1000).optional().describe('At most this many runs (default 50)'),
+  offset: z.number().int().min(0).optional().describe('Skip this many runs (default 0)'),
+});
+
+const GetArgs = z.object({
+  execution_id: z
+    .string()
+    .min(1)
+    .describe('The run (a synchronous run: the result\'s _meta "io.taskvisor/executionId"; a task run: its task id)'),
+  include_steps: z.boolean().optional().describe('Include the step records (default true)'),
+  step_id: z.string().min(1).optional().describe('Only this step (forEach sub-steps as each[2].check); drops the run result'),
+});
+
+const answer = (value: object): ToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(value) }],
+  structuredContent: value as JsonObject,
+});
+
+const refusal = (text: string): ToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+/** The two history tools over `history`. */
+export function historyTools(history: RunHistory): ToolDefinition[] {
+  const list: ToolDefinition = {
+    name: EXECUTION_LIST_TOOL,
+    options: {
+      title: 'Workflow runs',
+      description: 'Your workflow runs, newest first (synchronous runs and tasks), with their status and step count.',
+      inputSchema: ListArgs as unknown as z.ZodType<JsonObject>,
+      taskBehavior: 'never',
+      annotations: { readOnlyHint: true },
+    },
+    handler: async (args, ctx) => {
+      const query = args as z.infer<typeof ListArgs>;
+      return answer(
+        await history.list({
+          owner: ctx.principal,
+          ...(query.workflow_name !== undefined ? { workflow: query.workflow_name } : {}),
+          ...(query.status !== undefined ? { status: query.status } : {}),
+          ...(query.limit !== undefined ? { limit: query.limit } : {}),
+          ...(query.offset !== undefined ? { offset: query.offset } : {}),
+        }),
+      );
+    },
+  };
+  const get: ToolDefinition = {
+    name: EXECUTION_GET_TOOL,
+    options: {
+      title: 'Workflow run',
+      description: 'One of your workflow runs: status, input, result or error, and its step records.',
+      inputSchema: GetArgs as unknown as z.ZodType<JsonObject>,
+      taskBehavior: 'never',
+      annotations: { readOnlyHint: true },
+    },
+    handler: async (args, ctx) => {
+      const query = args as z.infer<typeof GetArgs>;
+      // Unknown, expired and another principal's runs are one answer (I-7).
+      const detail = await history.get(query.execution_id, ctx.principal);
+      if (!detail) return refusal(`Workflow execution ${query.execution_id} not found`);
+      const view = viewOf(detail, {
+        ...(query.include_steps !== undefined ? { includeSteps: query.include_steps } : {}),
+        ...(query.step_id !== undefined ? { stepId: query.step_id } : {}),
+      });
+      if (!view) return refusal(`Workflow execution ${query.execution_id} has no step ${query.step_id}`);
+      return answer(view);
+    },
+  };
+  return [list, get];
+}
