@@ -99,8 +99,33 @@ export {
   type UpstreamState,
   type BackoffPolicy,
 } from '../machines/upstream/index.js';
-// Operating it: health, readiness (docs/operations.md, issue 16).
-export { createOperations, HEALTH_PATH, READY_PATH, type Operations, type OperationsOptions } from './operations/Operations.js';
+// Operating it: health, readiness, metrics, diagnostics channels (docs/operations.md, issue 16).
+export {
+  createOperations,
+  HEALTH_PATH,
+  READY_PATH,
+  METRICS_PATH,
+  type Operations,
+  type OperationsOptions,
+} from './operations/Operations.js';
+export { TaskvisorMetrics, type MetricsOptions } from './operations/TaskvisorMetrics.js';
+export { TaskActivity, type TaskActivityEvent, type TimelineEntry } from './operations/TaskActivity.js';
+export { OperatorGate, DEFAULT_OPERATOR_SCOPE, type OperatorGateOptions } from './operations/OperatorGate.js';
+export { observeStore } from './store/ObservedTaskStore.js';
+export {
+  DIAGNOSTICS_CHANNELS,
+  subscribe as subscribeDiagnostics,
+  type DiagnosticsChannelName,
+  type DiagnosticsMessage,
+  type StoredTaskSummary,
+  type StoreOperationMessage,
+  type TasksPollMessage,
+  type ListenFrameMessage,
+  type BackpressureCloseMessage,
+  type UpstreamCallMessage,
+  type WorkflowStepMessage,
+  type ClusterLeaseMessage,
+} from './core/diagnostics.js';
 export {
   HealthMonitor,
   type HealthOptions,
@@ -110,5 +135,5 @@ export {
 } from './operations/HealthMonitor.js';
 export { listenOperations, type OperationsListenOptions, type OperationsListener } from './operations/listenOperations.js';
 export type { OperationsRuntime } from './operations/OperationsRuntime.js';
-export type { HttpRoutes } from './transports/HttpRoutes.js';
+export type { HttpRoutes, HttpClientInfo } from './transports/HttpRoutes.js';
 export type { RuntimePhase } from './core/runtimePhase.js';

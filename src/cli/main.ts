@@ -41,8 +41,10 @@ Options:
   --inspect-port N      Port of that relay (default: any free port)
   --trace FILE          Write every task actor's inspection events to FILE
   --trace-raw           Do not redact task data in the trace
-  --operations HOST:PORT  Serve /healthz and /readyz on a port of their own
-                        (they are always on the --http listener too)
+  --operations HOST:PORT  Serve /healthz and /readyz (and /metrics) on a port
+                        of their own (they are always on the --http listener too)
+  --metrics             Serve Prometheus metrics at /metrics (operators only:
+                        loopback without auth, else the operator scope)
   -h, --help            Show this text
 
 Exit codes: 0 after SIGINT/SIGTERM, 1 for a bad config or a port in use,
@@ -116,6 +118,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
           trace: { type: 'string' },
           'trace-raw': { type: 'boolean' },
           operations: { type: 'string' },
+          metrics: { type: 'boolean' },
         },
         SERVE_USAGE,
       );

@@ -33,8 +33,10 @@ export interface ServeArgs extends InspectionArgs {
   ws?: string;
   demo?: boolean;
   quiet?: boolean;
-  /** `host:port`, `:port` or `port`: serve `/healthz`, `/readyz` (and metrics, the dashboard) on a port of their own. */
+  /** `host:port`, `:port` or `port`: serve `/healthz`, `/readyz` (and metrics) on a port of their own. */
   operations?: string;
+  /** Serve Prometheus metrics at `/metrics` (operators only; config `operations.metrics`). */
+  metrics?: boolean;
 }
 
 /** The demo config `npm start` serves. */
@@ -69,6 +71,35 @@ export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig
         : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
 }
 
+/**
+ * The operator surfaces (metrics) show every principal's tasks: without auth
+ * they may only be served where only loopback clients reach them. Refuses,
+ * before anything starts, a setup that would expose them or serve them nowhere.
+ */
+function checkOperatorListeners(setup: {
+  auth: boolean;
+  wantHttp: boolean;
+  httpHost: string;
+  operationsListen: { host?: string | undefined } | undefined;
+}): void {
+  const { auth, wantHttp, httpHost, operationsListen } = setup;
+  if (!wantHttp && !operationsListen) {
+    throw new ConfigError('--metrics needs a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
+  }
+  if (auth) return;
+  const operationsHost = operationsListen ? (operationsListen.host ?? '127.0.0.1') : undefined;
+  if (operationsHost !== undefined && !isLoopbackHost(operationsHost)) {
+    throw new ConfigError(
+      `--metrics without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
+    );
+  }
+  if (wantHttp && !isLoopbackHost(httpHost) && operationsHost === undefined) {
+    throw new ConfigError(
+      `--metrics without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve metrics on a loopback port (--operations 127.0.0.1:9464)`,
+    );
+  }
+}
+
 /** Starts serving; resolves once listening, with a function that stops everything. */
 export async function serve(args: ServeArgs): Promise<{
   runtime: TaskvisorRuntime;
@@ -101,6 +132,10 @@ export async function serve(args: ServeArgs): Promise<{
   // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000; --ws, then the config, then 127.0.0.1:3001.
   const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
   const wsHost = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
+  const wantMetrics = args.metrics === true || config.operations?.metrics === true;
+  // Which listener carries the operator surfaces (metrics): checked before anything starts.
+  const operatorRoutesOnHttp = wantHttp && (auth !== undefined || isLoopbackHost(httpHost));
+  if (wantMetrics) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
   // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
   // `anonymous`. Refused before anything starts, unless the config says so in as many words.
   const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
@@ -149,6 +184,10 @@ export async function serve(args: ServeArgs): Promise<{
     runtime.onClose(() => inspection!.close());
   }
   const operations = createOperations(runtime, {
+    ...(wantMetrics ? { metrics: true } : {}),
+    ...(auth ? { auth } : {}),
+    ...(config.operations?.operatorScope ? { operatorScope: config.operations.operatorScope } : {}),
+    ...(config.http?.path ? { mcpPath: config.http.path } : {}),
     ...(config.operations?.upstreamsGateReadiness !== undefined
       ? { upstreamsGateReadiness: config.operations.upstreamsGateReadiness }
       : {}),
@@ -214,7 +253,8 @@ export async function serve(args: ServeArgs): Promise<{
         ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
         ...(auth ? { auth } : {}),
         ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
-        routes: operations.routes,
+        // Without auth a non-loopback listener never carries the operator surfaces (they went to the operations port).
+        routes: operatorRoutesOnHttp ? operations.routes : operations.healthRoutes,
       });
       operations.health.trackListener('http', () => listener.server.listening);
       url = listener.url;
@@ -277,7 +317,11 @@ export async function serve(args: ServeArgs): Promise<{
     );
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
-  if (operationsUrl) logger.info(`serving /healthz and /readyz at ${operationsUrl}`);
+  if (operationsUrl) logger.info(`serving /healthz and /readyz${wantMetrics ? ' and /metrics' : ''} at ${operationsUrl}`);
+  if (wantMetrics && url && operatorRoutesOnHttp)
+    logger.info(
+      `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,
+    );
   if (args.stdio) {
     const stdio = serveStdio(runtime);
     logger.info('serving MCP over stdio');

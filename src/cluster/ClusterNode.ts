@@ -21,6 +21,7 @@ import type { TaskChange, TaskOwnership, TaskStore } from '../store/TaskStore.js
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import { isTerminal, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { publish } from '../core/diagnostics.js';
 
 export interface ClusterNodeOptions {
   store: TaskStore;
@@ -79,6 +80,7 @@ export class ClusterNode {
     const sentAt = Date.now();
     await ownership.join();
     this.#renewedAt = sentAt;
+    publish('taskvisor:cluster.lease', () => ({ event: 'joined', instanceId: ownership.instanceId }));
     this.#unsubscribe = ownership.subscribe({
       onChange: (change) =>
         void this.#remoteChange(change).catch((error) => this.#options.logger.error('could not read a changed task', error)),
@@ -148,14 +150,19 @@ export class ClusterNode {
         renewed = await ownership.renewLease();
       } catch (error) {
         logger.error(`could not renew the instance lease (attempt ${attempt})`, error);
+        publish('taskvisor:cluster.lease', () => ({ event: 'renewal-failed', instanceId: ownership.instanceId }));
       }
     }
     if (this.#stopped) return;
-    if (renewed) this.#renewedAt = sentAt;
+    if (renewed) {
+      this.#renewedAt = sentAt;
+      publish('taskvisor:cluster.lease', () => ({ event: 'renewed', instanceId: ownership.instanceId }));
+    }
     // Expired in the database, or the next beat would come after the lease ends: others may claim our
     // tasks, so stop running them here before they run twice (fencing refuses our writes anyway).
     else if (renewed === false || Date.now() + this.#beatMs >= this.#renewedAt + ownership.leaseMs) {
       logger.error(`instance ${ownership.instanceId} lost its lease: stopping its tasks here; survivors adopt them`);
+      publish('taskvisor:cluster.lease', () => ({ event: 'lost', instanceId: ownership.instanceId }));
       supervisor.relinquishAll();
       this.#mustRejoin = true;
       // At once: a task created meanwhile would be owned by the expired id (and adopted while it runs here).
@@ -183,6 +190,7 @@ export class ClusterNode {
     }
     this.#mustRejoin = false;
     this.#renewedAt = sentAt;
+    publish('taskvisor:cluster.lease', () => ({ event: 'joined', instanceId: ownership.instanceId }));
     logger.info(`joined the cluster again as instance ${ownership.instanceId}`);
   }
 
@@ -194,6 +202,7 @@ export class ClusterNode {
     if (claimed.length > 0) {
       const { resumed, failed } = await supervisor.resumeAll(claimed);
       this.#adopted += claimed.length;
+      publish('taskvisor:cluster.lease', () => ({ event: 'adopted', instanceId: ownership.instanceId, count: claimed.length }));
       logger.info(`adopted ${claimed.length} unfinished tasks of expired instances: ${resumed} resumed, ${failed} failed`);
     }
     await this.#applyCommands();

@@ -263,9 +263,16 @@ export const ConfigSchema = z.strictObject({
         .optional(),
     })
     .optional(),
-  /** Health, readiness (docs/operations.md, issue 16). */
+  /** Health, readiness, metrics (docs/operations.md, issue 16). */
   operations: z
     .strictObject({
+      /** Serve Prometheus metrics at /metrics (operators only). Default false. */
+      metrics: z.boolean().optional(),
+      /** Scope an operator's bearer token must carry (with auth). Default `taskvisor:operator`. */
+      operatorScope: z
+        .string()
+        .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected an OAuth scope token')
+        .optional(),
       /** Whether an upstream that is not ready makes `/readyz` fail. Default false (reported, not gating). */
       upstreamsGateReadiness: z.boolean().optional(),
       /** `/healthz` fails when the event loop's p99 delay exceeds this. Default 2000. */

@@ -1,54 +1,125 @@
 /**
  * Operating a taskvisor service (issue 16): health and readiness for
- * balancers and supervisors, served on the HTTP listener next to MCP
- * (`routes`) or on a port of their own ({@link listenOperations}) when only
- * stdio or WebSocket serve.
+ * balancers and supervisors, Prometheus metrics, served on the HTTP
+ * listener next to MCP (`routes`) or on a port of their own
+ * ({@link listenOperations}) when only stdio or WebSocket serve.
  *
  * `/healthz` and `/readyz` are always on: they answer without credentials
- * (a balancer has none) and tell only states, never task data.
+ * (a balancer has none) and tell only states, never task data. `/metrics`
+ * is off unless asked for, and only an operator may read it
+ * ({@link OperatorGate}).
  */
+import type { BearerAuthOptions } from '../auth/bearer.js';
 import type { HttpRoutes } from '../transports/HttpRoutes.js';
+import { summarize } from '../store/ObservedTaskStore.js';
 import { HealthMonitor, type HealthOptions } from './HealthMonitor.js';
+import { OperatorGate } from './OperatorGate.js';
 import type { OperationsRuntime } from './OperationsRuntime.js';
-import { forMethod, isRead, json, methodNotAllowed } from './httpResponses.js';
+import { TaskActivity } from './TaskActivity.js';
+import { TaskvisorMetrics, type MetricsOptions } from './TaskvisorMetrics.js';
+import { BASE_HEADERS, forMethod, isRead, json, methodNotAllowed } from './httpResponses.js';
 
 /** Options of {@link createOperations}. */
-export interface OperationsOptions extends HealthOptions {}
+export interface OperationsOptions extends HealthOptions {
+  /** Serve Prometheus metrics at `/metrics` (operators only). Default off. */
+  metrics?: boolean | MetricsOptions;
+  /** The bearer auth of the MCP entry: operators then need a token with `operatorScope`. Absent: loopback clients only. */
+  auth?: BearerAuthOptions | undefined;
+  /** Scope an operator's token must carry. Default `taskvisor:operator`. */
+  operatorScope?: string | undefined;
+  /** Host names the operator endpoints accept (DNS-rebinding protection); default: loopback names without auth. */
+  allowedHosts?: string[] | false | undefined;
+  /** Browser Origin host names the operator endpoints accept; defaults as `allowedHosts`. */
+  allowedOrigins?: string[] | false | undefined;
+  /** The MCP path, named in 401 challenges. Default `/mcp`. */
+  mcpPath?: string | undefined;
+}
 
-/** The operations of one runtime: its health and the routes serving it. */
+/** The operations of one runtime: its health, its metrics and the routes serving them. */
 export interface Operations {
   readonly health: HealthMonitor;
-  /** `/healthz`, `/readyz`: give to `listenHttp({ routes })` or serve with `listenOperations`. */
+  /** Present when metrics are on. */
+  readonly metrics: TaskvisorMetrics | undefined;
+  /** Live tasks by status, timelines: present when metrics (or the dashboard) are on. */
+  readonly activity: TaskActivity | undefined;
+  readonly gate: OperatorGate;
+  /** Every route (health, readiness, metrics when on): give to `listenHttp({ routes })` or serve with `listenOperations`. */
   readonly routes: HttpRoutes;
+  /** `/healthz` and `/readyz` only: for a listener that must not carry the operator surfaces. */
+  readonly healthRoutes: HttpRoutes;
   /** Stops measuring (also done when the runtime closes). */
   close(): void;
 }
 
 export const HEALTH_PATH = '/healthz';
 export const READY_PATH = '/readyz';
+export const METRICS_PATH = '/metrics';
 
 /** Builds the operations of `runtime` (started or not: readiness reports recovery while it starts). */
 export function createOperations(runtime: OperationsRuntime, options: OperationsOptions = {}): Operations {
   const health = new HealthMonitor(runtime, options);
+  const gate = new OperatorGate({
+    auth: options.auth,
+    operatorScope: options.operatorScope,
+    allowedHosts: options.allowedHosts,
+    allowedOrigins: options.allowedOrigins,
+    mcpPath: options.mcpPath,
+    logger: runtime.logger,
+  });
+  const activity = options.metrics ? new TaskActivity({ source: runtime.store }) : undefined;
+  const metrics =
+    options.metrics && activity
+      ? new TaskvisorMetrics(runtime, activity, typeof options.metrics === 'object' ? options.metrics : {})
+      : undefined;
+
+  // Unfinished tasks found at start are written again only when they change: count them once ready.
+  // A shared store's unfinished tasks belong to every instance, so only embedded stores are seeded.
+  let seeded: Promise<void> | undefined;
+  const seed = (): Promise<void> => {
+    if (seeded || !activity || runtime.phase !== 'ready' || runtime.store.ownership) return seeded ?? Promise.resolve();
+    return (seeded = runtime.store.listNonTerminal().then(
+      (records) => activity.seed(records.map(summarize)),
+      (error: unknown) => {
+        seeded = undefined;
+        runtime.logger.error('operations: could not read the unfinished tasks', error);
+      },
+    ));
+  };
+
+  const owns = (pathname: string) =>
+    pathname === HEALTH_PATH || pathname === READY_PATH || (metrics !== undefined && pathname === METRICS_PATH);
   const routes: HttpRoutes = {
-    owns: (pathname) => pathname === HEALTH_PATH || pathname === READY_PATH,
-    async fetch(request) {
+    owns,
+    async fetch(request, client) {
       if (!isRead(request)) return methodNotAllowed('GET, HEAD');
       const pathname = new URL(request.url).pathname;
       if (pathname === HEALTH_PATH) {
         const report = health.health();
         return forMethod(request, json(report.status === 'ok' ? 200 : 503, report));
       }
-      const report = health.readiness();
-      return forMethod(request, json(report.status === 'ready' ? 200 : 503, report));
+      if (pathname === READY_PATH) {
+        const report = health.readiness();
+        return forMethod(request, json(report.status === 'ready' ? 200 : 503, report));
+      }
+      const admitted = await gate.admit(request, client);
+      if (admitted instanceof Response) return admitted;
+      await seed();
+      const body = await metrics!.text();
+      return forMethod(request, new Response(body, { status: 200, headers: { 'content-type': metrics!.contentType, ...BASE_HEADERS } }));
     },
+  };
+  const healthRoutes: HttpRoutes = {
+    owns: (pathname) => pathname === HEALTH_PATH || pathname === READY_PATH,
+    fetch: (request, client) => routes.fetch(request, client),
   };
   let closed = false;
   const close = () => {
     if (closed) return;
     closed = true;
     health.close();
+    metrics?.close();
+    activity?.close();
   };
   runtime.onClose(async () => close());
-  return { health, routes, close };
+  return { health, metrics, activity, gate, routes, healthRoutes, close };
 }

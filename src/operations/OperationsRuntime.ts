@@ -19,6 +19,8 @@ export interface OperationsRuntime {
   readonly cluster?: { readonly leaseHeld: boolean; readonly instanceId: string } | undefined;
   /** Present with upstreams: the health of each. */
   readonly upstreams?: { status(): UpstreamStatus[] } | undefined;
+  /** Open listen streams (metrics). */
+  readonly subscriptions?: { readonly size: number } | undefined;
   /** Runs `close` when the runtime closes; returns the unregistration. */
   onClose(close: () => Promise<void>): () => void;
 }

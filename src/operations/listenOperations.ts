@@ -34,13 +34,17 @@ export async function listenOperations(
   options: OperationsListenOptions = {},
 ): Promise<OperationsListener> {
   const host = options.host ?? '127.0.0.1';
-  const node = toNodeHandler({
-    fetch: (request: Request) =>
-      operations.routes.owns(new URL(request.url).pathname) ? operations.routes.fetch(request) : Promise.resolve(notFound()),
-  });
   // The same containment as the MCP listener: no request head can end the process (issue 12).
   const guard = new ListenerGuard('operations', runtime.logger);
-  const server = createServer(guard.request(node));
+  const server = createServer(
+    guard.request((req, res) => {
+      const client = { remoteAddress: req.socket.remoteAddress };
+      return toNodeHandler({
+        fetch: (request: Request) =>
+          operations.routes.owns(new URL(request.url).pathname) ? operations.routes.fetch(request, client) : Promise.resolve(notFound()),
+      })(req, res);
+    }),
+  );
   guard.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -4,6 +4,7 @@
  * `tasks/get`, `tasks/update`, `tasks/cancel`. `tasks/list` and
  * `tasks/result` are not registered, so the SDK answers `-32601` (T-35).
  */
+import { publish } from '../core/diagnostics.js';
 import { CreateMessageResultV2Schema, ElicitResultV2Schema, ListRootsResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -65,6 +66,7 @@ export const TasksExtension = {
       { params: TaskIdParams },
       mappingErrors(async ({ taskId }, ctx) => {
         requireTasks(ctx, 'tasks/get');
+        publish('taskvisor:tasks.poll', () => ({ local: !forwarder?.owns(taskId) }));
         // A wrapped id goes upstream (MAC-checked for this principal, I-7); anything else stays local.
         if (forwarder?.owns(taskId)) return (await forwarder.get(taskId, principal, clientCapabilitiesOf(ctx))) as never;
         let record = await supervisor.get(taskId, principal);

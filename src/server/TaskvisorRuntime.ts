@@ -14,6 +14,7 @@ import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
 import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
 import { createTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
+import { observeStore } from '../store/ObservedTaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition, ToolHandler, ToolOptions } from '../tools/ToolDefinition.js';
 import { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -120,7 +121,10 @@ export class TaskvisorRuntime {
   constructor(private readonly options: RuntimeOptions = {}) {
     this.limits = Object.freeze(resolveLimits(options.limits));
     this.logger = options.logger ?? stderrLogger();
-    this.store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
+    // Writes reported on `taskvisor:store.operation` (metrics, the dashboard, spans: issue 16); the store itself is untouched.
+    this.store = observeStore(
+      isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR }),
+    );
     const pollPolicy = new PollPolicy({ defaultMs: options.pollIntervalMs ?? 1000, ...(options.poll ?? {}) });
     const ownership = this.store.ownership;
     this.supervisor = new TaskSupervisor({

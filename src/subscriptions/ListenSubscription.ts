@@ -9,6 +9,7 @@
 import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
 import { ErrorCode } from '../core/errors.js';
+import { publish } from '../core/diagnostics.js';
 
 export type RequestId = string | number;
 
@@ -106,10 +107,12 @@ export class ListenSubscription {
     const params = message.params;
     const meta = (params._meta as JsonObject | undefined) ?? {};
     this.options.sink.send({ ...message, params: { ...params, _meta: { ...meta, [SUBSCRIPTION_ID_META_KEY]: this.id } } });
+    publish('taskvisor:listen.frame', () => ({ method: message.method }));
     if (this.options.sink.backlog() > this.options.maxBacklog) this.overflow();
   }
 
   private overflow(): void {
+    publish('taskvisor:backpressure.close', () => ({ stream: 'listen' }));
     this.close({
       graceful: false,
       error: {

@@ -6,6 +6,16 @@
 export interface HttpRoutes {
   /** Whether `pathname` is one of these routes (the MCP path never should be). */
   owns(pathname: string): boolean;
-  /** Answers a request whose path {@link owns} accepted. */
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Answers a request whose path {@link owns} accepted. `client` is what the
+   * listener knows of the peer (absent when mounted as a plain `fetch`: a
+   * route must then assume nothing about it).
+   */
+  fetch(request: Request, client?: HttpClientInfo): Promise<Response>;
+}
+
+/** What a Node listener knows of the peer of a request. */
+export interface HttpClientInfo {
+  /** The socket's remote address (`127.0.0.1`, `::1`, `::ffff:127.0.0.1`...). */
+  remoteAddress?: string | undefined;
 }

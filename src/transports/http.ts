@@ -177,6 +177,9 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       params: outcome.message.params as JsonObject | undefined,
       signal: request.signal,
       keepAliveMs: options.keepAliveMs ?? 15_000,
+      maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
+      outboundGraceMs: runtime.limits.outboundGraceMs,
+      onOverBudget: (reason) => runtime.logger.info(`http: ending a listen stream of ${principal.id}: ${reason}`),
     });
   };
 
@@ -190,8 +193,11 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       // A bad target or Host is answered here (400/414), before anything builds a URL from it.
       if (guard.refusedHead(req, res)) return true;
       const pathname = new URL(req.url ?? '/', 'http://x').pathname;
-      if (options.routes?.owns(pathname)) {
-        guard.run(req, res, node);
+      const routes = options.routes;
+      if (routes?.owns(pathname)) {
+        // The routes learn the peer's address (operator access without auth is loopback only).
+        const client = { remoteAddress: req.socket.remoteAddress };
+        guard.run(req, res, toNodeHandler({ fetch: (request: Request) => routes.fetch(request, client) }));
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;

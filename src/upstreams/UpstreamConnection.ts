@@ -12,6 +12,8 @@
  * per request (T-01), and the HTTP transport derives `Mcp-Method` and
  * `Mcp-Name` (= `params.taskId` of `tasks/*`) from the framed body.
  */
+import { performance } from 'node:perf_hooks';
+import { publish } from '../core/diagnostics.js';
 import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { tapStdoutNoise, type StdoutNoise } from './stdoutNoise.js';
@@ -181,6 +183,7 @@ export class UpstreamConnection {
       return Promise.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} is not connected`));
     }
     const transport = this.transport;
+    const startedAt = performance.now();
     const id = `tv:${++this.counter}`;
     const meta = {
       ...((params._meta as JsonObject | undefined) ?? {}),
@@ -200,7 +203,7 @@ export class UpstreamConnection {
         : Object.keys(meta).length > 0
           ? { ...params, _meta: meta }
           : params;
-    return new Promise<RawOutcome>((resolve, reject) => {
+    const answered = new Promise<RawOutcome>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
         reject(
@@ -243,6 +246,14 @@ export class UpstreamConnection {
         reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name}: ${(error as Error)?.message ?? String(error)}`));
       });
     });
+    // Reported on taskvisor:upstream.call once settled (metrics, spans: issue 16).
+    const report = (outcome: 'result' | 'error' | 'unavailable') =>
+      publish('taskvisor:upstream.call', () => ({ upstream: this.spec.name, method, durationMs: performance.now() - startedAt, outcome }));
+    answered.then(
+      (settled) => report(settled.kind),
+      () => report('unavailable'),
+    );
+    return answered;
   }
 
   /**

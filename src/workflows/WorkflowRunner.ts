@@ -29,6 +29,7 @@ import { parseDuration, showDuration } from './duration.js';
 import { toolsCalledBy } from './loadWorkflows.js';
 import { ancestors, dependencies, isDag } from './dag.js';
 import { createHash } from 'node:crypto';
+import { publish } from '../core/diagnostics.js';
 import { newTaskId } from '../core/ids.js';
 import type { RunHistory, RunRecorder, RunState } from './RunHistory.js';
 
@@ -492,6 +493,12 @@ class WorkflowRun {
       if (outcome.status === 'completed') record.result = outcome.result;
       if (outcome.status === 'failed')
         record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
+      publish('taskvisor:workflow.step', () => ({
+        workflow: this.definition.name,
+        step: recordId,
+        outcome: record.status,
+        durationMs: record.durationMs!,
+      }));
       return outcome;
     };
     this.records.push(record);
@@ -804,8 +811,8 @@ async function pool(
  * templates either way.
  */
 export function shapeDefaultResult(definition: WorkflowDefinition, results: Record<string, unknown>): JsonObject {
-  const flag = (step: { output?: boolean; store?: boolean }) => step.output ?? step.store;
-  const all = definition.steps.flatMap((step) => [step, ...(step.parallel ?? step.forEach?.steps ?? [])]);
+  const flag = (step: { output?: boolean | undefined; store?: boolean | undefined }) => step.output ?? step.store;
+  const all = definition.steps.flatMap((step) => [step, ...subStepsOf(step)]);
   if (!all.some((step) => flag(step) !== undefined)) return { workflow: definition.name, status: 'completed', results } as JsonObject;
   const flat = withFlatNames(definition, results);
   const shown: Record<string, unknown> = {};
@@ -819,29 +826,49 @@ export function shapeDefaultResult(definition: WorkflowDefinition, results: Reco
   return shaped as JsonObject;
 }
 
+/** Every sub-step under a step, at any depth (loops nest). */
+function subStepsOf(step: WorkflowStep | WorkflowSubStep): WorkflowSubStep[] {
+  return (step.parallel ?? step.forEach?.steps ?? []).flatMap((sub) => [sub, ...subStepsOf(sub)]);
+}
+
 /**
  * muster's flat result names next to taskvisor's nested ones: a parallel
  * sub-step's result is also `results.<subId>`, a forEach sub-step's is
  * `results.<subId>_<i>` per iteration and `results.<subId>` for the last one.
- * A flat name never hides a step's own (nested) name.
+ * Loops nest, and the names with them: inside iteration `i` of an outer
+ * forEach, an inner forEach's sub-step is `<subId>_<i>_<j>`, `<subId>_<i>` for
+ * the last `j` of that iteration, and `<subId>` for the last of all; a
+ * parallel inside iteration `i` names its sub-steps `<subId>_<i>` (and
+ * `<subId>`). A flat name never hides a step's own (nested) name.
  */
 export function withFlatNames(definition: WorkflowDefinition, results: Record<string, unknown>): Record<string, unknown> {
   const flat: Record<string, unknown> = {};
-  for (const step of definition.steps) {
-    const value = results[step.id];
+  const put = (id: string, suffix: string, value: unknown) => {
+    flat[id + suffix] = value;
+    if (suffix !== '') flat[id] = value;
+  };
+  const visit = (step: WorkflowStep | WorkflowSubStep, value: unknown, suffix: string) => {
     if (step.parallel && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const sub of step.parallel) if (Object.hasOwn(value, sub.id)) flat[sub.id] = (value as Record<string, unknown>)[sub.id];
+      for (const sub of step.parallel) {
+        if (!Object.hasOwn(value, sub.id)) continue;
+        const subValue = (value as Record<string, unknown>)[sub.id];
+        put(sub.id, suffix, subValue);
+        visit(sub, subValue, suffix);
+      }
     } else if (step.forEach && Array.isArray(value)) {
       value.forEach((iteration, i) => {
         if (iteration === null || typeof iteration !== 'object') return;
         for (const sub of step.forEach!.steps) {
           if (!Object.hasOwn(iteration, sub.id)) continue;
-          flat[`${sub.id}_${i}`] = (iteration as Record<string, unknown>)[sub.id];
-          flat[sub.id] = (iteration as Record<string, unknown>)[sub.id];
+          const subValue = (iteration as Record<string, unknown>)[sub.id];
+          put(sub.id, `${suffix}_${i}`, subValue);
+          put(sub.id, suffix, subValue);
+          visit(sub, subValue, `${suffix}_${i}`);
         }
       });
     }
-  }
+  };
+  for (const step of definition.steps) visit(step, results[step.id], '');
   return { ...flat, ...results };
 }
 

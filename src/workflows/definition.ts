@@ -97,39 +97,71 @@ const common = {
   store: z.boolean().optional(),
 };
 
-/** A flat step: a tool call or an input request (what forEach, parallel and onFailure hold). */
-export const SubStepSchema = z
-  .strictObject({
-    ...common,
-    tool: z.string().min(1).optional(),
-    args: z.record(z.string(), z.unknown()).optional(),
-    input: InputStepSchema.optional(),
-  })
-  .refine((s) => (s.tool === undefined) !== (s.input === undefined), 'a step needs exactly one of tool or input')
-  .refine((s) => s.args === undefined || s.tool !== undefined, 'args belong to a tool step')
-  .refine((s) => s.retry === undefined || s.input === undefined, 'retry does not apply to an input step (nobody should be asked twice)');
-
-export const StepSchema = z
-  .strictObject({
-    ...common,
-    tool: z.string().min(1).optional(),
-    args: z.record(z.string(), z.unknown()).optional(),
-    input: InputStepSchema.optional(),
-    forEach: z
-      .strictObject({
-        /** A template yielding an array. */
-        items: z.union([z.string(), z.array(z.unknown())]),
-        /** Loop variable name: `vars.<as>` and `vars.<as>_index`. Default `item`. */
-        as: z
-          .string()
-          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
-          .optional(),
-        steps: z.array(SubStepSchema).min(1),
-        /** How many items run at once (default 1: one after the other, as in muster). */
-        maxConcurrency: z.number().int().min(1).max(100).optional(),
-      })
+/** A `forEach`: `steps` run once per item of `items` (a template yielding an array, or a literal array). */
+const forEachOf = (steps: z.ZodType<WorkflowSubStep>) =>
+  z.strictObject({
+    /** A template yielding an array. */
+    items: z.union([z.string(), z.array(z.unknown())]),
+    /** Loop variable name: `vars.<as>` and `vars.<as>_index`. Default `item`. */
+    as: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
       .optional(),
-    parallel: z.array(SubStepSchema).min(1).optional(),
+    steps: z.array(steps).min(1),
+    /** How many items run at once (default 1: one after the other, as in muster). */
+    maxConcurrency: z.number().int().min(1).max(100).optional(),
+  });
+
+/** The fields of every step, main or sub-step. */
+const stepShape = (sub: z.ZodType<WorkflowSubStep>) => ({
+  ...common,
+  tool: z.string().min(1).optional(),
+  args: z.record(z.string(), z.unknown()).optional(),
+  input: InputStepSchema.optional(),
+  forEach: forEachOf(sub).optional(),
+  parallel: z.array(sub).min(1).optional(),
+  /** For `parallel`: how many sub-steps run at once (default: all). */
+  maxConcurrency: z.number().int().min(1).max(100).optional(),
+});
+
+/** The rules every step obeys, main or sub-step. */
+const stepRules = <T extends z.ZodType<WorkflowSubStep>>(schema: T) =>
+  schema
+    .refine(
+      (s) => [s.tool, s.input, s.forEach, s.parallel].filter((v) => v !== undefined).length === 1,
+      'a step needs exactly one of tool, input, forEach or parallel',
+    )
+    .refine((s) => s.args === undefined || s.tool !== undefined, 'args belong to a tool step')
+    .refine((s) => s.maxConcurrency === undefined || s.parallel !== undefined, 'maxConcurrency (on the step) belongs to a parallel step')
+    .refine((s) => s.retry === undefined || s.input === undefined, 'retry does not apply to an input step (nobody should be asked twice)');
+
+/** A step as `forEach`, `parallel` and `onFailure` hold it. */
+export interface WorkflowSubStep {
+  id: string;
+  timeout?: string | number | undefined;
+  retry?: z.infer<typeof RetrySchema> | undefined;
+  description?: string | undefined;
+  condition?: z.infer<typeof ConditionSchema> | undefined;
+  allowFailure?: boolean | undefined;
+  output?: boolean | undefined;
+  store?: boolean | undefined;
+  tool?: string | undefined;
+  args?: Record<string, unknown> | undefined;
+  input?: z.infer<typeof InputStepSchema> | undefined;
+  /** Loops nest (issue 17 item 6): a sub-step may be a `forEach` or `parallel` step itself. */
+  forEach?:
+    { items: string | unknown[]; as?: string | undefined; steps: WorkflowSubStep[]; maxConcurrency?: number | undefined } | undefined;
+  parallel?: WorkflowSubStep[] | undefined;
+  maxConcurrency?: number | undefined;
+}
+
+/** A sub-step: a tool call, an input request, or a loop of its own (`forEach`, `parallel`). */
+export const SubStepSchema: z.ZodType<WorkflowSubStep> = z.lazy(() => stepRules(z.strictObject(stepShape(SubStepSchema))));
+
+/** A main step: a sub-step that may also say which steps it `needs`. */
+export const StepSchema = stepRules(
+  z.strictObject({
+    ...stepShape(SubStepSchema),
     /**
      * The steps this one waits for (a DAG, docs/workflows.md "Dependencies"):
      * it starts once each of them has ended (completed, skipped, or failed
@@ -137,16 +169,8 @@ export const StepSchema = z
      * `needs: []` starts at once.
      */
     needs: z.array(stepId).optional(),
-    /** For `parallel`: how many sub-steps run at once (default: all). */
-    maxConcurrency: z.number().int().min(1).max(100).optional(),
-  })
-  .refine((s) => s.maxConcurrency === undefined || s.parallel !== undefined, 'maxConcurrency (on the step) belongs to a parallel step')
-  .refine((s) => s.retry === undefined || s.input === undefined, 'retry does not apply to an input step (nobody should be asked twice)')
-  .refine(
-    (s) => [s.tool, s.input, s.forEach, s.parallel].filter((v) => v !== undefined).length === 1,
-    'a step needs exactly one of tool, input, forEach or parallel',
-  )
-  .refine((s) => s.args === undefined || s.tool !== undefined, 'args belong to a tool step');
+  }),
+);
 
 export const WorkflowSchema = z.strictObject({
   /** Default: the file name without `.yaml`. */
@@ -174,7 +198,6 @@ export const WorkflowSchema = z.strictObject({
 
 export type WorkflowArg = z.infer<typeof ArgSchema>;
 export type WorkflowCondition = z.infer<typeof ConditionSchema>;
-export type WorkflowSubStep = z.infer<typeof SubStepSchema>;
 export type WorkflowStep = z.infer<typeof StepSchema>;
 export type WorkflowFile = z.infer<typeof WorkflowSchema>;
 

@@ -33,6 +33,9 @@ export class WorkflowError extends Error {
 export const isWorkflowFile = (name: string) => /\.ya?ml$/i.test(name) && !name.startsWith('.');
 
 /** Parses and validates one workflow file's text; `file` names it in messages and gives the default name. */
+/** How deep `forEach` loops may nest (a loop inside a loop inside …): enough for real fan-outs, bounded for the executor. */
+export const MAX_LOOP_DEPTH = 4;
+
 export function parseWorkflow(text: string, file: string): WorkflowDefinition {
   const relative = path.relative(process.cwd(), file);
   const label = path.basename(file) === file || !relative || relative.startsWith('..') ? file : relative;
@@ -144,29 +147,48 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
   if (workflow.maxConcurrency !== undefined && !isDag(workflow.steps))
     problems.push(`${where(['maxConcurrency'])}: applies to steps with needs (a plain sequence runs one step at a time)`);
   const visible = needsProblems.length === 0 ? ancestors(workflow.steps) : new Map<string, Set<string>>();
+  // A loop's sub-steps, and theirs in turn (loops nest): templates, ids unique in their parent, loop variables.
+  const checkLoop = (step: WorkflowStep | WorkflowSubStep, at: PropertyKey[], seenBefore: ReadonlySet<string>, loopVars: string[]) => {
+    const subs = step.forEach?.steps ?? step.parallel;
+    if (!subs) return;
+    if (loopVars.length + (step.parallel ? 0 : 1) > MAX_LOOP_DEPTH) {
+      problems.push(`${where(at)}: loops nest at most ${MAX_LOOP_DEPTH} forEach deep`);
+      return;
+    }
+    let vars = loopVars;
+    if (step.forEach) {
+      checkTemplatesAt(step.forEach.items, [...at, 'forEach', 'items']);
+      const as = step.forEach.as ?? 'item';
+      if (loopVars.includes(as))
+        problems.push(
+          `${where([...at, 'forEach', ...(step.forEach.as !== undefined ? ['as'] : [])])}: the loop variable ${JSON.stringify(as)} is already an enclosing forEach's; give this one another name (as:)`,
+        );
+      vars = [...loopVars, as];
+    }
+    const subIds = new Set<string>();
+    const subAt: PropertyKey[] = step.forEach ? [...at, 'forEach', 'steps'] : [...at, 'parallel'];
+    subs.forEach((sub, j) => {
+      if (subIds.has(sub.id)) problems.push(`${where([...subAt, j, 'id'])}: duplicate step id ${JSON.stringify(sub.id)} in ${step.id}`);
+      subIds.add(sub.id);
+      // In a forEach, earlier sub-steps of the same iteration count; parallel siblings do not see each other.
+      const sees = step.forEach ? new Set([...seenBefore, ...[...subIds].slice(0, -1)]) : seenBefore;
+      checkFlat(sub, [...subAt, j], sees);
+      checkLoop(sub, [...subAt, j], sees, vars);
+    });
+  };
   const earlier = new Set<string>();
   workflow.steps.forEach((step, i) => {
     const at: PropertyKey[] = ['steps', i];
     claim(step.id, at);
-    checkFlat(step, at, visible.get(step.id) ?? earlier);
-    const subs = step.forEach?.steps ?? step.parallel;
-    if (step.forEach) checkTemplatesAt(step.forEach.items, [...at, 'forEach', 'items']);
-    if (subs) {
-      const subIds = new Set<string>();
-      const subAt: PropertyKey[] = step.forEach ? [...at, 'forEach', 'steps'] : [...at, 'parallel'];
-      subs.forEach((sub, j) => {
-        if (subIds.has(sub.id)) problems.push(`${where([...subAt, j, 'id'])}: duplicate step id ${JSON.stringify(sub.id)} in ${step.id}`);
-        subIds.add(sub.id);
-        // In a forEach, earlier sub-steps of the same iteration count; parallel siblings do not see each other.
-        const seenBefore = visible.get(step.id) ?? earlier;
-        checkFlat(sub, [...subAt, j], step.forEach ? new Set([...seenBefore, ...[...subIds].slice(0, -1)]) : seenBefore);
-      });
-    }
+    const sees = visible.get(step.id) ?? earlier;
+    checkFlat(step, at, sees);
+    checkLoop(step, at, sees, []);
     earlier.add(step.id);
   });
   (workflow.onFailure ?? []).forEach((step, i) => {
     claim(step.id, ['onFailure', i]);
     checkFlat(step, ['onFailure', i], earlier);
+    checkLoop(step, ['onFailure', i], earlier, []);
   });
   if (workflow.output !== undefined) checkTemplatesAt(workflow.output, ['output']);
   if (problems.length > 0) throw new WorkflowError(problems.join('\n'), file);

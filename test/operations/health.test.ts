@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { createOperations, listenOperations, MemoryTaskStore, silentLogger, type TaskRecord } from '../../src/index.js';
+import { createOperations, listenOperations, MemoryTaskStore, PostgresTaskStore, silentLogger, type TaskRecord } from '../../src/index.js';
 import { createRuntime } from '../../src/server/TaskvisorRuntime.js';
 import { serve } from '../../src/cli/serve.js';
 import { ConfigError, parseConfig } from '../../src/config/loadConfig.js';
-import { freePort, tempDir } from '../support/processes.js';
+import { freePort, tempDir, waitFor } from '../support/processes.js';
+import { freshSchema, TEST_PG_URL } from '../support/postgres.js';
 import { getJson, serveWithOperations, type ReadyBody } from './support.js';
 
 /** A memory store whose recovery read waits until released: a real store with a slow start. */
@@ -184,5 +185,31 @@ describe('taskvisor serve: operations config and --operations', () => {
       /taskvisor\.yaml:2:\d+: operations\.listen\.port/,
     );
     assert.throws(() => parseConfig('operations:\n  gate: true\n', 'taskvisor.yaml'), /operations.*gate/);
+  });
+});
+
+describe('on a shared PostgreSQL store', () => {
+  it('/readyz reports the cluster lease held; /metrics counts its renewals', async () => {
+    const { schema, drop } = await freshSchema('tv_ops');
+    const store = new PostgresTaskStore({ url: TEST_PG_URL, schema, leaseMs: 600 });
+    const served = await serveWithOperations({ runtime: { store }, operations: { metrics: { processMetrics: false } } });
+    try {
+      const ready = await getJson<ReadyBody>(served.base, '/readyz');
+      assert.equal(ready.status, 200, JSON.stringify(ready.body));
+      assert.ok(ready.body.checks.some((check) => check.name === 'clusterLease' && check.state === 'held'));
+      // The lease is renewed every leaseMs / 3: wait for renewals to be counted.
+      const renewals = await waitFor(
+        async () => {
+          const text = await (await fetch(new URL('/metrics', served.base))).text();
+          const count = Number(/^taskvisor_cluster_lease_renewals_total\{outcome="renewed"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+          return count >= 2 && text;
+        },
+        { timeoutMs: 20_000, what: 'two lease renewals in /metrics' },
+      );
+      assert.match(renewals, /^taskvisor_cluster_lease_held 1$/m);
+    } finally {
+      await served.close();
+      await drop();
+    }
   });
 });

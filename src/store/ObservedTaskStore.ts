@@ -1,0 +1,86 @@
+/**
+ * Any {@link TaskStore}, its writes reported on `taskvisor:store.operation`
+ * (src/core/diagnostics.ts): duration, failure kind, and a summary of the
+ * task written. Metrics, the dashboard's timelines and OpenTelemetry spans
+ * are built from these reports (issue 16); the store itself is untouched.
+ *
+ * A Proxy rather than a wrapper class: every other member (`ownership`,
+ * `description`, a store's own extras) passes through unchanged, and methods
+ * run bound to the real store so its `#private` fields keep working.
+ */
+import { performance } from 'node:perf_hooks';
+import { publish, type StoredTaskSummary } from '../core/diagnostics.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { TaskStore } from './TaskStore.js';
+
+const OBSERVED = Symbol('taskvisor.observedStore');
+const WRITES = new Set<PropertyKey>(['create', 'put', 'delete']);
+
+/** The store's writes, reported; a store already observed is returned as is. */
+export function observeStore<S extends TaskStore>(store: S): S {
+  if ((store as { [OBSERVED]?: boolean })[OBSERVED]) return store;
+  const name = store.constructor?.name || 'TaskStore';
+  const proxy: S = new Proxy(store, {
+    get(target, property) {
+      if (property === OBSERVED) return true;
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (!WRITES.has(property)) return (value as (...args: unknown[]) => unknown).bind(target);
+      const op = property as 'create' | 'put' | 'delete';
+      return (argument: TaskRecord | string) => {
+        const startedAt = performance.now();
+        const taskId = typeof argument === 'string' ? argument : argument.taskId;
+        const report = (error?: unknown) =>
+          publish('taskvisor:store.operation', () => ({
+            store: name,
+            source: proxy,
+            op,
+            durationMs: performance.now() - startedAt,
+            taskId,
+            ...(error !== undefined ? { error: errorKind(error) } : {}),
+            ...(typeof argument === 'string' ? {} : { summary: summarize(argument) }),
+          }));
+        const written = (value as (argument: unknown) => Promise<unknown>).call(target, argument);
+        written.then(
+          () => report(),
+          (error: unknown) => report(error),
+        );
+        return written;
+      };
+    },
+  });
+  return proxy;
+}
+
+/** What a subscriber may see of a record: no arguments, no result content, no snapshot. */
+export function summarize(record: TaskRecord): StoredTaskSummary {
+  const errorMessage = record.error?.message ?? (record.result?.isError === true ? firstText(record.result) : undefined);
+  return {
+    taskId: record.taskId,
+    tool: record.tool,
+    owner: record.owner,
+    status: record.status,
+    ...(record.statusMessage !== undefined ? { statusMessage: record.statusMessage } : {}),
+    ...(record.inputRequests ? { inputRequestKeys: Object.keys(record.inputRequests) } : {}),
+    ...(errorMessage !== undefined ? { errorMessage } : {}),
+    createdAt: record.createdAt,
+    lastUpdatedAt: record.lastUpdatedAt,
+    version: record.version,
+    ...(record.checkpoint !== undefined ? { checkpoint: record.checkpoint } : {}),
+  };
+}
+
+/** A short, bounded kind for a failed write: an errno code or an error class name, never a message (paths, SQL). */
+function errorKind(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[A-Z0-9_]{2,32}$/.test(code)) return code;
+  const name = (error as { name?: unknown } | null)?.name;
+  return typeof name === 'string' && /^[A-Za-z]{1,40}$/.test(name) ? name : 'Error';
+}
+
+function firstText(result: Record<string, unknown>): string | undefined {
+  const content = result.content;
+  if (!Array.isArray(content)) return undefined;
+  const text = content.find((block: unknown) => (block as { type?: unknown }).type === 'text') as { text?: unknown } | undefined;
+  return typeof text?.text === 'string' ? text.text.slice(0, 500) : undefined;
+}
