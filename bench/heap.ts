@@ -65,6 +65,12 @@ class NullTaskStore implements TaskStore {
   async list() {
     return [];
   }
+  async quarantine() {
+    return false;
+  }
+  async listQuarantined() {
+    return [];
+  }
 }
 
 const keep: unknown[] = [];

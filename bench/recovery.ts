@@ -61,6 +61,8 @@ const timed: TaskStore = {
   },
   listExpired: (now: number, limit: number) => inner.listExpired(now, limit),
   list: (query) => inner.list(query),
+  quarantine: (taskId: string, reason: string) => inner.quarantine(taskId, reason),
+  listQuarantined: () => inner.listQuarantined(),
 };
 
 const runtime = createRuntime({

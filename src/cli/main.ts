@@ -16,7 +16,7 @@ Commands:
                         json|mermaid|dot
   token add             Add a bearer token to a token file (mode 0600)
   workflows validate|run  Check workflow files; run one in-process
-  tasks list|show       Admin view of the tasks in the config's store
+  tasks list|show|check Admin view of the tasks in the config's store
   help                  Show this text
   version               Print the version
 
@@ -61,7 +61,7 @@ export const COMMAND_TREE: Readonly<Record<string, readonly string[]>> = {
   machines: ['list', 'export'],
   token: ['add'],
   workflows: ['validate', 'run'],
-  tasks: ['list', 'show'],
+  tasks: ['list', 'show', 'check'],
   version: [],
 };
 

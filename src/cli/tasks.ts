@@ -1,5 +1,5 @@
 /**
- * `taskvisor tasks list|show`: the out-of-band admin view of the runs in the
+ * `taskvisor tasks list|show|check`: the out-of-band admin view of the runs in the
  * store a config names. Read only; never on the wire. With sqlite it is safe
  * while a server uses the file (WAL readers); with lowdb it reads the files.
  */
@@ -11,6 +11,7 @@ import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { WorkflowCheckpoint } from '../workflows/WorkflowRunner.js';
 import { storeConfigOf } from './serve.js';
+import { checkStore } from './tasksCheck.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 
 export const TASKS_USAGE = `Usage:
@@ -19,19 +20,24 @@ export const TASKS_USAGE = `Usage:
       in \`workflows runs\`).
   taskvisor tasks show TASK_ID --config FILE [--json]
       One task: status, result or error, and a workflow run's step records.
+  taskvisor tasks check --config FILE [--repair] [--json]
+      Finds records the server cannot serve (unreadable or invalid) and lists
+      those set aside; exits 1 when damaged records are still in the live set.
+      --repair quarantines them (kept, never deleted); it needs the store's
+      lock, so stop the server first.
 `;
 
 const STATUSES = new Set<TaskStatus>(TASK_STATUSES);
 
 export async function tasksCommand(argv: string[], io: CliIo = process): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined) throw new UsageError('tasks: missing subcommand (list or show)', TASKS_USAGE);
+  if (sub === undefined) throw new UsageError('tasks: missing subcommand (list, show or check)', TASKS_USAGE);
   if (isHelpWord(sub)) {
     io.stdout.write(TASKS_USAGE);
     return 0;
   }
-  if (sub !== 'list' && sub !== 'show') {
-    throw new UsageError(`tasks: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: list, show`, TASKS_USAGE);
+  if (sub !== 'list' && sub !== 'show' && sub !== 'check') {
+    throw new UsageError(`tasks: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: list, show, check`, TASKS_USAGE);
   }
   const { values, positionals } = parseCommandLine(
     rest,
@@ -42,6 +48,7 @@ export async function tasksCommand(argv: string[], io: CliIo = process): Promise
       tool: { type: 'string' },
       limit: { type: 'string' },
       json: { type: 'boolean' },
+      repair: { type: 'boolean' },
     },
     TASKS_USAGE,
     { positionals: true },
@@ -51,11 +58,13 @@ export async function tasksCommand(argv: string[], io: CliIo = process): Promise
     return 0;
   }
   if (!values.config) throw new UsageError(`tasks ${sub}: --config FILE is required (it names the store)`, TASKS_USAGE);
-  if (sub === 'list' && positionals.length > 0) throw new UsageError(`tasks list: unexpected ${positionals.join(' ')}`, TASKS_USAGE);
+  if (sub !== 'show' && positionals.length > 0) throw new UsageError(`tasks ${sub}: unexpected ${positionals.join(' ')}`, TASKS_USAGE);
+  if (sub !== 'check' && values.repair) throw new UsageError(`tasks ${sub}: --repair belongs to tasks check`, TASKS_USAGE);
   if (sub === 'show' && positionals.length !== 1) throw new UsageError('tasks show: give exactly one TASK_ID', TASKS_USAGE);
   const loaded = await loadConfig(values.config);
   const storeConfig = storeConfigOf(loaded);
   if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
+  if (sub === 'check') return checkStore(storeConfig, { repair: values.repair === true, json: values.json === true }, io);
   // Read only: no lock, so it works next to a server using the store (which holds the lock).
   const store = createTaskStore(storeConfig, { lock: false });
   await store.open();

@@ -55,6 +55,20 @@ export class TaskExpiredError extends TaskvisorError {
 }
 
 /**
+ * A task whose stored record is damaged (unreadable or invalid) and was set
+ * aside (issue 13 item 3). Stable text for clients: never a path, a byte of
+ * the record or what the parser said (those go to the server's log once).
+ */
+export class TaskRecordDamagedError extends TaskvisorError {
+  constructor() {
+    super(
+      ErrorCode.InternalError,
+      "Failed to retrieve task: the server cannot read this task's stored record; it was set aside for the operator",
+    );
+  }
+}
+
+/**
  * `-32021` naming the tasks extension, for a `tasks/*` request or a tool that
  * needs a task from a client that did not declare it on this request (T-03, T-33).
  */
@@ -80,6 +94,22 @@ export class UnknownToolError extends TaskvisorError {
 export class InvalidToolArgumentsError extends TaskvisorError {
   constructor(tool: string, detail: string) {
     super(ErrorCode.InvalidParams, `Invalid arguments for tool ${tool}: ${detail}`);
+  }
+}
+
+/**
+ * A store operation passed its deadline (issue 13 item 4): the store is
+ * stalled. Retryable: nothing was acknowledged (a create that lands late is
+ * removed). Names the operation, never the store's address.
+ */
+export class StoreTimeoutError extends TaskvisorError {
+  constructor(
+    readonly operation: string,
+    readonly deadlineMs: number,
+  ) {
+    super(ErrorCode.InternalError, `The task store did not answer within ${deadlineMs} ms; nothing was stored. Retry the request.`, {
+      retryable: true,
+    });
   }
 }
 

@@ -17,9 +17,10 @@ import {
   type WorkerInput,
   type WorkerMessage,
 } from '../../machines/task/index.js';
-import { ShuttingDownError, TaskExpiredError, taskNotFound } from '../core/errors.js';
+import { ShuttingDownError, TaskExpiredError, taskNotFound, TaskRecordDamagedError } from '../core/errors.js';
 import { newTaskId, TASK_ID_PATTERN } from '../core/ids.js';
-import type { TaskCommand, TaskStore } from '../store/TaskStore.js';
+import { TaskDamagedError, type TaskCommand, type TaskStore } from '../store/TaskStore.js';
+import { taskRecordProblem } from '../tasks/recordProblem.js';
 import { recordOf, isTerminal, visibleKey } from '../tasks/project.js';
 import { isExpired, type TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -149,8 +150,8 @@ export class TaskSupervisor {
   }
 
   /** Recovers unfinished tasks from the store and starts the reaper. */
-  async start(): Promise<{ resumed: number; failed: number }> {
-    const outcome = this.options.recoverOnStart === false ? { resumed: 0, failed: 0 } : await this.recover();
+  async start(): Promise<{ resumed: number; failed: number; quarantined: number }> {
+    const outcome = this.options.recoverOnStart === false ? { resumed: 0, failed: 0, quarantined: 0 } : await this.recover();
     const interval = this.options.reapIntervalMs ?? 60_000;
     if (interval > 0) {
       this.reaper = setInterval(() => void this.reap().catch((error) => this.options.logger.error('reaper failed', error)), interval);
@@ -290,7 +291,11 @@ export class TaskSupervisor {
       const expired = await this.options.store.listExpired(now, limit);
       for (const id of expired) {
         if (this.live.has(id)) continue;
-        const record = await this.options.store.get(id);
+        // A damaged record is the operator's to look at (taskvisor tasks check), never the reaper's to purge.
+        const record = await this.options.store.get(id).catch((error: unknown) => {
+          if (error instanceof TaskDamagedError) return undefined;
+          throw error;
+        });
         if (
           record &&
           isTerminal(record) &&
@@ -341,9 +346,24 @@ export class TaskSupervisor {
 
   private async stored(taskId: string, principal: string): Promise<TaskRecord> {
     if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
-    const record = await this.options.store.get(taskId);
+    let record: TaskRecord | undefined;
+    try {
+      record = await this.options.store.get(taskId);
+    } catch (error) {
+      // Unreadable or set aside: the store reported it once; the client gets a stable error (issue 13 item 3).
+      if (error instanceof TaskDamagedError) throw new TaskRecordDamagedError();
+      throw error;
+    }
+    if (!record) throw taskNotFound();
+    const problem = taskRecordProblem(record, taskId);
+    if (problem !== undefined) {
+      // Another principal's damaged task stays indistinguishable from a missing one (I-7).
+      if (typeof record.owner === 'string' && record.owner !== principal) throw taskNotFound();
+      await this.setAside(taskId, problem);
+      throw new TaskRecordDamagedError();
+    }
     // A history-only record (a synchronous workflow run) was never a task: unknown to tasks/* (T-14).
-    if (!record || record.owner !== principal || record.historyOnly) throw taskNotFound();
+    if (record.owner !== principal || record.historyOnly) throw taskNotFound();
     if (isTerminal(record) && isExpired(record, this.now(), this.options.finishedRetentionMs)) {
       throw new TaskExpiredError();
     }
@@ -465,9 +485,9 @@ export class TaskSupervisor {
    * Every unfinished task found in the store is resumed or failed (see
    * {@link resumeRecord}): nothing stays `working` forever.
    */
-  private async recover(): Promise<{ resumed: number; failed: number }> {
-    const { resumed, failed } = await this.resumeAll(await this.options.store.listNonTerminal());
-    return { resumed, failed };
+  private async recover(): Promise<{ resumed: number; failed: number; quarantined: number }> {
+    const { resumed, failed, quarantined } = await this.resumeAll(await this.options.store.listNonTerminal());
+    return { resumed, failed, quarantined };
   }
 
   /**
@@ -476,8 +496,8 @@ export class TaskSupervisor {
    * each batch into few fsyncs (one at a time cost ~0.9 ms per task on
    * sqlite: 100k tasks took minutes).
    */
-  async resumeAll(records: readonly TaskRecord[]): Promise<{ resumed: number; failed: number; live: number }> {
-    const counts = { resumed: 0, failed: 0, live: 0 };
+  async resumeAll(records: readonly TaskRecord[]): Promise<{ resumed: number; failed: number; live: number; quarantined: number }> {
+    const counts = { resumed: 0, failed: 0, live: 0, quarantined: 0 };
     for (let start = 0; start < records.length; start += RECOVERY_BATCH) {
       const outcomes = await Promise.all(records.slice(start, start + RECOVERY_BATCH).map((record) => this.resumeRecord(record)));
       for (const outcome of outcomes) counts[outcome]++;
@@ -492,8 +512,14 @@ export class TaskSupervisor {
    * snapshot (`resume` with its last checkpoint); any other ends `failed` with
    * a `statusMessage` saying why. A task already live here is left alone.
    */
-  async resumeRecord(record: TaskRecord): Promise<'resumed' | 'failed' | 'live'> {
+  async resumeRecord(record: TaskRecord): Promise<'resumed' | 'failed' | 'live' | 'quarantined'> {
     if (this.live.has(record.taskId)) return 'live';
+    // A record that cannot be recovered never stops start-up: it is set aside and the rest go on (issue 13 item 3).
+    const problem = taskRecordProblem(record);
+    if (problem !== undefined) {
+      await this.setAside(record.taskId, problem);
+      return 'quarantined';
+    }
     const tool = this.options.tools.get(record.tool);
     const reason = record.historyOnly
       ? 'The server stopped during this synchronous run; its caller got no answer'
@@ -513,20 +539,42 @@ export class TaskSupervisor {
       return 'failed';
     } catch (error) {
       this.options.logger.error(`could not recover task ${record.taskId}`, error);
-      await this.failOnRestart(record, `The server restarted and could not restore this task: ${(error as Error).message}`);
-      return 'failed';
+      try {
+        await this.failOnRestart(record, `The server restarted and could not restore this task: ${(error as Error).message}`);
+        return 'failed';
+      } catch (again) {
+        // Not even its failure can be stored (the store refuses the record): set aside, never retried in a loop.
+        await this.setAside(record.taskId, `recovery could not store it: ${(again as Error).message}`);
+        return 'quarantined';
+      }
+    }
+  }
+
+  /**
+   * Quarantines a damaged record (issue 13 item 3): kept in the store as it
+   * is, no longer served or recovered; logged here, once, with its id.
+   */
+  private async setAside(taskId: string, reason: string): Promise<void> {
+    this.options.logger.error(`task ${taskId}: stored record is damaged (${reason}); set aside in quarantine (see taskvisor tasks check)`);
+    try {
+      await this.options.store.quarantine(taskId, reason);
+    } catch (error) {
+      this.options.logger.error(`task ${taskId}: could not quarantine it`, error);
     }
   }
 
   private restore(record: TaskRecord): void {
     const persister = this.newPersister(record.version);
-    // A recovered task counts against its owner's limit, but is never refused for it (it exists already).
-    this.liveByOwner.set(record.owner, (this.liveByOwner.get(record.owner) ?? 0) + 1);
     const actor = createActor(this.machine, {
       snapshot: record.snapshot as never,
       input: undefined as never,
       inspect: this.inspectFor(persister),
     });
+    // A snapshot the machine cannot restore: thrown here (recovery then fails the task), never started into an
+    // actor in error that xstate would rethrow from a timer (issue 13 item 3).
+    throwIfUnrestorable(actor);
+    // A recovered task counts against its owner's limit, but is never refused for it (it exists already).
+    this.liveByOwner.set(record.owner, (this.liveByOwner.get(record.owner) ?? 0) + 1);
     this.adopt(actor, persister, record);
   }
 
@@ -537,6 +585,7 @@ export class TaskSupervisor {
     if (reason === undefined && record.snapshot !== undefined) {
       // The unprovided machine has inert workers: this runs only the transition.
       const actor = createActor(taskMachine, { snapshot: record.snapshot as never, input: undefined as never });
+      throwIfUnrestorable(actor);
       actor.start();
       actor.send({ type: 'SERVER_RESTARTED', at });
       next = recordOf(actor.getSnapshot(), undefined, record.version + 1, TASK_MACHINE_VERSION);
@@ -556,6 +605,12 @@ export class TaskSupervisor {
     await this.options.store.put(next);
     for (const listener of this.listeners) listener(next);
   }
+}
+
+/** Throws the error of an actor whose stored snapshot could not be restored (before it is started). */
+function throwIfUnrestorable(actor: { getSnapshot(): { status: string; error?: unknown } }): void {
+  const snapshot = actor.getSnapshot();
+  if (snapshot.status === 'error') throw snapshot.error instanceof Error ? snapshot.error : new Error(String(snapshot.error));
 }
 
 /** A stored record as clients and listeners get it: without the machine snapshot (as a live actor's view always was). */

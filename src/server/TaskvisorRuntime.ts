@@ -14,6 +14,7 @@ import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
 import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
 import { createTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
+import { DeadlineTaskStore, DEFAULT_STORE_DEADLINE_MS } from '../store/DeadlineTaskStore.js';
 import { observeStore } from '../store/ObservedTaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition, ToolHandler, ToolOptions } from '../tools/ToolDefinition.js';
@@ -41,6 +42,13 @@ export interface RuntimeOptions {
   name?: string;
   version?: string;
   instructions?: string;
+  /**
+   * How long one store operation of a request (create, get, update, a task's
+   * write) may take before it fails with a retryable `-32603` instead of
+   * hanging on a stalled store (issue 13 item 4). Default 10 000 ms; 0 turns
+   * the deadline off.
+   */
+  storeDeadlineMs?: number;
   /** A store instance, or the config of a built-in one. Default: `lowdb` under `./.taskvisor`. */
   store?: TaskStore | TaskStoreConfig;
   /** Default task lifetime from creation in ms; `null` = unlimited. Default 1 hour. */
@@ -91,6 +99,8 @@ export interface RuntimeOptions {
 export interface StartReport {
   resumed: number;
   failed: number;
+  /** Damaged records set aside instead of recovered (issue 13 item 3). */
+  quarantined: number;
 }
 
 /** Re-exported: where the default store lives (moved to core so adapters need not import the runtime). */
@@ -139,7 +149,13 @@ export class TaskvisorRuntime {
               void (await ownership.sendCommand(record.taskId, command)),
           }
         : {}),
-      store: this.store,
+      // Deadlines on what requests wait for (issue 13 item 4); open, close and recovery listing are not bounded.
+      store:
+        options.storeDeadlineMs === 0
+          ? this.store
+          : new DeadlineTaskStore(this.store, options.storeDeadlineMs ?? DEFAULT_STORE_DEADLINE_MS, (message, error) =>
+              this.logger.error(message, error),
+            ),
       tools: this.tools,
       logger: this.logger,
       ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),
@@ -237,8 +253,10 @@ export class TaskvisorRuntime {
     this.state = 'started';
     this.startedSignal.resolve();
     this.#phase = 'ready';
-    if (report.resumed + report.failed > 0) {
-      this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
+    if (report.resumed + report.failed + report.quarantined > 0) {
+      this.logger.info(
+        `recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed${report.quarantined > 0 ? `, ${report.quarantined} damaged set aside (taskvisor tasks check)` : ''}`,
+      );
     }
     return report;
   }

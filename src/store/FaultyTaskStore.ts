@@ -16,7 +16,7 @@
  * store.heal(); // the runtime's retry now succeeds
  * ```
  */
-import type { TaskListQuery, TaskOwnership, TaskStore } from './TaskStore.js';
+import type { QuarantinedRecord, TaskListQuery, TaskOwnership, TaskStore } from './TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
 /** The writes a fault can match. */
@@ -170,6 +170,14 @@ export class FaultyTaskStore implements TaskStore {
 
   list(query?: TaskListQuery): Promise<TaskRecord[]> {
     return this.inner.list(query);
+  }
+
+  quarantine(taskId: string, reason: string): Promise<boolean> {
+    return this.inner.quarantine(taskId, reason);
+  }
+
+  listQuarantined(): Promise<QuarantinedRecord[]> {
+    return this.inner.listQuarantined();
   }
 
   private lift(fault: ActiveFault): void {

@@ -13,8 +13,8 @@
  * folder's exclusive OS-level lock (`<dir>/store.lock`, {@link StoreLock})
  * before it reads anything, and a second process is refused.
  */
-import { lstat, mkdir, readdir, rm, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { lstat, mkdir, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Low } from 'lowdb';
 import type { TaskStatus } from '../../machines/task/types.js';
 import { TASK_STATUSES } from '../core/statuses.js';
@@ -22,7 +22,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { DurableJsonFile, errorCode, errorMessage, fsyncDir, type DurableJsonFileHooks } from './DurableJsonFile.js';
 import { isNonTerminal, selectExpired, selectListed } from './query.js';
 import { invalidTaskIdReason, locateTask, SHARD_NAME, type TaskLocation } from './taskFiles.js';
-import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+import { TaskDamagedError, TaskExistsError, type QuarantinedRecord, type TaskListQuery, type TaskStore } from './TaskStore.js';
 import { StoreInUseError, StoreLock } from './StoreLock.js';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, warnOnStderr } from './privateDir.js';
 
@@ -90,10 +90,14 @@ export class LowdbTaskStore implements TaskStore {
   readonly #shards = new Map<string, Promise<void>>();
   #state: State = 'new';
   readonly #onWarning: (message: string) => void;
+  readonly #quarantineDir: string;
+  /** Ids set aside (issue 13 item 3) with why, loaded by open() from `<dir>/quarantine/`. */
+  readonly #quarantined = new Map<string, string>();
 
   constructor(options: LowdbTaskStoreOptions) {
     this.dir = resolve(options.dir);
     this.#tasksDir = join(this.dir, 'tasks');
+    this.#quarantineDir = join(this.dir, 'quarantine');
     this.#onCorrupt = options.onCorrupt ?? defaultOnCorrupt;
     this.#hooks = options.hooks;
     this.#locking = options.lock ?? true;
@@ -152,7 +156,8 @@ export class LowdbTaskStore implements TaskStore {
     // Copy now: the write may wait behind others and the caller may mutate its object meanwhile.
     const copy = structuredClone(record);
     await this.#serialize(copy.taskId, async () => {
-      if (this.#index.has(copy.taskId) || (await fileExists(location.file))) throw new TaskExistsError(copy.taskId);
+      if (this.#index.has(copy.taskId) || this.#quarantined.has(copy.taskId) || (await fileExists(location.file)))
+        throw new TaskExistsError(copy.taskId);
       await this.#ensureShard(location);
       await this.#write(location.file, copy);
       this.#index.set(copy.taskId, indexEntryOf(copy));
@@ -177,7 +182,19 @@ export class LowdbTaskStore implements TaskStore {
   /** Reads the task's file; `undefined` when there is none (or the id cannot be stored). */
   async get(taskId: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();
-    return this.#readTask(taskId);
+    const quarantined = this.#quarantined.get(taskId);
+    if (quarantined !== undefined) throw new TaskDamagedError(taskId, quarantined);
+    try {
+      return await this.#readTask(taskId);
+    } catch (error) {
+      // An I/O error (EIO, EACCES) says nothing about the bytes: passed on, nothing moved.
+      if (errorCode(error) !== undefined) throw error;
+      // Unreadable: reported once and set aside, then answered from the quarantine (issue 13 item 3).
+      const location = locateTask(this.#tasksDir, taskId);
+      this.#onCorrupt(location?.file ?? taskId, toError(error));
+      if (this.#locking && location) await this.quarantine(taskId, errorMessage(error)).catch(() => false);
+      throw new TaskDamagedError(taskId, errorMessage(error));
+    }
   }
 
   async #readTask(taskId: string): Promise<TaskRecord | undefined> {
@@ -188,6 +205,46 @@ export class LowdbTaskStore implements TaskStore {
     if (record.taskId !== taskId)
       throw new Error(`task file ${location.file} holds task ${JSON.stringify(record.taskId)}, expected ${JSON.stringify(taskId)}`);
     return record;
+  }
+
+  /** The file is moved to `<dir>/quarantine/` with a `.reason.json` beside it: kept byte for byte, never served again. */
+  async quarantine(taskId: string, reason: string): Promise<boolean> {
+    this.#assertOpen();
+    const location = locateTask(this.#tasksDir, taskId);
+    if (location === undefined) return false;
+    return this.#serialize(taskId, () => this.#setAside(location.file, location.shard, taskId, reason));
+  }
+
+  async listQuarantined(): Promise<QuarantinedRecord[]> {
+    this.#assertOpen();
+    const out: QuarantinedRecord[] = [];
+    for (const name of await readdirIfAny(this.#quarantineDir)) {
+      if (!name.endsWith('.reason.json')) continue;
+      const note = JSON.parse(await readFile(join(this.#quarantineDir, name), 'utf8')) as Omit<QuarantinedRecord, 'stored'>;
+      const stored = await readFile(join(this.#quarantineDir, name.slice(0, -'.reason.json'.length)), 'utf8').catch(() => '');
+      out.push({ taskId: note.taskId, reason: note.reason, quarantinedAt: note.quarantinedAt, stored });
+    }
+    return out.sort((a, b) => a.quarantinedAt - b.quarantinedAt || (a.taskId < b.taskId ? -1 : 1));
+  }
+
+  /** Renames a record file into the quarantine folder (durably) and forgets it; `false` when the file is gone. */
+  async #setAside(file: string, shard: string, taskId: string, reason: string): Promise<boolean> {
+    await mkdir(this.#quarantineDir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    const target = join(this.#quarantineDir, `${shard}-${basename(file)}`);
+    const note: Omit<QuarantinedRecord, 'stored'> = { taskId, reason, quarantinedAt: Date.now() };
+    await writeFile(`${target}.reason.json`, `${JSON.stringify(note)}\n`, { mode: 0o600 });
+    try {
+      await rename(file, target);
+    } catch (error) {
+      await rm(`${target}.reason.json`, { force: true });
+      if (errorCode(error) === 'ENOENT') return false;
+      throw error;
+    }
+    await fsyncDir(this.#quarantineDir);
+    await fsyncDir(dirname(file));
+    this.#index.delete(taskId);
+    this.#quarantined.set(taskId, reason);
+    return true;
   }
 
   /** Unlinks the task's file and fsyncs its folder; `true` when it existed. */
@@ -313,9 +370,40 @@ export class LowdbTaskStore implements TaskStore {
         const entry = toIndexEntry(await this.#read(path), path, this.#tasksDir);
         this.#index.set(entry.taskId, entry);
       } catch (error) {
+        // Reported once, then set aside (kept, never deleted) when this store owns the folder (issue 13 item 3).
         this.#onCorrupt(path, toError(error));
+        if (this.#locking && errorCode(error) === undefined)
+          await this.#setAside(path, basename(dirname(path)), taskIdOfFile(path), errorMessage(error));
       }
     });
+    for (const name of await readdirIfAny(this.#quarantineDir)) {
+      if (!name.endsWith('.reason.json')) continue;
+      try {
+        const note = JSON.parse(await readFile(join(this.#quarantineDir, name), 'utf8')) as { taskId?: unknown; reason?: unknown };
+        if (typeof note.taskId === 'string') this.#quarantined.set(note.taskId, String(note.reason));
+      } catch {
+        // A damaged note: the file it describes stays in quarantine all the same.
+      }
+    }
+  }
+}
+
+/** The task id a record file's name encodes (a hashed name of a very long id stands for itself). */
+function taskIdOfFile(path: string): string {
+  const name = basename(path, '.json');
+  try {
+    return name.startsWith('~') ? name : decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+async function readdirIfAny(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return [];
+    throw error;
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { isNonTerminal, selectExpired, selectListed } from './query.js';
-import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+import { TaskDamagedError, TaskExistsError, type QuarantinedRecord, type TaskListQuery, type TaskStore } from './TaskStore.js';
 
 type State = 'new' | 'open' | 'closed';
 
@@ -17,6 +17,7 @@ type State = 'new' | 'open' | 'closed';
  */
 export class MemoryTaskStore implements TaskStore {
   readonly #records = new Map<string, TaskRecord>();
+  readonly #quarantined = new Map<string, QuarantinedRecord>();
   #state: State = 'new';
 
   /** Marks the store usable. Calling it twice is an error. */
@@ -29,6 +30,7 @@ export class MemoryTaskStore implements TaskStore {
   async close(): Promise<void> {
     this.#state = 'closed';
     this.#records.clear();
+    this.#quarantined.clear();
   }
 
   /** Stores a copy of `record`; rejects with {@link TaskExistsError} when the id is taken. */
@@ -51,6 +53,7 @@ export class MemoryTaskStore implements TaskStore {
   async get(taskId: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();
     const stored = this.#records.get(taskId);
+    if (stored === undefined && this.#quarantined.has(taskId)) throw new TaskDamagedError(taskId, this.#quarantined.get(taskId)!.reason);
     return stored === undefined ? undefined : structuredClone(stored);
   }
 
@@ -78,6 +81,21 @@ export class MemoryTaskStore implements TaskStore {
   async list(query: TaskListQuery = {}): Promise<TaskRecord[]> {
     this.#assertOpen();
     return selectListed(this.#records.values(), query).map((record) => structuredClone(record));
+  }
+
+  /** Moves a record aside (kept, never served). */
+  async quarantine(taskId: string, reason: string): Promise<boolean> {
+    this.#assertOpen();
+    const stored = this.#records.get(taskId);
+    if (stored === undefined) return false;
+    this.#quarantined.set(taskId, { taskId, reason, quarantinedAt: Date.now(), stored: JSON.stringify(stored) });
+    this.#records.delete(taskId);
+    return true;
+  }
+
+  async listQuarantined(): Promise<QuarantinedRecord[]> {
+    this.#assertOpen();
+    return [...this.#quarantined.values()].map((entry) => ({ ...entry }));
   }
 
   #assertOpen(): void {

@@ -36,6 +36,8 @@ import { invalidTaskIdReason } from './taskFiles.js';
 import {
   TaskExistsError,
   TaskFencedError,
+  TaskDamagedError,
+  type QuarantinedRecord,
   type QueuedTaskCommand,
   type TaskCommand,
   type TaskFeedHandlers,
@@ -93,6 +95,8 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
   readonly #url: string;
   readonly #applicationName: string | undefined;
   readonly #q: string;
+  /** Unreadable rows met and being moved aside: reported once, skipped until the move commits. */
+  readonly #settingAside = new Set<string>();
   readonly #onCorrupt: (taskId: string, error: Error) => void;
   readonly #onFeedError: (error: Error) => void;
   #pool: pg.Pool | undefined;
@@ -223,7 +227,56 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     if (invalidIdReason(taskId) !== undefined) return undefined;
     const result = await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1`, [taskId]);
     const row = result.rows[0];
-    return row ? (JSON.parse(row.record) as TaskRecord) : undefined;
+    if (!row) {
+      const set = await pool.query<{ reason: string }>(`SELECT reason FROM ${this.#q}.quarantine WHERE task_id = $1`, [taskId]);
+      if (set.rows[0]) throw new TaskDamagedError(taskId, set.rows[0].reason);
+      return undefined;
+    }
+    try {
+      return JSON.parse(row.record) as TaskRecord;
+    } catch (error) {
+      this.#damaged(taskId, error);
+      throw new TaskDamagedError(taskId, (error as Error).message);
+    }
+  }
+
+  /** Moves the row into `quarantine` in one statement: kept as stored, gone from `tasks`. */
+  async quarantine(taskId: string, reason: string): Promise<boolean> {
+    const pool = this.#assertOpen();
+    if (invalidIdReason(taskId) !== undefined) return false;
+    this.#tokens.delete(taskId);
+    const result = await this.#track(
+      pool.query(
+        `WITH moved AS (DELETE FROM ${this.#q}.tasks WHERE task_id = $1 RETURNING task_id, record)
+         INSERT INTO ${this.#q}.quarantine (task_id, record, reason, quarantined_at) SELECT task_id, record, $2, $3 FROM moved
+         ON CONFLICT (task_id) DO UPDATE SET record = excluded.record, reason = excluded.reason, quarantined_at = excluded.quarantined_at`,
+        [taskId, reason, Date.now()],
+      ),
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async listQuarantined(): Promise<QuarantinedRecord[]> {
+    const pool = this.#assertOpen();
+    const result = await pool.query<{ task_id: string; record: string; reason: string; quarantined_at: string }>(
+      `SELECT task_id, record, reason, quarantined_at FROM ${this.#q}.quarantine ORDER BY quarantined_at, task_id`,
+    );
+    return result.rows.map((row) => ({
+      taskId: row.task_id,
+      reason: row.reason,
+      quarantinedAt: Number(row.quarantined_at),
+      stored: row.record,
+    }));
+  }
+
+  /** A row that cannot be parsed: reported, and set aside (issue 13 item 3). */
+  #damaged(taskId: string, error: unknown): void {
+    if (this.#settingAside.has(taskId)) return;
+    this.#onCorrupt(taskId, error instanceof Error ? error : new Error(String(error)));
+    this.#settingAside.add(taskId);
+    this.quarantine(taskId, error instanceof Error ? error.message : String(error))
+      .catch((failure: unknown) => this.#onCorrupt(taskId, new Error(`could not quarantine it: ${(failure as Error).message}`)))
+      .finally(() => this.#settingAside.delete(taskId));
   }
 
   async delete(taskId: string): Promise<boolean> {
@@ -333,7 +386,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
       );
       for (const row of result.rows) {
         this.#tokens.set(row.task_id, row.fencing_token);
-        claimed.push(JSON.parse(row.record) as TaskRecord);
+        claimed.push(...this.#parseRows([row]));
       }
     }
     // A dead instance with nothing left to adopt is forgotten.
@@ -578,7 +631,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
       try {
         out.push(JSON.parse(row.record) as TaskRecord);
       } catch (error) {
-        this.#onCorrupt(row.task_id, error as Error);
+        this.#damaged(row.task_id, error);
       }
     }
     return out;

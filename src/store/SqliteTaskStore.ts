@@ -30,7 +30,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { errorCode, errorMessage, fsyncDir } from './DurableJsonFile.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
 import { invalidTaskIdReason } from './taskFiles.js';
-import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+import { TaskDamagedError, TaskExistsError, type QuarantinedRecord, type TaskListQuery, type TaskStore } from './TaskStore.js';
 import { StoreInUseError, StoreLock } from './StoreLock.js';
 import { ensurePrivateDir, warnOnStderr } from './privateDir.js';
 
@@ -85,6 +85,15 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX tasks_expires ON tasks (expires_at, task_id) WHERE expires_at IS NOT NULL;
   CREATE INDEX tasks_owner_created ON tasks (owner, created_at DESC, task_id);
   `,
+  // 2: damaged records set aside, kept as stored (issue 13 item 3).
+  `
+  CREATE TABLE quarantine (
+    task_id         TEXT PRIMARY KEY NOT NULL,
+    record          TEXT NOT NULL,
+    reason          TEXT NOT NULL,
+    quarantined_at  INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this code writes and reads. */
@@ -121,6 +130,10 @@ interface Statements {
   get: Database.Statement<[string], string>;
   nonTerminal: Database.Statement<[], { task_id: string; record: string }>;
   expired: Database.Statement<[number, number], string>;
+  /** Copies a tasks row into quarantine (params: reason, at, id). */
+  quarantine: Database.Statement<[string, number, string]>;
+  quarantined: Database.Statement<[string], string>;
+  listQuarantined: Database.Statement<[], { task_id: string; record: string; reason: string; quarantined_at: number }>;
 }
 
 /**
@@ -140,6 +153,8 @@ export class SqliteTaskStore implements TaskStore {
   readonly #onCorrupt: (taskId: string, error: Error) => void;
   readonly #locking: boolean;
   #lock: StoreLock | undefined;
+  /** Unreadable rows met and being moved aside: reported once, skipped until the move commits. */
+  readonly #settingAside = new Set<string>();
   #db: Database.Database | undefined;
   #statements: Statements | undefined;
   readonly #listStatements = new Map<string, Database.Statement<unknown[], { task_id: string; record: string }>>();
@@ -156,7 +171,8 @@ export class SqliteTaskStore implements TaskStore {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     this.#onCorrupt =
       options.onCorrupt ??
-      ((taskId, error) => console.error(`taskvisor: skipping unreadable task record ${taskId} in ${this.file}: ${error.message}`));
+      ((taskId, error) =>
+        console.error(`taskvisor: task ${taskId}: unreadable record in ${this.file} set aside (quarantined): ${error.message}`));
   }
 
   /** Write transactions committed so far (one per batch of writes). */
@@ -251,12 +267,52 @@ export class SqliteTaskStore implements TaskStore {
     const statements = this.#assertOpen();
     if (invalidTaskIdReason(taskId) !== undefined) return undefined;
     const json = statements.get.get(taskId);
-    if (json === undefined) return undefined;
+    if (json === undefined) {
+      const reason = statements.quarantined.get(taskId);
+      if (reason !== undefined) throw new TaskDamagedError(taskId, reason);
+      return undefined;
+    }
     try {
       return parseRecord(json, taskId);
     } catch (error) {
-      throw new Error(`${this.file}: ${errorMessage(error)}`, { cause: error });
+      // Set aside as found (issue 13 item 3): reported once, then answered from the quarantine.
+      this.#damaged(taskId, error);
+      throw new TaskDamagedError(taskId, errorMessage(error));
     }
+  }
+
+  /** Moves a row aside in the next batch: kept as stored in `quarantine`, gone from `tasks`. */
+  async quarantine(taskId: string, reason: string): Promise<boolean> {
+    const statements = this.#assertOpen();
+    if (invalidTaskIdReason(taskId) !== undefined) return false;
+    return new Promise<boolean>((resolve, reject) => {
+      this.#enqueue({
+        apply: () => {
+          const moved = statements.quarantine.run(reason, Date.now(), taskId).changes > 0;
+          if (moved) statements.delete.run(taskId);
+          return () => resolve(moved);
+        },
+        fail: reject,
+      });
+    });
+  }
+
+  async listQuarantined(): Promise<QuarantinedRecord[]> {
+    const statements = this.#assertOpen();
+    return statements.listQuarantined
+      .all()
+      .map((row) => ({ taskId: row.task_id, reason: row.reason, quarantinedAt: row.quarantined_at, stored: row.record }));
+  }
+
+  /** A row that cannot be parsed: reported, and quarantined when this store owns the file (a read-only view writes nothing). */
+  #damaged(taskId: string, error: unknown): void {
+    if (this.#settingAside.has(taskId)) return;
+    this.#onCorrupt(taskId, error instanceof Error ? error : new Error(String(error)));
+    if (!this.#locking) return;
+    this.#settingAside.add(taskId);
+    this.quarantine(taskId, errorMessage(error))
+      .catch((failure: unknown) => this.#onCorrupt(taskId, new Error(`could not quarantine it: ${errorMessage(failure)}`)))
+      .finally(() => this.#settingAside.delete(taskId));
   }
 
   /** Durably removes a task (in the next batch); `true` when it existed. */
@@ -325,7 +381,7 @@ export class SqliteTaskStore implements TaskStore {
       try {
         out.push(parseRecord(row.record, row.task_id));
       } catch (error) {
-        this.#onCorrupt(row.task_id, error instanceof Error ? error : new Error(String(error)));
+        this.#damaged(row.task_id, error);
       }
     }
     return out;
@@ -400,6 +456,13 @@ function prepareStatements(db: Database.Database): Statements {
     expired: db
       .prepare<[number, number], string>('SELECT task_id FROM tasks WHERE expires_at <= ? ORDER BY expires_at, task_id LIMIT ?')
       .pluck(),
+    quarantine: db.prepare<[string, number, string]>(
+      `INSERT OR REPLACE INTO quarantine (task_id, record, reason, quarantined_at) SELECT task_id, record, ?, ? FROM tasks WHERE task_id = ?`,
+    ),
+    quarantined: db.prepare<[string], string>('SELECT reason FROM quarantine WHERE task_id = ?').pluck(),
+    listQuarantined: db.prepare<[], { task_id: string; record: string; reason: string; quarantined_at: number }>(
+      'SELECT task_id, record, reason, quarantined_at FROM quarantine ORDER BY quarantined_at, task_id',
+    ),
   };
 }
 

@@ -41,7 +41,11 @@ export interface TaskStore {
    * (the task was purged).
    */
   put(record: TaskRecord): Promise<void>;
-  /** The stored record, or `undefined`. */
+  /**
+   * The stored record, or `undefined`. Rejects with {@link TaskDamagedError}
+   * when the stored bytes cannot be read as a record, or the record was
+   * quarantined.
+   */
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** Removes a task; resolves `true` when it existed. */
   delete(taskId: string): Promise<boolean>;
@@ -51,8 +55,44 @@ export interface TaskStore {
   listExpired(now: number, limit: number): Promise<string[]>;
   /** Out-of-band admin listing, newest first. Never exposed on the wire. */
   list(query?: TaskListQuery): Promise<TaskRecord[]>;
+  /**
+   * Sets a damaged record aside (issue 13 item 3): kept exactly as stored,
+   * never deleted, no longer listed, recovered or expired; `get` then rejects
+   * with {@link TaskDamagedError}. Resolves `false` when no such record is
+   * stored. Lists and recovery skip records they cannot parse; a store
+   * quarantines those itself as it finds them (reporting each once).
+   */
+  quarantine(taskId: string, reason: string): Promise<boolean>;
+  /** The records set aside by {@link quarantine}, oldest first (admin: `taskvisor tasks check`). */
+  listQuarantined(): Promise<QuarantinedRecord[]>;
   /** Present on stores shared by several instances (see {@link TaskOwnership}); absent otherwise. */
   readonly ownership?: TaskOwnership;
+}
+
+/** A record {@link TaskStore.quarantine} set aside. */
+export interface QuarantinedRecord {
+  taskId: string;
+  /** Why it was set aside (for operators; never shown to clients). */
+  reason: string;
+  /** Epoch ms. */
+  quarantinedAt: number;
+  /** The record exactly as it was stored (JSON text, or whatever bytes a file held). */
+  stored: string;
+}
+
+/**
+ * A task whose stored record cannot be served: unreadable, invalid, or set
+ * aside by quarantine. The message names only the task (clients see a stable
+ * error built from it, never paths or bytes); `reason` is for logs.
+ */
+export class TaskDamagedError extends Error {
+  constructor(
+    readonly taskId: string,
+    readonly reason: string,
+  ) {
+    super(`The stored record of task ${taskId} is damaged and was set aside`);
+    this.name = 'TaskDamagedError';
+  }
 }
 
 /** Raised by {@link TaskStore.create} for an id that already exists. */

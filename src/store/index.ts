@@ -11,6 +11,8 @@ import type { TaskStore } from './TaskStore.js';
 export {
   TaskExistsError,
   TaskFencedError,
+  TaskDamagedError,
+  type QuarantinedRecord,
   type TaskListQuery,
   type TaskStore,
   type TaskOwnership,
@@ -50,6 +52,8 @@ export interface CreateTaskStoreOptions {
    * be serving; such a store must not be written.
    */
   lock?: boolean;
+  /** Called for each stored record that cannot be read (a lowdb file's path, otherwise the task id). Default: one line on stderr. */
+  onCorrupt?: (where: string, error: Error) => void;
 }
 
 /**
@@ -57,14 +61,14 @@ export interface CreateTaskStoreOptions {
  * `close()`): construction does no I/O.
  */
 export function createTaskStore(config: TaskStoreConfig, options: CreateTaskStoreOptions = {}): TaskStore {
-  const lock = options.lock === false ? { lock: false } : {};
+  const extra = { ...(options.lock === false ? { lock: false } : {}), ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}) };
   switch (config.kind) {
     case 'memory':
       return new MemoryTaskStore();
     case 'lowdb':
-      return new LowdbTaskStore({ dir: config.dir, ...lock });
+      return new LowdbTaskStore({ dir: config.dir, ...extra });
     case 'sqlite':
-      return new SqliteTaskStore({ file: config.file, ...lock });
+      return new SqliteTaskStore({ file: config.file, ...extra });
     case 'postgres':
       return new PostgresTaskStore({
         url: config.url,
@@ -72,6 +76,7 @@ export function createTaskStore(config: TaskStoreConfig, options: CreateTaskStor
         ...(config.poolSize !== undefined ? { poolSize: config.poolSize } : {}),
         ...(config.leaseMs !== undefined ? { leaseMs: config.leaseMs } : {}),
         ...(config.instanceId !== undefined ? { instanceId: config.instanceId } : {}),
+        ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}),
       });
     default: {
       const unknown: never = config;

@@ -105,7 +105,7 @@ describe('(a) graceful close, then restart on the same store', () => {
 
       const b = await serveInProcess(dir.path, registerBlocking);
       try {
-        assert.deepEqual(b.report, { resumed: 0, failed: 1 });
+        assert.deepEqual(b.report, { resumed: 0, failed: 1, quarantined: 0 });
         const task = resultOf(await getTask(b.client, taskId));
         assert.equal(task.status, 'failed');
         assert.equal(task.resultType, 'complete');
@@ -153,7 +153,7 @@ describe('(b) resume: replay across a graceful restart while input is outstandin
       }
       const b = await serveInProcess(dir.path, register);
       try {
-        assert.deepEqual(b.report, { resumed: 1, failed: 0 });
+        assert.deepEqual(b.report, { resumed: 1, failed: 0, quarantined: 0 });
         const { task: still } = await pollTask(b.client, taskId, (task) => task.status === 'input_required');
         assert.deepEqual(still.inputRequests, asked.inputRequests, 'the same outstanding request under the same key (T-13, T-18)');
         assert.deepEqual(runs, ['start', 'start'], 'the handler ran again after the restart');
@@ -240,7 +240,7 @@ describe('kill -9 of a child server, then a new child on the same store', () => 
       assert.match(error.message, RESTART);
       assert.match(String(task.statusMessage), RESTART);
     }
-    assert.match(second.stderr, /recovered \{"resumed":1,"failed":3\}/, second.stderr);
+    assert.match(second.stderr, /recovered \{"resumed":1,"failed":3,"quarantined":0\}/, second.stderr);
   });
 
   it('(b) the replay task runs again with the recorded answer and completes without asking again', async () => {
@@ -338,7 +338,7 @@ describe('(d) ttl expiry and the reaper', () => {
         { reapIntervalMs: 0 },
       );
       try {
-        assert.deepEqual(again.report, { resumed: 0, failed: 0 });
+        assert.deepEqual(again.report, { resumed: 0, failed: 0, quarantined: 0 });
         const records = await again.runtime.store.list();
         assert.deepEqual(records.map((r) => r.status).sort(), ['completed', 'failed']);
       } finally {

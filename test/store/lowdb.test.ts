@@ -122,8 +122,17 @@ describe('LowdbTaskStore specifics', () => {
     assert.deepEqual(await second.get(good.taskId), good);
     assert.deepEqual(await second.list(), [good]);
     assert.deepEqual(await second.listNonTerminal(), [good]);
-    await assert.rejects(second.get(truncated.taskId), (error: Error) => error.message.includes(truncatedPath));
-    // The corrupt file still occupies the id: create must not silently overwrite it.
+    // Set aside as found (issue 13 item 3): a stable error naming no file, the bytes kept in quarantine.
+    await assert.rejects(
+      second.get(truncated.taskId),
+      (error: Error) => error.name === 'TaskDamagedError' && !error.message.includes(storeDir),
+    );
+    const kept = await second.listQuarantined();
+    assert.deepEqual(
+      kept.map((entry) => entry.stored).sort(),
+      [JSON.stringify(truncated).slice(0, 40), JSON.stringify({ ...notRecord, status: 'exploded' }), JSON.stringify(misplaced)].sort(),
+    );
+    // The quarantined file still occupies the id: create must not silently reuse it.
     await assert.rejects(second.create(makeRecord({ taskId: truncated.taskId })), { name: 'TaskExistsError' });
     await second.close();
   });

@@ -168,7 +168,7 @@ describe('SqliteTaskStore specifics', () => {
     try {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).pluck().get(), SQLITE_SCHEMA_VERSION);
-      assert.equal(SQLITE_SCHEMA_VERSION, 1);
+      assert.equal(SQLITE_SCHEMA_VERSION, 2);
       const indexes = db
         .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name`)
         .pluck()
@@ -280,7 +280,7 @@ describe('SqliteTaskStore specifics', () => {
     await store.close();
   });
 
-  it('a row with an unreadable record: get throws naming the file, listings skip and report it', async () => {
+  it('a row with an unreadable record: get answers TaskDamagedError, reports it once and quarantines it (kept)', async () => {
     const file = freshFile();
     const store = await openStore({ file });
     const good = makeRecord();
@@ -294,9 +294,16 @@ describe('SqliteTaskStore specifics', () => {
     const reports: string[] = [];
     const reopened = new SqliteTaskStore({ file, onCorrupt: (taskId) => reports.push(taskId) });
     await reopened.open();
-    await assert.rejects(reopened.get(bad.taskId), (error: Error) => error.message.includes(file) && /invalid JSON/.test(error.message));
+    await assert.rejects(reopened.get(bad.taskId), (error: Error) => error.name === 'TaskDamagedError' && !error.message.includes(file));
     assert.deepEqual(await reopened.listNonTerminal(), [good]);
+    await assert.rejects(reopened.get(bad.taskId), { name: 'TaskDamagedError' });
     assert.deepEqual(reports, [bad.taskId]);
+    // The move is a batched write: it commits on the next turn.
+    while ((await reopened.listQuarantined()).length === 0) await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      (await reopened.listQuarantined()).map((entry) => [entry.taskId, entry.stored]),
+      [[bad.taskId, '{"taskId": tru']],
+    );
     await reopened.close();
   });
 

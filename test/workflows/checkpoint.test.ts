@@ -56,7 +56,7 @@ it("saveCheckpoint is stored with the task; resume: 'resume' continues from it a
 
   const second = runtimeOn(dir.path, seen, undefined);
   const report = await second.start();
-  assert.deepEqual(report, { resumed: 2, failed: 0 });
+  assert.deepEqual(report, { resumed: 2, failed: 0, quarantined: 0 });
   const finished = async (taskId: string) =>
     waitFor(
       async () => {

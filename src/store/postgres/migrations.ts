@@ -54,6 +54,15 @@ export const MIGRATIONS: readonly string[] = [
   END $fn$;
   CREATE TRIGGER tasks_changed AFTER UPDATE ON $S.tasks FOR EACH ROW EXECUTE FUNCTION $S.notify_task_change();
   `,
+  // 2: damaged records set aside, kept as stored (issue 13 item 3).
+  `
+  CREATE TABLE $S.quarantine (
+    task_id        text COLLATE "C" PRIMARY KEY,
+    record         text NOT NULL,
+    reason         text NOT NULL,
+    quarantined_at bigint NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this code writes and reads. */

@@ -1,0 +1,106 @@
+/**
+ * Store operation deadlines (issue 13 item 4): a store that stops answering
+ * (PostgreSQL frozen behind a dead TCP path, a disk that hangs) must not hold
+ * a `tools/call` or a `tasks/get` open for the whole stall. Each operation
+ * the runtime makes is raced against a deadline and rejected with
+ * {@link StoreTimeoutError}, a retryable `-32603` naming no internals.
+ *
+ * A write that times out may still land later. A late `put` is harmless (the
+ * Persister retries with a higher version, latest wins); a late `create` made
+ * a task nobody was told about, so it is deleted as soon as it lands.
+ */
+import { StoreTimeoutError } from '../core/errors.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { QuarantinedRecord, TaskListQuery, TaskOwnership, TaskStore } from './TaskStore.js';
+
+/** Default deadline of one store operation. */
+export const DEFAULT_STORE_DEADLINE_MS = 10_000;
+
+export class DeadlineTaskStore implements TaskStore {
+  readonly ownership?: TaskOwnership;
+
+  constructor(
+    readonly inner: TaskStore,
+    /** Milliseconds each operation may take. */
+    readonly deadlineMs: number = DEFAULT_STORE_DEADLINE_MS,
+    /** Told about late creates removed and other clean-ups that failed. */
+    private readonly onLate: (message: string, error?: unknown) => void = () => undefined,
+  ) {
+    if (inner.ownership) this.ownership = inner.ownership;
+  }
+
+  // Open, close and the recovery listing are bounded by the store's own timeouts: recovering 100k tasks takes its time.
+  open(): Promise<void> {
+    return this.inner.open();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  listNonTerminal(): Promise<TaskRecord[]> {
+    return this.inner.listNonTerminal();
+  }
+
+  create(record: TaskRecord): Promise<void> {
+    const write = this.inner.create(record);
+    return this.bounded('create', write, () => {
+      // The caller was told the create failed: a record that lands after all must not become a task nobody knows.
+      write.then(
+        () =>
+          this.inner.delete(record.taskId).then(
+            () => this.onLate(`task ${record.taskId}: its create landed after its deadline and was removed`),
+            (error: unknown) => this.onLate(`task ${record.taskId}: its late create could not be removed`, error),
+          ),
+        () => undefined,
+      );
+    });
+  }
+
+  put(record: TaskRecord): Promise<void> {
+    return this.bounded('put', this.inner.put(record));
+  }
+
+  get(taskId: string): Promise<TaskRecord | undefined> {
+    return this.bounded('get', this.inner.get(taskId));
+  }
+
+  delete(taskId: string): Promise<boolean> {
+    return this.bounded('delete', this.inner.delete(taskId));
+  }
+
+  listExpired(now: number, limit: number): Promise<string[]> {
+    return this.bounded('listExpired', this.inner.listExpired(now, limit));
+  }
+
+  list(query?: TaskListQuery): Promise<TaskRecord[]> {
+    return this.bounded('list', this.inner.list(query));
+  }
+
+  quarantine(taskId: string, reason: string): Promise<boolean> {
+    return this.bounded('quarantine', this.inner.quarantine(taskId, reason));
+  }
+
+  listQuarantined(): Promise<QuarantinedRecord[]> {
+    return this.bounded('listQuarantined', this.inner.listQuarantined());
+  }
+
+  private bounded<T>(operation: string, work: Promise<T>, onTimeout?: () => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        onTimeout?.();
+        reject(new StoreTimeoutError(operation, this.deadlineMs));
+      }, this.deadlineMs);
+      work.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+}
