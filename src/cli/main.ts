@@ -63,7 +63,7 @@ export const COMMAND_TREE: Readonly<Record<string, readonly string[]>> = {
   upstreams: [],
   machines: ['list', 'export'],
   token: ['add'],
-  workflows: ['validate', 'run'],
+  workflows: ['validate', 'run', 'runs'],
   tasks: ['list', 'show', 'get', 'cancel', 'watch'],
   call: [],
   version: [],
