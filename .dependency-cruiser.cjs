@@ -35,6 +35,7 @@ const LAYERS = [
       'src/config',
       'src/inspection',
       'src/operations',
+      'src/client',
     ],
   },
   // The composition root: builds a running service from options.

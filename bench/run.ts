@@ -8,7 +8,7 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres.
+ * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader.
  * `postgres` (durable create through the Postgres store, interleaved with the
  * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
  * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
@@ -30,6 +30,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, runScript, startServer, type ServerChild } from './child.js';
 import { runFanout, type FanoutResult } from './fanout.js';
+import { runSlowReader, type SlowReaderResult } from './slowReader.js';
 import { rpc, runInterleaved, runLoad, type LoadResult, type Partner } from './loadgen.js';
 import type { Json, RpcCall } from './protocol.js';
 import { captureTemplates, seedLowdb, seedSqlite, sqliteAvailable, sqliteConfig, type Templates } from './seed.js';
@@ -39,7 +40,7 @@ import type { ServerConfig } from './server.js';
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres'] as const;
+const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader'] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
 const { values: flags } = parseArgs({
@@ -158,6 +159,7 @@ const raw = {
     error?: string;
   }>,
   fanout: {} as { one?: FanoutResult[]; many?: FanoutResult },
+  slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
   skipped: [] as string[],
   errors: [] as string[],
 };
@@ -592,6 +594,20 @@ async function fanoutBenchmark(dataDir: string): Promise<void> {
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Slow reader (issue 12.3): a WebSocket client that never reads, with and without the outbound budget
+
+async function slowReaderBenchmark(): Promise<void> {
+  const attackMs = quick ? 4_000 : 10_000;
+  raw.slowReader.budget = await runSlowReader({ budgetBytes: 8 * 1024 * 1024, graceMs: 10_000, attackMs });
+  raw.slowReader.unbounded = await runSlowReader({ budgetBytes: 1024 ** 3, graceMs: 2 ** 31 - 1, attackMs });
+  for (const [name, r] of Object.entries(raw.slowReader)) {
+    log(
+      `slow reader ${name}: RSS +${fmt(r.rssGrowth / 2 ** 20)} MB, closed ${r.closedAfterMs === null ? 'never' : `after ${r.closedAfterMs} ms`}, other client ${r.otherAnswered}/${r.otherAsked}`,
+    );
   }
 }
 
@@ -1123,6 +1139,50 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       });
     }
   }
+  // 6. Slow reader (issue 12.3).
+  const { budget: slow, unbounded } = raw.slowReader;
+  if (enabled('slowreader') && slow && unbounded) {
+    const MiB = 2 ** 20;
+    const name = `WS client not reading, ${slow.requests}× tasks/get of a ${fmt(slow.resultBytes / MiB)} MB result, pongs sent`;
+    add({
+      bench: '6. outbound budget (slow reader)',
+      case: name,
+      figure: 'server RSS growth',
+      value: slow.rssGrowth / MiB,
+      unit: 'MB',
+      baseline: 'budget out of reach (1 GiB)',
+      baselineValue: unbounded.rssGrowth / MiB,
+      baselineUnit: 'MB',
+      ratio: ratio(slow.rssGrowth, unbounded.rssGrowth),
+      target: `≤ budget (${fmt(slow.budgetBytes / MiB)} MiB) ×2 + 64 MB`,
+      verdict: verdict(slow.rssGrowth <= 2 * slow.budgetBytes + 64 * MiB),
+      note: `growth / budget = ${fmt(slow.rssGrowth / slow.budgetBytes)}`,
+    });
+    add({
+      bench: '6. outbound budget (slow reader)',
+      case: name,
+      figure: 'attacker closed after',
+      value: slow.closedAfterMs ?? NaN,
+      unit: 'ms',
+      baseline: 'budget out of reach',
+      baselineValue: unbounded.closedAfterMs ?? NaN,
+      baselineUnit: unbounded.closedAfterMs === null ? 'never' : 'ms',
+      target: '≤ grace (10 s) + 2 s',
+      verdict: verdict(slow.closedAfterMs !== null && slow.closedAfterMs <= 12_000),
+    });
+    add({
+      bench: '6. outbound budget (slow reader)',
+      case: name,
+      figure: 'other client answered',
+      value: slow.otherAnswered / Math.max(1, slow.otherAsked),
+      unit: 'share',
+      baseline: 'budget out of reach',
+      baselineValue: unbounded.otherAnswered / Math.max(1, unbounded.otherAsked),
+      baselineUnit: 'share',
+      note: `${slow.otherAnswered}/${slow.otherAsked} vs ${unbounded.otherAnswered}/${unbounded.otherAsked}`,
+    });
+  }
+
   return rows;
 }
 
@@ -1182,6 +1242,8 @@ try {
   if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
   if (enabled('recovery')) await recoveryBenchmarks(dataDir, templates, stores);
   if (enabled('fanout')) await section('fanout', () => fanoutBenchmark(dataDir));
+  // Like postgres, not in a plain --quick run (two extra server processes); `--quick --only slowreader` runs it.
+  if (enabled('slowreader') && (!quick || only?.includes('slowreader'))) await section('slowreader', slowReaderBenchmark);
   // Not in a plain --quick run (it stays a smoke test of the rest); `--quick --only postgres` runs it small.
   if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
     postgresSkip = !stores.includes('sqlite') ? `no baseline: ${sqliteSkip}` : await postgresUnavailable();

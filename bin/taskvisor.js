@@ -1,6 +1,22 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so config files may point at .ts tool modules.
-import { register } from 'tsx/esm/api';
+// The taskvisor command. From the package it runs the compiled CLI (dist/), with plain node.
+// In a source checkout (src/ next to this folder) it runs the TypeScript sources through tsx,
+// a dev dependency, so the command always runs the code being edited; without tsx (a clone
+// installed with --omit=dev) it falls back to dist/ (`npm run build`).
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/run.ts');
+const source = new URL('../src/cli/run.ts', import.meta.url);
+let register;
+if (existsSync(source)) {
+  try {
+    ({ register } = await import('tsx/esm/api'));
+  } catch {
+    register = undefined;
+  }
+}
+if (register) {
+  register();
+  await import(source.href);
+} else {
+  await import('../dist/src/cli/run.js');
+}

@@ -48,7 +48,7 @@ export function parseCommandLine<const O extends OptionsConfig>(
   options: O,
   usage: string,
   { positionals = false }: { positionals?: boolean } = {},
-) {
+): ReturnType<typeof parseArgs<{ args: string[]; options: O & typeof HELP; strict: true; allowPositionals: boolean }>> {
   try {
     return parseArgs({ args, options: { ...options, ...HELP }, strict: true, allowPositionals: positionals });
   } catch (error) {

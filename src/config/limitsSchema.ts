@@ -18,4 +18,6 @@ export const LimitsSchema = z.strictObject({
   /** A timer cannot wait longer than 2^31-1 ms in one step. */
   requestTimeoutMs: positiveInt.max(2 ** 31 - 1).optional(),
   maxTaskTtlMs: positiveInt.nullable().optional(),
+  maxOutboundBufferBytes: positiveInt.optional(),
+  outboundGraceMs: positiveInt.max(2 ** 31 - 1).optional(),
 });

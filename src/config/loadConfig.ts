@@ -11,6 +11,7 @@ import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } fr
 import type { z } from 'zod';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { ConfigSchema, type TaskvisorConfig, type ToolModuleEntry } from './schema.js';
+import { ensureTypeScriptLoader, isTypeScriptModule } from './typescriptLoader.js';
 
 /** Config files larger than this are refused before parsing. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -267,6 +268,13 @@ export async function loadToolModules(
     const at = typeof entry === 'string' ? ['tools', index] : ['tools', index, 'module'];
     const where = `${loaded.file}${loaded.positionOf?.(at) ?? ''}: tools[${index}]${typeof entry === 'string' ? '' : '.module'}`;
     const absolute = resolveFromConfig(loaded, modulePath);
+    if (isTypeScriptModule(absolute)) {
+      try {
+        await ensureTypeScriptLoader();
+      } catch (error) {
+        throw new ConfigError(`${where}: ${modulePath}: ${(error as Error).message}`);
+      }
+    }
     let mod: Record<string, unknown>;
     try {
       mod = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;

@@ -37,6 +37,16 @@ export interface Limits {
    * ttl is chosen by the server's own config and tools, never by a client.
    */
   maxTaskTtlMs: number | null;
+  /**
+   * Bytes one connection (a WebSocket, an SSE listen stream) may have queued
+   * for a client that does not read them (issue 12.3). Past it the server
+   * stops reading that connection; if the queue has not drained below it
+   * within `outboundGraceMs` the connection is closed (WebSocket 1008), and
+   * at twice the budget at once. Answering pings does not help. Default 8 MiB.
+   */
+  maxOutboundBufferBytes: number;
+  /** How long a connection may stay over `maxOutboundBufferBytes` before it is closed, ms. Default 10 s. */
+  outboundGraceMs: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -48,6 +58,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxTaskIdsPerListen: 1000,
   requestTimeoutMs: 300_000,
   maxTaskTtlMs: null,
+  maxOutboundBufferBytes: 8 * 1024 * 1024,
+  outboundGraceMs: 10_000,
 });
 
 /** Upper bounds that keep a limit meaningful (a timer cannot wait longer than 2^31-1 ms in one step). */
@@ -70,7 +82,8 @@ export function resolveLimits(partial: Partial<Limits> = {}): Limits {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new RangeError(`limits.${key}: expected a positive integer, got ${JSON.stringify(value)}`);
     }
-    if (key === 'requestTimeoutMs' && value > MAX_TIMER_MS) throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
+    if ((key === 'requestTimeoutMs' || key === 'outboundGraceMs') && value > MAX_TIMER_MS)
+      throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
     (limits as unknown as Record<string, number>)[key] = value;
   }
   return limits;

@@ -14,6 +14,7 @@ import {
 import type { ToolCallOutcome, ToolCallRequest } from '../tools/ToolCall.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import { schemasOf } from '../tools/ToolSchema.js';
 import type { TaskSupervisor } from './TaskSupervisor.js';
 import type { PollPolicy } from './PollPolicy.js';
 import { ToolExecution, type ExecutionOutcome, type InputMode } from './ToolExecution.js';
@@ -64,12 +65,9 @@ export class ToolCaller {
   }
 
   private parseArgs(tool: ToolDefinition, raw: unknown): JsonObject {
-    const parsed = this.tools.inputSchemaOf(tool).safeParse(raw ?? {});
-    if (parsed.success) return parsed.data;
-    const detail = parsed.error.issues
-      .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
-      .join('; ');
-    throw new InvalidToolArgumentsError(tool.name, detail);
+    const checked = schemasOf(tool).input.check(raw ?? {});
+    if (checked.ok) return checked.value;
+    throw new InvalidToolArgumentsError(tool.name, checked.problems.join('; '));
   }
 
   private taskOptions(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest, execution?: ToolExecution) {

@@ -10,6 +10,7 @@ import { ErrorCode, ToolError } from '../core/errors.js';
 import { limitExceeded } from '../limits/Limits.js';
 import type { ElicitParams, ElicitResult, ToolContext, ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
 import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
+import { schemasOf } from '../tools/ToolSchema.js';
 
 /** How a run ended. */
 export type ExecutionOutcome =
@@ -209,7 +210,7 @@ export class ToolExecution {
     const ctx = this.context();
     try {
       const returned = await this.options.tool.handler(this.options.args, ctx);
-      return { kind: 'done', result: normalizeResult(this.options.tool.name, returned) };
+      return { kind: 'done', result: checkStructuredContent(this.options.tool, normalizeResult(this.options.tool.name, returned)) };
     } catch (error) {
       if (error instanceof InputRequiredSignal) return { kind: 'input-required', key: error.key, request: error.request };
       if (this.cancelRequested && this.controller.signal.aborted) return { kind: 'aborted' };
@@ -318,6 +319,27 @@ export function normalizeResult(toolName: string, returned: ToolResult | string)
   }
   const { resultType: _ignored, ...result } = returned as ToolResult & { resultType?: unknown };
   return result as unknown as JsonObject;
+}
+
+/**
+ * A tool that declares an `outputSchema` must answer `structuredContent`
+ * matching it (MCP tools: "servers MUST provide structured results that
+ * conform to this schema"); an `isError` result is exempt. A mismatch is the
+ * tool's bug, so the call fails rather than handing clients data their
+ * schema says cannot exist.
+ */
+function checkStructuredContent(tool: ToolDefinition, result: JsonObject): JsonObject {
+  const output = schemasOf(tool).output;
+  if (!output || result.isError === true) return result;
+  const checked =
+    result.structuredContent === undefined
+      ? { ok: false as const, problems: ['(root): structuredContent is missing'] }
+      : output.check(result.structuredContent);
+  if (checked.ok) return result;
+  throw new ToolError(
+    ErrorCode.InternalError,
+    `Tool ${tool.name} returned structuredContent that does not match its outputSchema: ${checked.problems.join('; ')}`,
+  );
 }
 
 /** A thrown value as the JSON-RPC error of a failed task (T-15, I-5). */

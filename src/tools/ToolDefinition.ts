@@ -2,6 +2,7 @@
  * How a user declares a tool: `runtime.tool(name, options, handler)`.
  */
 import type { z } from 'zod';
+import type { JsonSchemaDocument } from './ToolSchema.js';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 import type { ToolCallOutcome, ToolCallRequest } from './ToolCall.js';
 
@@ -31,10 +32,18 @@ export interface ToolResult {
 export interface ToolOptions<S extends z.ZodType<JsonObject> = z.ZodType<JsonObject>> {
   title?: string;
   description?: string;
-  /** zod schema of the arguments; an object schema. Default: any object. */
-  inputSchema?: S;
-  /** zod schema of `structuredContent`, advertised as `outputSchema`. */
-  outputSchema?: z.ZodType<JsonObject>;
+  /**
+   * The arguments' schema: a zod object schema, or a JSON Schema document
+   * describing an object (published unchanged, checked with Ajv; draft
+   * 2020-12 unless its `$schema` says otherwise). Default: any object.
+   */
+  inputSchema?: S | JsonSchemaDocument;
+  /**
+   * The schema of `structuredContent` (zod or JSON Schema), advertised as
+   * `outputSchema`; a result that is not `isError` must then carry
+   * `structuredContent` matching it, or the call fails.
+   */
+  outputSchema?: z.ZodType<JsonObject> | JsonSchemaDocument;
   annotations?: ToolAnnotations;
   /**
    * `auto` (default): run the call and make it a task only if it has not

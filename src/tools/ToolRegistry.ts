@@ -6,11 +6,10 @@
 import { z } from 'zod';
 import type { JsonObject } from '../../machines/task/index.js';
 import type { ForwardedToolCall, ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
+import { schemasOf } from './ToolSchema.js';
 
 /** Tool names as MCP recommends them: 1–128 of `A-Z a-z 0-9 _ - .` */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
-const ANY_OBJECT = z.object({}).passthrough() as unknown as z.ZodType<JsonObject>;
 
 /** One `tools/list` entry. */
 export interface ListedTool {
@@ -158,11 +157,6 @@ export class ToolRegistry {
     return this.listing;
   }
 
-  /** The argument schema of a tool (any object when it declared none). */
-  inputSchemaOf(tool: ToolDefinition): z.ZodType<JsonObject> {
-    return tool.options.inputSchema ?? ANY_OBJECT;
-  }
-
   /** Calls `listener` after every change; returns the unsubscribe function. */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
@@ -196,26 +190,16 @@ function validateOptions(name: string, options: ToolOptions): void {
 }
 
 function toListed(name: string, options: ToolOptions): ListedTool {
-  const inputSchema = options.inputSchema ? toJsonSchema(name, 'inputSchema', options.inputSchema) : { type: 'object', properties: {} };
-  if (inputSchema.type !== 'object') {
-    throw new Error(`Tool ${JSON.stringify(name)}: inputSchema must describe an object, got type ${JSON.stringify(inputSchema.type)}`);
+  const { input, output } = schemasOf({ name, options });
+  if (input.json.type !== 'object') {
+    throw new Error(`Tool ${JSON.stringify(name)}: inputSchema must describe an object, got type ${JSON.stringify(input.json.type)}`);
   }
   return {
     name,
     ...(options.title !== undefined ? { title: options.title } : {}),
     ...(options.description !== undefined ? { description: options.description } : {}),
-    inputSchema,
-    ...(options.outputSchema ? { outputSchema: toJsonSchema(name, 'outputSchema', options.outputSchema) } : {}),
+    inputSchema: input.json,
+    ...(output ? { outputSchema: output.json } : {}),
     ...(options.annotations ? { annotations: { ...options.annotations } } : {}),
   };
-}
-
-function toJsonSchema(name: string, field: string, schema: z.ZodType): JsonObject {
-  try {
-    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }) as JsonObject;
-    delete json.$schema;
-    return json;
-  } catch (error) {
-    throw new Error(`Tool ${JSON.stringify(name)}: ${field} cannot be expressed as JSON Schema: ${(error as Error).message}`);
-  }
 }

@@ -12,18 +12,27 @@
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { DEFAULT_LIMITS } from '../limits/Limits.js';
 import { decodeFrame } from './frames.js';
+import { OutboundBudget } from './OutboundBudget.js';
 import { WebSocket, type RawData } from 'ws';
 
 /** Normal closure (RFC 6455 §7.4.1). */
 export const WS_CLOSE_NORMAL = 1000;
 /** The endpoint is going away (server shutdown). */
 export const WS_CLOSE_GOING_AWAY = 1001;
+/** Policy violation: used for a client that does not read what it asked for (issue 12.3) and for revoked credentials (12.4). */
+export const WS_CLOSE_POLICY_VIOLATION = 1008;
 
 export interface WebSocketServerTransportOptions {
   /** How long `close()` waits for the peer's close frame before dropping the socket. Default 2 s. */
   closeTimeoutMs?: number;
   /** Deepest accepted nesting of one message. Default `DEFAULT_LIMITS.maxJsonDepth`. */
   maxJsonDepth?: number;
+  /** Bytes that may wait for a client that does not read (see OutboundBudget). Default `DEFAULT_LIMITS.maxOutboundBufferBytes`. */
+  maxOutboundBufferBytes?: number;
+  /** How long the connection may stay over that budget, ms. Default `DEFAULT_LIMITS.outboundGraceMs`. */
+  outboundGraceMs?: number;
+  /** Told when the budget closes the connection (for the log). */
+  onOverBudget?: (reason: string) => void;
 }
 
 type OnMessage = NonNullable<Transport['onmessage']>;
@@ -41,12 +50,28 @@ export class WebSocketServerTransport implements Transport {
   /** Messages that arrived before `start()`: delivered by it, in order. */
   private readonly early: JSONRPCMessage[] = [];
   private readonly socketClosed: Promise<void>;
+  /** Issue 12.3: past the budget the socket is paused, then closed 1008 if it does not drain. */
+  private readonly budget: OutboundBudget;
 
   constructor(
     readonly socket: WebSocket,
     private readonly options: WebSocketServerTransportOptions = {},
   ) {
+    this.budget = new OutboundBudget({
+      maxBytes: options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes,
+      graceMs: options.outboundGraceMs ?? DEFAULT_LIMITS.outboundGraceMs,
+      queued: () => socket.bufferedAmount,
+      pause: () => socket.pause(),
+      resume: () => socket.resume(),
+      close: (reason) => {
+        options.onOverBudget?.(reason);
+        this.closeCode = WS_CLOSE_POLICY_VIOLATION;
+        this.closeReason = reason;
+        void this.close();
+      },
+    });
     this.socketClosed = new Promise((resolve) => socket.once('close', () => resolve()));
+    socket.once('close', () => this.budget.dispose());
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('error', (error) => this.onerror?.(error));
     socket.once('close', () => this.markClosed());
@@ -68,8 +93,12 @@ export class WebSocketServerTransport implements Transport {
     if (this.closedValue || this.socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(new Error('WebSocket is closed'));
     }
+    const text = JSON.stringify(message);
+    // Issue 12.3: never queue past twice the budget for a client that is not reading.
+    if (!this.budget.admit(Buffer.byteLength(text))) return Promise.reject(new Error('WebSocket closed: the client is not reading'));
     return new Promise((resolve, reject) => {
-      this.socket.send(JSON.stringify(message), (error) => (error ? reject(error) : resolve()));
+      this.socket.send(text, (error) => (error ? reject(error) : resolve()));
+      this.budget.check();
     });
   }
 

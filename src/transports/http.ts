@@ -177,6 +177,9 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       params: outcome.message.params as JsonObject | undefined,
       signal: request.signal,
       keepAliveMs: options.keepAliveMs ?? 15_000,
+      maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
+      outboundGraceMs: runtime.limits.outboundGraceMs,
+      onOverBudget: (reason) => runtime.logger.info(`http: ending a listen stream of ${principal.id}: ${reason}`),
     });
   };
 

@@ -10,6 +10,7 @@
  */
 import type { JsonObject } from '../../machines/task/index.js';
 import { parseListenRequest } from '../protocol/listenRequest.js';
+import { OutboundBudget } from './OutboundBudget.js';
 import type { RequestId } from '../subscriptions/ListenSubscription.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
@@ -22,6 +23,11 @@ export interface HttpListenOptions {
   signal: AbortSignal;
   /** Interval of SSE keep-alive comments; 0 disables. */
   keepAliveMs: number;
+  /** Bytes that may wait for a client not reading the stream, and for how long, ms (issue 12.3). */
+  maxOutboundBufferBytes: number;
+  outboundGraceMs: number;
+  /** Told when the budget ends the stream (for the log). */
+  onOverBudget?: (reason: string) => void;
 }
 
 const encoder = new TextEncoder();
@@ -39,10 +45,35 @@ export function serveHttpListen(options: HttpListenOptions): Response {
   let ended = false;
   let keepAlive: NodeJS.Timeout | undefined;
   let onAbort: () => void = () => {};
+  // The queue is sized in bytes (desiredSize = -bytes not yet taken by the client); the sizes of the frames
+  // still queued, oldest first, give the backlog in frames the hub counts (the client takes them in order).
+  const queuedSizes: number[] = [];
+  let queuedTotal = 0;
+  const queuedBytes = () => (ended ? 0 : -(controller.desiredSize ?? 0));
+  const backlogFrames = () => {
+    const queued = queuedBytes();
+    while (queuedTotal > queued && queuedSizes.length > 0) queuedTotal -= queuedSizes.shift()!;
+    return queuedSizes.length;
+  };
+  let closeForBudget: (reason: string) => void = () => {};
+  const budget = new OutboundBudget({
+    maxBytes: options.maxOutboundBufferBytes,
+    graceMs: options.outboundGraceMs,
+    queued: queuedBytes,
+    // An SSE stream has nothing to read from the client: only the grace period applies.
+    pause: () => {},
+    resume: () => {},
+    close: (reason) => closeForBudget(reason),
+  });
   const write = (text: string) => {
     if (ended) return;
+    const bytes = encoder.encode(text);
+    if (!budget.admit(bytes.byteLength)) return;
     try {
-      controller.enqueue(encoder.encode(text));
+      controller.enqueue(bytes);
+      queuedSizes.push(bytes.byteLength);
+      queuedTotal += bytes.byteLength;
+      budget.check();
     } catch {
       ended = true;
     }
@@ -50,6 +81,7 @@ export function serveHttpListen(options: HttpListenOptions): Response {
   const end = () => {
     if (ended) return;
     ended = true;
+    budget.dispose();
     clearInterval(keepAlive);
     options.signal.removeEventListener('abort', onAbort);
     try {
@@ -60,8 +92,7 @@ export function serveHttpListen(options: HttpListenOptions): Response {
   };
   const sink = {
     send: (message: JsonObject) => write(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
-    // A count strategy with highWaterMark 0 makes -desiredSize the number of frames the client has not taken.
-    backlog: () => (ended ? 0 : -(controller.desiredSize ?? 0)),
+    backlog: () => (ended ? 0 : backlogFrames()),
     end,
   };
   const opened = options.hub.openListen({ id: options.id, principal: options.principal, requested: parsed.filter, sink });
@@ -74,8 +105,23 @@ export function serveHttpListen(options: HttpListenOptions): Response {
         void opened.then((subscription) => subscription.close({ graceful: false }));
       },
     },
-    new CountQueuingStrategy({ highWaterMark: 0 }),
+    { highWaterMark: 0, size: (chunk: Uint8Array) => chunk.byteLength },
   );
+  // Issue 12.3: a client that leaves the stream unread past the budget loses it (not gracefully: it is not reading).
+  closeForBudget = (reason) => {
+    options.onOverBudget?.(reason);
+    void opened.then((subscription) => subscription.close({ graceful: false }));
+    if (!ended) {
+      ended = true;
+      budget.dispose();
+      clearInterval(keepAlive);
+      try {
+        controller.error(new Error(reason));
+      } catch {
+        // already closed
+      }
+    }
+  };
   onAbort = () => void opened.then((subscription) => subscription.close({ graceful: false }));
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });

@@ -140,7 +140,12 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   };
 
   const accept = (socket: WebSocket, principal: Principal): void => {
-    const transport = new WebSocketServerTransport(socket, { maxJsonDepth: runtime.limits.maxJsonDepth });
+    const transport = new WebSocketServerTransport(socket, {
+      maxJsonDepth: runtime.limits.maxJsonDepth,
+      maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
+      outboundGraceMs: runtime.limits.outboundGraceMs,
+      onOverBudget: (reason) => runtime.logger.info(`websocket: closing a connection of ${principal.id} (1008): ${reason}`),
+    });
     // Listens are served by taskvisor's hub: the SDK's listen router strips taskIds (P8).
     const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);
     const handle = sdkServeStdio(

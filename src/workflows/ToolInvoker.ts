@@ -12,6 +12,7 @@ import type { InputRequest, JsonObject, TaskEvent } from '../../machines/task/in
 import { ErrorCode, ToolError } from '../core/errors.js';
 import { isInputRequiredSignal, ToolExecution } from '../runtime/ToolExecution.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import { schemasOf } from '../tools/ToolSchema.js';
 import type { ForwardedToolCall } from '../tools/ToolDefinition.js';
 
 /** One call through the {@link ToolInvoker}. */
@@ -48,17 +49,14 @@ export class ToolInvoker {
     const tool = this.tools.get(invocation.name);
     if (!tool) throw new ToolError(ErrorCode.InvalidParams, `Unknown tool: ${invocation.name}`);
     if (tool.forward) return this.invokeForwarded(tool.forward, invocation);
-    const parsed = this.tools.inputSchemaOf(tool).safeParse(invocation.args);
-    if (!parsed.success) {
-      const detail = parsed.error.issues
-        .map((issue) => `${issue.path.length ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
-        .join('; ');
-      throw new ToolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${invocation.name}: ${detail}`);
+    const checked = schemasOf(tool).input.check(invocation.args);
+    if (!checked.ok) {
+      throw new ToolError(ErrorCode.InvalidParams, `Invalid arguments for tool ${invocation.name}: ${checked.problems.join('; ')}`);
     }
     invocation.signal.throwIfAborted();
     const execution = new ToolExecution({
       tool,
-      args: parsed.data,
+      args: checked.value,
       principal: invocation.principal,
       inputMode: 'wait',
       ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),

@@ -74,10 +74,25 @@ export interface Child {
 
 /** Spawns `node <args>` with piped stdio. */
 export function spawnNode(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Child {
-  const child = spawn(process.execPath, args, {
+  return spawnCommand(process.execPath, args, options);
+}
+
+/**
+ * Spawns `command <args>` (found on PATH) with piped stdio. With `group`, the
+ * child leads its own process group and `kill()` signals the whole group: for
+ * wrappers like `npx` whose own child would otherwise outlive them (holding
+ * the pipes open).
+ */
+export function spawnCommand(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; group?: boolean } = {},
+): Child {
+  const child = spawn(command, args, {
     cwd: options.cwd ?? REPO_ROOT,
     env: options.env ?? process.env,
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: options.group === true,
   });
   let stdout = '';
   let stderr = '';
@@ -132,7 +147,13 @@ export function spawnNode(args: string[], options: { cwd?: string; env?: NodeJS.
       });
     },
     async kill(signal = 'SIGKILL') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (options.group === true && child.pid !== undefined && !done) {
+        try {
+          process.kill(-child.pid, signal);
+        } catch {
+          // the group is gone already
+        }
+      } else if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
   };

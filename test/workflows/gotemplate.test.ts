@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { compileGoTemplate, TemplateSyntaxError } from 'taskvisor/workflows';
+import { compileGoTemplate, TemplateSyntaxError } from '../../src/workflows/index.js';
 
 interface Case {
   name: string;

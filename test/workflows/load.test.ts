@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkWorkflowSet, parseWorkflow, workflowTool, ToolInvoker, WorkflowError } from '../../src/index.js';
 import { ToolRegistry } from '../../src/tools/ToolRegistry.js';
+import type { z } from 'zod';
+import type { JsonObject } from '../../machines/task/index.js';
 
 const problems = (text: string, file = 'w.yaml') => {
   try {
@@ -53,7 +55,7 @@ describe('parseWorkflow', () => {
     );
     assert.equal(definition.name, 'typed');
     const tool = workflowTool(definition, 'workflow_', new ToolInvoker(new ToolRegistry()));
-    const schema = tool.options.inputSchema!;
+    const schema = tool.options.inputSchema as z.ZodType<JsonObject>;
     assert.deepEqual(schema.parse({ env: 'a' }), { env: 'a', n: 2 });
     for (const bad of [{}, { env: 'c' }, { env: 'a', v: 'x1' }, { env: 'a', n: 4 }, { env: 'a', n: 1.5 }])
       assert.equal(schema.safeParse(bad).success, false, JSON.stringify(bad));

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseWorkflow, WorkflowError } from 'taskvisor/workflows';
+import { parseWorkflow, WorkflowError } from '../../src/workflows/index.js';
 
 const refused = (text: string): string => {
   try {

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { it } from 'node:test';
 import { stringify } from 'yaml';
 import { SqliteTaskStore } from '../../src/store/SqliteTaskStore.js';
-import type { WorkflowCheckpoint } from 'taskvisor/workflows';
+import type { WorkflowCheckpoint } from '../../src/workflows/index.js';
 import { connect } from '../support/extTasksClient.js';
 import { CLI, freePort, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
 import { taskOps, type Json } from '../support/taskOps.js';

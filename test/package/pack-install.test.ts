@@ -1,0 +1,242 @@
+/**
+ * The package as users get it (issue 15.1): `npm pack` (which builds dist/
+ * through `prepare`), the tarball installed into a fresh project outside the
+ * repository, then plain `node` (no tsx anywhere the project can see):
+ * an embedding script importing `taskvisor` and its subpaths, a TypeScript
+ * consumer type-checked against the shipped .d.ts, and `npx taskvisor serve`
+ * answering a 2026-07-28 client with the demo tools.
+ *
+ * Installing: the tarball is unpacked as node_modules/taskvisor and each of
+ * its runtime dependencies is linked from this repository's node_modules, as
+ * npm would place them (`npm install <tarball>` resolves ~80 packuments: it
+ * takes minutes on a loaded machine even offline). Set
+ * TASKVISOR_TEST_NPM_INSTALL=1 to run the real `npm install --offline` instead.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { connect } from '../support/extTasksClient.js';
+import { REPO_ROOT, runNode, spawnCommand, tempDir } from '../support/processes.js';
+import { result_, taskOps, textOf, type Json } from '../support/taskOps.js';
+
+const run = promisify(execFile);
+/** npm pack builds (tsc) and packs: generous on a loaded machine. */
+const PACK_TIMEOUT_MS = 240_000;
+const SERVING = /serving MCP over Streamable HTTP at (\S+)\n/;
+
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let project = '';
+
+/** Unpacks `tarball` as `project`/node_modules/taskvisor and links its dependencies (see the file comment). */
+async function installLinked(tarball: string): Promise<void> {
+  const target = join(project, 'node_modules', 'taskvisor');
+  await mkdir(target, { recursive: true });
+  await run('tar', ['xzf', tarball, '-C', target, '--strip-components=1']);
+  const manifest = JSON.parse(await readFile(join(target, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    bin: Record<string, string>;
+  };
+  for (const name of [...Object.keys(manifest.dependencies), 'zod']) {
+    const link = join(project, 'node_modules', name);
+    if (existsSync(link)) continue;
+    await mkdir(join(link, '..'), { recursive: true });
+    await symlink(join(REPO_ROOT, 'node_modules', name), link, 'dir');
+  }
+  await mkdir(join(project, 'node_modules', '.bin'), { recursive: true });
+  for (const [command, file] of Object.entries(manifest.bin)) {
+    await symlink(join('..', 'taskvisor', file), join(project, 'node_modules', '.bin', command));
+  }
+}
+
+before(
+  async () => {
+    dir = await tempDir('taskvisor-pack-');
+    project = join(dir.path, 'project');
+    await mkdir(project);
+    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'module', private: true }));
+    const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir.path], {
+      cwd: REPO_ROOT,
+      timeout: PACK_TIMEOUT_MS,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const tarball = join(dir.path, packed.stdout.trim().split('\n').at(-1)!);
+    if (process.env.TASKVISOR_TEST_NPM_INSTALL === '1') {
+      await run('npm', ['install', tarball, 'zod', '--offline', '--no-audit', '--no-fund'], { cwd: project, timeout: 900_000 });
+    } else {
+      await installLinked(tarball);
+    }
+  },
+  { timeout: PACK_TIMEOUT_MS + 60_000 },
+);
+after(async () => {
+  await dir?.remove();
+});
+
+describe('the packed package, installed into a fresh project', { concurrency: 2 }, () => {
+  it('holds compiled JavaScript, declarations and source maps, no TypeScript sources, and no runtime dependency on tsx', async () => {
+    const root = join(project, 'node_modules', 'taskvisor');
+    const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Json & { dependencies: Json; exports: Json };
+    assert.equal((manifest.dependencies as Json).tsx, undefined, 'tsx is not a runtime dependency');
+    for (const file of [
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'dist/src/index.js.map',
+      'dist/src/cli/run.js',
+      'dist/examples/demo/taskvisor.yaml',
+    ]) {
+      assert.ok(existsSync(join(root, file)), `${file} is in the package`);
+    }
+    assert.equal(existsSync(join(root, 'src')), false, 'no TypeScript sources in the package');
+    const map = JSON.parse(await readFile(join(root, 'dist/src/index.js.map'), 'utf8')) as { sourcesContent?: string[] };
+    assert.ok(map.sourcesContent?.[0]?.includes('createRuntime'), 'source maps carry their sources');
+    assert.equal(existsSync(join(project, 'node_modules', 'tsx')), false, 'no tsx in the consumer project');
+  });
+
+  it('an embedding script runs with plain node: createRuntime, defineTool, a subpath, listenHttp; a client gets the result', async () => {
+    await writeFile(
+      join(project, 'embed.mjs'),
+      `import { z } from 'zod';
+import { createRuntime, defineTool, listenHttp } from 'taskvisor';
+import { MemoryTaskStore } from 'taskvisor/stores';
+import { parseWorkflow } from 'taskvisor/workflows';
+
+parseWorkflow('steps:\\n  - { id: a, tool: add }\\n', 'check.yaml');
+const runtime = createRuntime({ store: new MemoryTaskStore() });
+runtime.use(
+  defineTool('add', { inputSchema: z.object({ a: z.number(), b: z.number() }) }, async ({ a, b }, ctx) => {
+    ctx.setStatus('adding');
+    await new Promise((resolve) => setTimeout(resolve, 400)); // longer than promoteAfterMs: a task
+    return String(a + b);
+  }),
+);
+await runtime.start();
+const listener = await listenHttp(runtime, { port: 0 });
+process.stdout.write(listener.url + '\\n');
+process.on('SIGTERM', () => runtime.close().then(() => process.exit(0)));
+`,
+    );
+    const child = spawnCommand(process.execPath, ['embed.mjs'], { cwd: project });
+    try {
+      const [, url] = await child.waitForOutput(/^(http:\S+)\n/m, { stream: 'stdout', timeoutMs: 60_000 });
+      const client = await connect({ kind: 'http', url: url! });
+      try {
+        const ops = taskOps(() => client);
+        const created = await ops.createTask('add', { a: 2, b: 3 });
+        const { task } = await ops.waitForStatus(created.taskId, 'completed', 30_000);
+        assert.equal(textOf(task.result as Json), '5');
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await child.kill('SIGKILL');
+    }
+    assert.doesNotMatch(child.stderr, /ERR_UNKNOWN_FILE_EXTENSION|tsx/);
+  });
+
+  it('a TypeScript consumer type-checks against the shipped declarations', async () => {
+    await writeFile(
+      join(project, 'consumer.ts'),
+      `import { createRuntime, defineTool, ToolError, type ToolContext, type TaskvisorRuntime } from 'taskvisor';
+import { MemoryTaskStore, type TaskStore } from 'taskvisor/stores';
+const store: TaskStore = new MemoryTaskStore();
+const runtime: TaskvisorRuntime = createRuntime({ store });
+const tool = defineTool('t', {}, async (_args: Record<string, unknown>, ctx: ToolContext) => {
+  ctx.setStatus('x');
+  if (ctx.signal.aborted) throw new ToolError(-32000, 'stopped');
+  return 'ok';
+});
+runtime.use(tool);
+// @ts-expect-error: the declarations are precise enough to refuse this
+createRuntime({ store: 'not a store' });
+`,
+    );
+    await writeFile(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'ES2022',
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    const tsc = join(REPO_ROOT, 'node_modules', 'typescript-native', 'bin', 'tsc');
+    const checked = await runNode([tsc, '-p', 'tsconfig.json'], { cwd: project, timeoutMs: 120_000 });
+    assert.equal(checked.code, 0, `${checked.stdout}${checked.stderr}`);
+  });
+
+  it('npx taskvisor serve --demo serves the demo tools with plain node; --help works; a .ts tool module asks for tsx', async () => {
+    const env = { ...process.env, PORT: '0', HOST: '127.0.0.1', NODE_OPTIONS: '' };
+    const help = await run('npx', ['--offline', '--no', 'taskvisor', 'serve', '--help'], { cwd: project, env, timeout: 60_000 });
+    assert.match(help.stdout, /^Usage: taskvisor serve/);
+
+    const child = spawnCommand('npx', ['--offline', '--no', 'taskvisor', 'serve', '--demo', '--http', '127.0.0.1:0'], {
+      cwd: project,
+      env,
+      group: true,
+    });
+    try {
+      const [, url] = await child.waitForOutput(SERVING, { stream: 'stderr', timeoutMs: 60_000 });
+      const client = await connect({ kind: 'http', url: url! });
+      try {
+        const ops = taskOps(() => client);
+        const tools = result_(await ops.send('tools/list', {}));
+        assert.deepEqual((tools.tools as Array<{ name: string }>).map((tool) => tool.name).sort(), [
+          'echo',
+          'fail',
+          'hello_world',
+          'sleep',
+          'tool_error',
+        ]);
+        const created = await ops.createTask('sleep', { ms: 300, message: 'rested' });
+        const { task } = await ops.waitForStatus(created.taskId, 'completed', 30_000);
+        assert.equal(textOf(task.result as Json), 'rested');
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await child.kill('SIGTERM');
+    }
+
+    // A .js tool module needs no loader; a .ts one names what to install.
+    await writeFile(
+      join(project, 'tools.mjs'),
+      `import { defineTool } from 'taskvisor';\nexport default [defineTool('hi', {}, () => 'hi')];\n`,
+    );
+    await writeFile(join(project, 'tools.ts'), `export default [];\n`);
+    await writeFile(join(project, 'js.yaml'), 'store: { kind: memory }\ntools:\n  - ./tools.mjs\n');
+    await writeFile(join(project, 'ts.yaml'), 'store: { kind: memory }\ntools:\n  - ./tools.ts\n');
+    const js = spawnCommand('npx', ['--offline', '--no', 'taskvisor', 'serve', '--config', 'js.yaml', '--http', '127.0.0.1:0'], {
+      cwd: project,
+      env,
+      group: true,
+    });
+    try {
+      await js.waitForOutput(/1 tools \(hi\)/, { stream: 'stderr', timeoutMs: 60_000 });
+    } finally {
+      await js.kill('SIGTERM');
+    }
+    const ts = await runNode(
+      [join(project, 'node_modules', '.bin', 'taskvisor'), 'serve', '--config', 'ts.yaml', '--http', '127.0.0.1:0'],
+      {
+        cwd: project,
+        env,
+      },
+    );
+    assert.equal(ts.code, 1, ts.stderr);
+    assert.match(
+      ts.stderr,
+      /tools\.ts: TypeScript tool modules need the tsx loader: install it next to taskvisor \(npm install --save-dev tsx\)/,
+    );
+    assert.deepEqual((await readdir(join(project, 'node_modules'))).includes('tsx'), false);
+  });
+});
