@@ -180,6 +180,8 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
       outboundGraceMs: runtime.limits.outboundGraceMs,
       onOverBudget: (reason) => runtime.logger.info(`http: ending a listen stream of ${principal.id}: ${reason}`),
+      // Issue 12.4: the stream ends when the token it was opened with expires or is revoked.
+      ...(bearer ? { trackSession: (end: (reason: string) => void) => bearer.trackSession(principal, end) } : {}),
     });
   };
 
@@ -206,6 +208,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     },
     async close() {
       detach();
+      bearer?.close();
       await handler.close();
     },
   };
