@@ -21,7 +21,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
-import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
+import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { WS_CLOSE_GOING_AWAY, WS_CLOSE_POLICY_VIOLATION, WebSocketServerTransport } from './WebSocketServerTransport.js';
 import { logTransportError } from '../runtime/transportErrors.js';
@@ -122,6 +122,9 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
     guard.upgrade(async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const outcome = await admitUpgrade(req);
       if (outcome instanceof Response) return refuse(socket, outcome);
+      // Bound before recovery (issue 13 item 2): the upgrade waits for the runtime to serve.
+      const notServing = await untilServing(runtime);
+      if (notServing) return refuse(socket, notServing);
       if (closing || socket.destroyed) return void socket.destroy();
       wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
     }),
