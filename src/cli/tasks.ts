@@ -56,7 +56,8 @@ export async function tasksCommand(argv: string[], io: CliIo = process): Promise
   const loaded = await loadConfig(values.config);
   const storeConfig = storeConfigOf(loaded);
   if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
-  const store = createTaskStore(storeConfig);
+  // Read only: no lock, so it works next to a server using the store (which holds the lock).
+  const store = createTaskStore(storeConfig, { lock: false });
   await store.open();
   try {
     return sub === 'list' ? await list(store, values, positionals) : await show(store, values, positionals);
