@@ -246,6 +246,20 @@ export class RunHistory {
     return this.pruning;
   }
 
+  /**
+   * Prunes now and then every `intervalMs` (default: the retention, at most
+   * an hour), so runs past their retention leave the store even when no new
+   * run comes; returns the function that stops it.
+   */
+  sweep(intervalMs = Math.min(this.retentionMs, 3_600_000)): () => void {
+    const run = () =>
+      void this.prune().catch((error: unknown) => this.options.logger?.error('could not prune the workflow run history', error));
+    run();
+    const timer = setInterval(run, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   private async pruneIfFull(): Promise<void> {
     if (this.known <= this.maxRuns) return;
     try {
