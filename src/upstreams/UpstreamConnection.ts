@@ -105,8 +105,12 @@ export class UpstreamConnection {
     await withTimeout(
       this.client.connect(transport, prior ? ({ prior } as never) : undefined),
       this.timeoutMs,
-      () => `connecting timed out after ${this.timeoutMs} ms${this.noiseNote()}`,
-    );
+      () => `connecting timed out after ${this.timeoutMs} ms`,
+    ).catch((error: unknown) => {
+      // Whatever connecting ran into (a timeout, a closed pipe), non-protocol stdout is the likelier cause: say so.
+      const note = this.noiseNote();
+      throw note ? new Error(`${(error as Error)?.message ?? String(error)}${note}`) : error;
+    });
     const original = transport.onmessage;
     transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
       const id = message.id;
