@@ -400,7 +400,8 @@ export class UpstreamConnection {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-2000);
     });
     tapStdoutNoise(transport, (noise) => {
-      if (noise.lines === 1) {
+      // Once per connection, though the SDK's era probe and the session are two processes saying the same.
+      if (this.stdoutNoise === undefined) {
         this.logger.error(
           `upstream ${spec.name} wrote non-protocol output to stdout (a stdio MCP server may write only JSON-RPC messages there; logs belong on stderr): "${noise.first}"`,
         );
