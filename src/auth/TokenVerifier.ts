@@ -26,6 +26,12 @@ export interface VerifiedToken {
  */
 export interface TokenVerifier {
   verify(token: string): Promise<VerifiedToken>;
+  /**
+   * Subscribes to changes of the set of valid tokens (a token file reloaded):
+   * open sessions are then verified again and revoked ones end (issue 12.4).
+   * Returns the unsubscribe function. Optional.
+   */
+  onChange?(listener: () => void): () => void;
   /** Releases what the verifier holds (timers, caches). Optional. */
   close?(): void | Promise<void>;
 }

@@ -12,6 +12,7 @@
 import type { Principal } from '../core/principal.js';
 import type { Logger } from '../runtime/Logger.js';
 import { InvalidTokenError, type TokenVerifier } from './TokenVerifier.js';
+import { CredentialSessions } from './CredentialSessions.js';
 
 /** Bearer authentication of an HTTP or WebSocket entry. */
 export interface BearerAuthOptions {
@@ -41,6 +42,15 @@ export interface BearerGate {
   metadataResponse(request: Request, entryPath: string): Response;
   /** The request's principal, or the 401/403/503 answer. */
   authenticate(request: Request, entryPath: string): Promise<Principal | Response>;
+  /**
+   * Ties a long-lived session (a WebSocket connection, a listen stream) of a
+   * principal this gate authenticated to its token: `end(reason)` is called
+   * when the token expires or is revoked (issue 12.4). Returns the untrack
+   * function (a no-op for principals the gate did not authenticate).
+   */
+  trackSession(principal: Principal, end: (reason: string) => void): () => void;
+  /** Stops watching sessions (the listener is closing). */
+  close(): void;
 }
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
@@ -67,6 +77,9 @@ export function bearerGate(options: BearerAuthOptions, logger: Logger): BearerGa
   };
   const metadataUrl = (request: Request, entryPath: string) => new URL(metadataPath(entryPath), resourceOf(request, entryPath).origin).href;
   const required = options.requiredScopes ?? [];
+  // The credential behind each principal object this gate handed out (one fresh object per request).
+  const credentials = new WeakMap<Principal, { token: string; expiresAt?: number }>();
+  const sessions = new CredentialSessions(options.verifier, logger);
 
   const challenge = (request: Request, entryPath: string, error?: { code: string; description: string }) => {
     const parts = [
@@ -156,7 +169,14 @@ export function bearerGate(options: BearerAuthOptions, logger: Logger): BearerGa
           }),
         );
       }
-      return verified.principal;
+      const principal: Principal = { ...verified.principal };
+      credentials.set(principal, { token, ...(verified.expiresAt !== undefined ? { expiresAt: verified.expiresAt } : {}) });
+      return principal;
     },
+    trackSession(principal, end) {
+      const credential = credentials.get(principal);
+      return credential ? sessions.track(principal.id, credential, end) : () => {};
+    },
+    close: () => sessions.close(),
   };
 }

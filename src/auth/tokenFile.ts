@@ -123,6 +123,7 @@ export interface TokenFileVerifier extends TokenVerifier {
  */
 export async function tokenFileVerifier(file: string, options: TokenFileOptions = {}): Promise<TokenFileVerifier> {
   let tokens = await loadTokenFile(file, options);
+  const listeners = new Set<() => void>();
   return {
     async verify(token) {
       const found = tokens.get(tokenDigest(token));
@@ -131,6 +132,12 @@ export async function tokenFileVerifier(file: string, options: TokenFileOptions 
     },
     async reload() {
       tokens = await loadTokenFile(file, options);
+      // Open sessions whose token is gone end now (issue 12.4).
+      for (const listener of [...listeners]) listener();
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     get size() {
       return tokens.size;

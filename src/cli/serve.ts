@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import { stderrLogger } from '../runtime/Logger.js';
 import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
-import { DEFAULT_SQLITE_FILE, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
+import { DEFAULT_SQLITE_FILE, StoreInUseError, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
@@ -183,6 +183,20 @@ export async function serve(args: ServeArgs): Promise<{
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
   }
+  // All tools are registered and the config is valid before anything starts: no partial start.
+  // The store is opened (and an embedded one locked, issue 13 item 2) before anything is read,
+  // the listeners are bound next, and only then does recovery run: a second process on the same
+  // store, or one whose port is taken, touches no task.
+  try {
+    await runtime.open();
+  } catch (error) {
+    await inspection?.close();
+    // One owner per store: "store … is in use by process N", exit 1.
+    if (error instanceof StoreInUseError) throw new ConfigError(error.message);
+    // An unreachable or refused database is a setup problem: one line naming the config, no stack.
+    if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
+    throw error;
+  }
   const operations = createOperations(runtime, {
     ...(wantMetrics ? { metrics: true } : {}),
     ...(auth ? { auth } : {}),
@@ -203,19 +217,67 @@ export async function serve(args: ServeArgs): Promise<{
       operationsUrl = operationsListener.url;
     } catch (error) {
       operations.close();
-      await inspection?.close();
+      await runtime.close();
       throw new ConfigError(
         `cannot listen on ${host}:${operationsListen.port} (operations): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
       );
     }
   }
-  // All tools are registered and the config is valid before anything starts: no partial start.
+  let url: string | undefined;
+  if (wantHttp) {
+    const host = httpHost;
+    const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
+    try {
+      const listener = await listenHttp(runtime, {
+        host,
+        port,
+        ...(config.http?.path ? { path: config.http.path } : {}),
+        ...(config.http?.allowedHosts !== undefined ? { allowedHosts: config.http.allowedHosts } : {}),
+        ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
+        ...(auth ? { auth } : {}),
+        ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
+        // Without auth a non-loopback listener never carries the operator surfaces (they went to the operations port).
+        routes: operatorRoutesOnHttp ? operations.routes : operations.healthRoutes,
+      });
+      operations.health.trackListener('http', () => listener.server.listening);
+      url = listener.url;
+    } catch (error) {
+      await operationsListener?.close();
+      operations.close();
+      await runtime.close();
+      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  let wsUrl: string | undefined;
+  if (wantWs) {
+    const host = wsHost;
+    const port = wsFlag.port ?? config.ws?.port ?? 3001;
+    try {
+      const listener = await listenWebSocket(runtime, {
+        host,
+        port,
+        ...(config.ws?.path ? { path: config.ws.path } : {}),
+        ...(config.ws?.allowedHosts !== undefined ? { allowedHosts: config.ws.allowedHosts } : {}),
+        ...(config.ws?.allowedOrigins !== undefined ? { allowedOrigins: config.ws.allowedOrigins } : {}),
+        ...(auth ? { auth } : {}),
+        ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
+      });
+      operations.health.trackListener('ws', () => listener.server.listening);
+      wsUrl = listener.url;
+    } catch (error) {
+      await operationsListener?.close();
+      operations.close();
+      await runtime.close();
+      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  // Recovery runs once the listeners are bound (requests wait for it: runtime.ready()).
   try {
     await runtime.start();
   } catch (error) {
     await operationsListener?.close();
     operations.close();
-    await inspection?.close();
+    await runtime.close();
     // An unreachable or refused database is a setup problem: one line naming the config, no stack.
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
     throw error;
@@ -240,50 +302,6 @@ export async function serve(args: ServeArgs): Promise<{
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
   if (inspection?.trace) logger.info(`tracing task actors to ${inspection.trace.file}${args.traceRaw ? ' (not redacted)' : ''}`);
 
-  let url: string | undefined;
-  if (wantHttp) {
-    const host = httpHost;
-    const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
-    try {
-      const listener = await listenHttp(runtime, {
-        host,
-        port,
-        ...(config.http?.path ? { path: config.http.path } : {}),
-        ...(config.http?.allowedHosts !== undefined ? { allowedHosts: config.http.allowedHosts } : {}),
-        ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
-        ...(auth ? { auth } : {}),
-        ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
-        // Without auth a non-loopback listener never carries the operator surfaces (they went to the operations port).
-        routes: operatorRoutesOnHttp ? operations.routes : operations.healthRoutes,
-      });
-      operations.health.trackListener('http', () => listener.server.listening);
-      url = listener.url;
-    } catch (error) {
-      await runtime.close();
-      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
-  let wsUrl: string | undefined;
-  if (wantWs) {
-    const host = wsHost;
-    const port = wsFlag.port ?? config.ws?.port ?? 3001;
-    try {
-      const listener = await listenWebSocket(runtime, {
-        host,
-        port,
-        ...(config.ws?.path ? { path: config.ws.path } : {}),
-        ...(config.ws?.allowedHosts !== undefined ? { allowedHosts: config.ws.allowedHosts } : {}),
-        ...(config.ws?.allowedOrigins !== undefined ? { allowedOrigins: config.ws.allowedOrigins } : {}),
-        ...(auth ? { auth } : {}),
-        ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
-      });
-      operations.health.trackListener('ws', () => listener.server.listening);
-      wsUrl = listener.url;
-    } catch (error) {
-      await runtime.close();
-      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
   const storeText =
     store.kind === 'lowdb'
       ? `lowdb ${path.relative(process.cwd(), store.dir) || '.'}`

@@ -15,7 +15,8 @@ import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js
 
 export const TASKS_USAGE = `Usage:
   taskvisor tasks list --config FILE [--status S]... [--owner O] [--tool T] [--limit N] [--json]
-      Tasks in the config's store, newest first.
+      Tasks in the config's store, newest first (synchronous workflow runs are
+      in \`workflows runs\`).
   taskvisor tasks show TASK_ID --config FILE [--json]
       One task: status, result or error, and a workflow run's step records.
 `;
@@ -55,7 +56,8 @@ export async function tasksCommand(argv: string[], io: CliIo = process): Promise
   const loaded = await loadConfig(values.config);
   const storeConfig = storeConfigOf(loaded);
   if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
-  const store = createTaskStore(storeConfig);
+  // Read only: no lock, so it works next to a server using the store (which holds the lock).
+  const store = createTaskStore(storeConfig, { lock: false });
   await store.open();
   try {
     return sub === 'list' ? await list(store, values, positionals) : await show(store, values, positionals);
@@ -74,12 +76,18 @@ async function list(
   }
   const limit = values.limit === undefined ? 100 : Number(values.limit);
   if (!Number.isInteger(limit) || limit <= 0) throw new ConfigError(`--limit ${values.limit}: expected a positive integer`);
-  let records = await store.list({
-    ...(values.status ? { status: values.status as TaskStatus[] } : {}),
-    ...(values.owner !== undefined ? { owner: values.owner } : {}),
-    ...(values.tool === undefined ? { limit } : {}),
-  });
-  if (values.tool !== undefined) records = records.filter((record) => record.tool === values.tool).slice(0, limit);
+  // A synchronous workflow run's history record is not a task (`workflows runs` shows it): left out, asking further as needed.
+  const wanted = (record: TaskRecord) => !record.historyOnly && (values.tool === undefined || record.tool === values.tool);
+  let records: TaskRecord[] = [];
+  for (let fetch = limit; ; fetch *= 4) {
+    const page = await store.list({
+      ...(values.status ? { status: values.status as TaskStatus[] } : {}),
+      ...(values.owner !== undefined ? { owner: values.owner } : {}),
+      limit: fetch,
+    });
+    records = page.filter(wanted).slice(0, limit);
+    if (records.length >= limit || page.length < fetch) break;
+  }
   if (values.json) {
     process.stdout.write(`${JSON.stringify(records.map(summary), null, 2)}\n`);
     return 0;
@@ -121,7 +129,7 @@ async function show(store: TaskStore, values: { json?: boolean }, positionals: s
   }
   const row = summary(record);
   const out = [
-    `task      ${row.taskId}`,
+    `task      ${row.taskId}${record.historyOnly ? ' (a synchronous workflow run: a history record, not a task; see workflows runs)' : ''}`,
     `tool      ${row.tool}`,
     `owner     ${row.owner}`,
     `status    ${row.status}${row.statusMessage ? ` — ${row.statusMessage}` : ''}`,

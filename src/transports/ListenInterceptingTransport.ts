@@ -74,6 +74,11 @@ export class ListenInterceptingTransport implements Transport {
     await this.inner.close();
   }
 
+  /** Ends every listen stream of this connection with `error` (revoked credentials, issue 12.4). */
+  endStreams(error: { code: number; message: string }): void {
+    for (const stream of [...this.streams.values()]) stream.close({ graceful: false, error });
+  }
+
   /** Open listen streams on this connection. */
   get openStreams(): number {
     return this.streams.size;

@@ -28,6 +28,8 @@ export interface HttpListenOptions {
   outboundGraceMs: number;
   /** Told when the budget ends the stream (for the log). */
   onOverBudget?: (reason: string) => void;
+  /** Ties the stream to its credentials: `end(reason)` when they expire or are revoked; returns the untrack function (issue 12.4). */
+  trackSession?: (end: (reason: string) => void) => () => void;
 }
 
 const encoder = new TextEncoder();
@@ -78,9 +80,11 @@ export function serveHttpListen(options: HttpListenOptions): Response {
       ended = true;
     }
   };
+  let untrackSession: () => void = () => {};
   const end = () => {
     if (ended) return;
     ended = true;
+    untrackSession();
     budget.dispose();
     clearInterval(keepAlive);
     options.signal.removeEventListener('abort', onAbort);
@@ -113,6 +117,7 @@ export function serveHttpListen(options: HttpListenOptions): Response {
     void opened.then((subscription) => subscription.close({ graceful: false }));
     if (!ended) {
       ended = true;
+      untrackSession();
       budget.dispose();
       clearInterval(keepAlive);
       try {
@@ -122,6 +127,13 @@ export function serveHttpListen(options: HttpListenOptions): Response {
       }
     }
   };
+  if (options.trackSession) {
+    untrackSession = options.trackSession((reason) => {
+      void opened.then((subscription) =>
+        subscription.close({ graceful: false, error: { code: -32600, message: `Unauthorized: subscription closed: ${reason}` } }),
+      );
+    });
+  }
   onAbort = () => void opened.then((subscription) => subscription.close({ graceful: false }));
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });

@@ -20,9 +20,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
-import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
+import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
-import { WS_CLOSE_GOING_AWAY, WebSocketServerTransport } from './WebSocketServerTransport.js';
+import { WS_CLOSE_GOING_AWAY, WS_CLOSE_POLICY_VIOLATION, WebSocketServerTransport } from './WebSocketServerTransport.js';
 import { logTransportError } from '../runtime/transportErrors.js';
 import { ListenerGuard, writeRaw } from './listenerGuard.js';
 
@@ -121,6 +121,9 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
     guard.upgrade(async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const outcome = await admitUpgrade(req);
       if (outcome instanceof Response) return refuse(socket, outcome);
+      // Bound before recovery (issue 13 item 2): the upgrade waits for the runtime to serve.
+      const notServing = await untilServing(runtime);
+      if (notServing) return refuse(socket, notServing);
       if (closing || socket.destroyed) return void socket.destroy();
       wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
     }),
@@ -157,6 +160,14 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
     );
     const connection: Connection = { socket, transport, close: () => handle.close(), alive: true };
     connections.add(connection);
+    // Issue 12.4: the token this connection was opened with expires or is revoked → the connection ends (1008).
+    const untrack = bearer?.trackSession(principal, (reason) => {
+      wire.endStreams({ code: -32600, message: `Unauthorized: subscription closed: ${reason}` });
+      transport.closeCode = WS_CLOSE_POLICY_VIOLATION;
+      transport.closeReason = reason;
+      void connection.close().catch((error: unknown) => runtime.logger.error('websocket close', error));
+    });
+    socket.once('close', () => untrack?.());
     socket.on('pong', () => (connection.alive = true));
     // The SDK owns transport.onclose; watch the socket itself for the end of the connection.
     socket.once('close', () => {
@@ -200,6 +211,7 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   const close = () =>
     (closed ??= (async () => {
       closing = true;
+      bearer?.close();
       if (heartbeat) clearInterval(heartbeat);
       await Promise.all(
         [...connections].map(async (connection) => {

@@ -69,7 +69,7 @@ export async function openHttpListen(
   url: string,
   notifications: Json,
   headers: Record<string, string> = {},
-): Promise<{ status: number; first: Json | undefined; close(): void }> {
+): Promise<{ status: number; first: Json | undefined; rest?: AsyncGenerator<Json[]>; close(): void }> {
   const message = request('subscriptions/listen', { notifications });
   const abort = new AbortController();
   const response = await fetch(url, {
@@ -89,7 +89,8 @@ export async function openHttpListen(
     if (next.done) break;
     first = next.value[0];
   }
-  return { status: response.status, first, close: () => abort.abort() };
+  // `rest`: the messages after the first, as they arrive (ends with the stream).
+  return { status: response.status, first, rest: frames as AsyncGenerator<Json[]>, close: () => abort.abort() };
 }
 
 /** A raw WebSocket client: send any text, await answers by id. */

@@ -45,6 +45,17 @@ const WORKFLOWS: Record<string, unknown> = {
     ],
   },
   'tasked.yaml': { taskBehavior: 'always', steps: [{ id: 'only', tool: 'record', args: { label: 'tasked' } }] },
+  'promoted.yaml': { steps: [{ id: 'wait', tool: 'gate', args: { label: 'promoted' } }] },
+  'confirm.yaml': {
+    taskBehavior: 'never',
+    steps: [
+      {
+        id: 'ok',
+        input: { message: 'Go?', requestedSchema: { type: 'object', properties: { yes: { type: 'boolean' } } } },
+      },
+      { id: 'after', tool: 'echo', args: { value: '{{ .results.ok.content.yes }}' } },
+    ],
+  },
 };
 
 async function setUp(extra: Json = {}, store: Json = { kind: 'sqlite', file: './tasks.sqlite' }) {
@@ -175,6 +186,52 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
     const missing = await runNode([CLI, 'workflows', 'runs', 'nope', '--config', config], { cwd: dir.path });
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no workflow run nope/);
+    // tasks list shows tasks only: a synchronous run's record is not one.
+    const tasks = await runNode([CLI, 'tasks', 'list', '--config', config, '--limit', '1'], { cwd: dir.path });
+    assert.equal(tasks.code, 0, tasks.stderr);
+    assert.match(tasks.stdout, new RegExp(`^${task.taskId}\tcompleted\tworkflow_tasked`, 'm'));
+    assert.doesNotMatch(tasks.stdout, new RegExp(`${greetId}|${brokenId}`));
+  });
+
+  it('an auto call promoted to a task is one run (its task); an MRTR round is not a run, its retry is', async (t) => {
+    const { dir, config } = await setUp({}, { kind: 'memory' });
+    t.after(() => dir.remove());
+    const server = await serve({ config, http: '127.0.0.1:0', quiet: true });
+    t.after(() => server.stop());
+    const alice = await as(server.url!, ALICE);
+    t.after(() => alice.close());
+    const ops = taskOps(() => alice);
+    // Started synchronously (recorded as such), then promoted: the task record takes over as the run's history.
+    const task = await ops.createTask('workflow_promoted');
+    await structured(alice, 'open_gate', { label: 'promoted' });
+    await waitFor(async () => ((await ops.task(task.taskId)).status === 'completed' ? true : undefined), { what: 'the promoted run' });
+    const promoted = (await structured(alice, 'core_workflow_execution_list', { workflow_name: 'promoted' })).content;
+    assert.deepEqual(
+      (promoted.executions as Json[]).map((run) => [run.execution_id, run.task, run.status]),
+      [[task.taskId, true, 'completed']],
+    );
+
+    const first = await ops.call('workflow_confirm', {}, NO_TASKS_CAPABILITIES);
+    assert.equal(first.kind, 'result');
+    const asked = (first as { result: Json }).result;
+    assert.equal(asked.resultType, 'input_required');
+    const retry = await ops.send(
+      'tools/call',
+      {
+        name: 'workflow_confirm',
+        arguments: {},
+        inputResponses: { ok: { action: 'accept', content: { yes: true } } },
+        requestState: asked.requestState,
+      },
+      NO_TASKS_CAPABILITIES,
+    );
+    assert.equal(retry.kind, 'result', JSON.stringify(retry));
+    const retryId = String(((retry as { result: Json }).result._meta as Json)[EXECUTION_ID_META_KEY]);
+    const confirmed = (await structured(alice, 'core_workflow_execution_list', { workflow_name: 'confirm' })).content;
+    assert.deepEqual(
+      (confirmed.executions as Json[]).map((run) => [run.execution_id, run.status, run.step_count]),
+      [[retryId, 'completed', 2]],
+    );
   });
 
   it('keeps at most historyMaxRuns finished runs and hides runs past historyRetentionMs', async (t) => {
