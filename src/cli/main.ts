@@ -45,6 +45,8 @@ Options:
                         of their own (they are always on the --http listener too)
   --metrics             Serve Prometheus metrics at /metrics (operators only:
                         loopback without auth, else the operator scope)
+  --ui                  Serve the read-only tasks dashboard at /ui/ (operators
+                        only, as --metrics)
   -h, --help            Show this text
 
 Exit codes: 0 after SIGINT/SIGTERM, 1 for a bad config or a port in use,
@@ -119,6 +121,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
           'trace-raw': { type: 'boolean' },
           operations: { type: 'string' },
           metrics: { type: 'boolean' },
+          ui: { type: 'boolean' },
         },
         SERVE_USAGE,
       );

@@ -37,6 +37,8 @@ export interface ServeArgs extends InspectionArgs {
   operations?: string;
   /** Serve Prometheus metrics at `/metrics` (operators only; config `operations.metrics`). */
   metrics?: boolean;
+  /** Serve the read-only dashboard at `/ui/` (operators only; config `operations.ui`). */
+  ui?: boolean;
 }
 
 /** The demo config `npm start` serves. */
@@ -84,18 +86,18 @@ function checkOperatorListeners(setup: {
 }): void {
   const { auth, wantHttp, httpHost, operationsListen } = setup;
   if (!wantHttp && !operationsListen) {
-    throw new ConfigError('--metrics needs a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
+    throw new ConfigError('--metrics and --ui need a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
   }
   if (auth) return;
   const operationsHost = operationsListen ? (operationsListen.host ?? '127.0.0.1') : undefined;
   if (operationsHost !== undefined && !isLoopbackHost(operationsHost)) {
     throw new ConfigError(
-      `--metrics without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
+      `--metrics/--ui without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
     );
   }
   if (wantHttp && !isLoopbackHost(httpHost) && operationsHost === undefined) {
     throw new ConfigError(
-      `--metrics without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve metrics on a loopback port (--operations 127.0.0.1:9464)`,
+      `--metrics/--ui without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve them on a loopback port (--operations 127.0.0.1:9464)`,
     );
   }
 }
@@ -133,9 +135,10 @@ export async function serve(args: ServeArgs): Promise<{
   const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
   const wsHost = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
   const wantMetrics = args.metrics === true || config.operations?.metrics === true;
-  // Which listener carries the operator surfaces (metrics): checked before anything starts.
+  const wantUi = args.ui === true || config.operations?.ui === true;
+  // Which listener carries the operator surfaces (metrics, the dashboard): checked before anything starts.
   const operatorRoutesOnHttp = wantHttp && (auth !== undefined || isLoopbackHost(httpHost));
-  if (wantMetrics) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
+  if (wantMetrics || wantUi) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
   // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
   // `anonymous`. Refused before anything starts, unless the config says so in as many words.
   const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
@@ -199,6 +202,7 @@ export async function serve(args: ServeArgs): Promise<{
   }
   const operations = createOperations(runtime, {
     ...(wantMetrics ? { metrics: true } : {}),
+    ...(wantUi ? { ui: true } : {}),
     ...(auth ? { auth } : {}),
     ...(config.operations?.operatorScope ? { operatorScope: config.operations.operatorScope } : {}),
     ...(config.http?.path ? { mcpPath: config.http.path } : {}),
@@ -335,7 +339,8 @@ export async function serve(args: ServeArgs): Promise<{
     );
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
-  if (operationsUrl) logger.info(`serving /healthz and /readyz${wantMetrics ? ' and /metrics' : ''} at ${operationsUrl}`);
+  if (operationsUrl)
+    logger.info(`serving /healthz and /readyz${wantMetrics ? ', /metrics' : ''}${wantUi ? ', /ui/' : ''} at ${operationsUrl}`);
   if (wantMetrics && url && operatorRoutesOnHttp)
     logger.info(
       `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,
