@@ -16,7 +16,10 @@ Commands:
                         json|mermaid|dot
   token add             Add a bearer token to a token file (mode 0600)
   workflows validate|run  Check workflow files; run one in-process
+  call                  Run a tool of any MCP server from the terminal (live
+                        task status, input asked, Ctrl-C cancels)
   tasks list|show       Admin view of the tasks in the config's store
+  tasks get|cancel|watch  A task on a running server (--url or --stdio)
   help                  Show this text
   version               Print the version
 
@@ -62,8 +65,9 @@ export const COMMAND_TREE: Readonly<Record<string, readonly string[]>> = {
   upstreams: [],
   machines: ['list', 'export'],
   token: ['add'],
-  workflows: ['validate', 'run'],
-  tasks: ['list', 'show'],
+  workflows: ['validate', 'run', 'runs'],
+  tasks: ['list', 'show', 'get', 'cancel', 'watch'],
+  call: [],
   version: [],
 };
 
@@ -158,6 +162,8 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
       return (await import('./tasks.js')).tasksCommand(rest, io);
     case 'upstreams':
       return (await import('./upstreams.js')).upstreamsCommand(rest, io);
+    case 'call':
+      return (await import('./call.js')).callCommand(rest, io);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`, USAGE);
   }
