@@ -18,6 +18,7 @@ import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { writeTokenFile } from '../support/authFixtures.js';
 import { CLI, freePort, runNode, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
 import { NO_TASKS_CAPABILITIES, taskOps, type Json } from '../support/taskOps.js';
+import { freshSchema, TEST_PG_URL } from '../support/postgres.js';
 
 const TOOLS = fileURLToPath(new URL('./fixtures/tools.ts', import.meta.url));
 const ALICE = randomBytes(24).toString('hex');
@@ -256,8 +257,10 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
     );
   });
 
-  it('keeps at most historyMaxRuns finished runs and hides runs past historyRetentionMs', async (t) => {
-    const { dir, config } = await setUp({ historyMaxRuns: 2 });
+  it('keeps at most historyMaxRuns finished runs (PostgreSQL store) and hides runs past historyRetentionMs', async (t) => {
+    const pg = await freshSchema('tv_history');
+    t.after(() => pg.drop());
+    const { dir, config } = await setUp({ historyMaxRuns: 2 }, { kind: 'postgres', url: TEST_PG_URL, schema: pg.schema });
     t.after(() => dir.remove());
     const server = await serve({ config, http: '127.0.0.1:0', quiet: true });
     t.after(() => server.stop());
