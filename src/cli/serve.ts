@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
 import { stderrLogger } from '../runtime/Logger.js';
 import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
-import { DEFAULT_SQLITE_FILE, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
+import { DEFAULT_SQLITE_FILE, StoreInUseError, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
@@ -37,6 +37,8 @@ export interface ServeArgs extends InspectionArgs {
   operations?: string;
   /** Serve Prometheus metrics at `/metrics` (operators only; config `operations.metrics`). */
   metrics?: boolean;
+  /** Serve the read-only dashboard at `/ui/` (operators only; config `operations.ui`). */
+  ui?: boolean;
 }
 
 /** The demo config `npm start` serves. */
@@ -84,18 +86,18 @@ function checkOperatorListeners(setup: {
 }): void {
   const { auth, wantHttp, httpHost, operationsListen } = setup;
   if (!wantHttp && !operationsListen) {
-    throw new ConfigError('--metrics needs a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
+    throw new ConfigError('--metrics and --ui need a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
   }
   if (auth) return;
   const operationsHost = operationsListen ? (operationsListen.host ?? '127.0.0.1') : undefined;
   if (operationsHost !== undefined && !isLoopbackHost(operationsHost)) {
     throw new ConfigError(
-      `--metrics without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
+      `--metrics/--ui without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
     );
   }
   if (wantHttp && !isLoopbackHost(httpHost) && operationsHost === undefined) {
     throw new ConfigError(
-      `--metrics without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve metrics on a loopback port (--operations 127.0.0.1:9464)`,
+      `--metrics/--ui without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve them on a loopback port (--operations 127.0.0.1:9464)`,
     );
   }
 }
@@ -133,9 +135,10 @@ export async function serve(args: ServeArgs): Promise<{
   const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
   const wsHost = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
   const wantMetrics = args.metrics === true || config.operations?.metrics === true;
-  // Which listener carries the operator surfaces (metrics): checked before anything starts.
+  const wantUi = args.ui === true || config.operations?.ui === true;
+  // Which listener carries the operator surfaces (metrics, the dashboard): checked before anything starts.
   const operatorRoutesOnHttp = wantHttp && (auth !== undefined || isLoopbackHost(httpHost));
-  if (wantMetrics) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
+  if (wantMetrics || wantUi) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
   // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
   // `anonymous`. Refused before anything starts, unless the config says so in as many words.
   const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
@@ -183,8 +186,23 @@ export async function serve(args: ServeArgs): Promise<{
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
   }
+  // All tools are registered and the config is valid before anything starts: no partial start.
+  // The store is opened (and an embedded one locked, issue 13 item 2) before anything is read,
+  // the listeners are bound next, and only then does recovery run: a second process on the same
+  // store, or one whose port is taken, touches no task.
+  try {
+    await runtime.open();
+  } catch (error) {
+    await inspection?.close();
+    // One owner per store: "store … is in use by process N", exit 1.
+    if (error instanceof StoreInUseError) throw new ConfigError(error.message);
+    // An unreachable or refused database is a setup problem: one line naming the config, no stack.
+    if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
+    throw error;
+  }
   const operations = createOperations(runtime, {
     ...(wantMetrics ? { metrics: true } : {}),
+    ...(wantUi ? { ui: true } : {}),
     ...(auth ? { auth } : {}),
     ...(config.operations?.operatorScope ? { operatorScope: config.operations.operatorScope } : {}),
     ...(config.http?.path ? { mcpPath: config.http.path } : {}),
@@ -203,19 +221,67 @@ export async function serve(args: ServeArgs): Promise<{
       operationsUrl = operationsListener.url;
     } catch (error) {
       operations.close();
-      await inspection?.close();
+      await runtime.close();
       throw new ConfigError(
         `cannot listen on ${host}:${operationsListen.port} (operations): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
       );
     }
   }
-  // All tools are registered and the config is valid before anything starts: no partial start.
+  let url: string | undefined;
+  if (wantHttp) {
+    const host = httpHost;
+    const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
+    try {
+      const listener = await listenHttp(runtime, {
+        host,
+        port,
+        ...(config.http?.path ? { path: config.http.path } : {}),
+        ...(config.http?.allowedHosts !== undefined ? { allowedHosts: config.http.allowedHosts } : {}),
+        ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
+        ...(auth ? { auth } : {}),
+        ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
+        // Without auth a non-loopback listener never carries the operator surfaces (they went to the operations port).
+        routes: operatorRoutesOnHttp ? operations.routes : operations.healthRoutes,
+      });
+      operations.health.trackListener('http', () => listener.server.listening);
+      url = listener.url;
+    } catch (error) {
+      await operationsListener?.close();
+      operations.close();
+      await runtime.close();
+      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  let wsUrl: string | undefined;
+  if (wantWs) {
+    const host = wsHost;
+    const port = wsFlag.port ?? config.ws?.port ?? 3001;
+    try {
+      const listener = await listenWebSocket(runtime, {
+        host,
+        port,
+        ...(config.ws?.path ? { path: config.ws.path } : {}),
+        ...(config.ws?.allowedHosts !== undefined ? { allowedHosts: config.ws.allowedHosts } : {}),
+        ...(config.ws?.allowedOrigins !== undefined ? { allowedOrigins: config.ws.allowedOrigins } : {}),
+        ...(auth ? { auth } : {}),
+        ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
+      });
+      operations.health.trackListener('ws', () => listener.server.listening);
+      wsUrl = listener.url;
+    } catch (error) {
+      await operationsListener?.close();
+      operations.close();
+      await runtime.close();
+      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  // Recovery runs once the listeners are bound (requests wait for it: runtime.ready()).
   try {
     await runtime.start();
   } catch (error) {
     await operationsListener?.close();
     operations.close();
-    await inspection?.close();
+    await runtime.close();
     // An unreachable or refused database is a setup problem: one line naming the config, no stack.
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
     throw error;
@@ -240,50 +306,6 @@ export async function serve(args: ServeArgs): Promise<{
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
   if (inspection?.trace) logger.info(`tracing task actors to ${inspection.trace.file}${args.traceRaw ? ' (not redacted)' : ''}`);
 
-  let url: string | undefined;
-  if (wantHttp) {
-    const host = httpHost;
-    const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
-    try {
-      const listener = await listenHttp(runtime, {
-        host,
-        port,
-        ...(config.http?.path ? { path: config.http.path } : {}),
-        ...(config.http?.allowedHosts !== undefined ? { allowedHosts: config.http.allowedHosts } : {}),
-        ...(config.http?.allowedOrigins !== undefined ? { allowedOrigins: config.http.allowedOrigins } : {}),
-        ...(auth ? { auth } : {}),
-        ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
-        // Without auth a non-loopback listener never carries the operator surfaces (they went to the operations port).
-        routes: operatorRoutesOnHttp ? operations.routes : operations.healthRoutes,
-      });
-      operations.health.trackListener('http', () => listener.server.listening);
-      url = listener.url;
-    } catch (error) {
-      await runtime.close();
-      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
-  let wsUrl: string | undefined;
-  if (wantWs) {
-    const host = wsHost;
-    const port = wsFlag.port ?? config.ws?.port ?? 3001;
-    try {
-      const listener = await listenWebSocket(runtime, {
-        host,
-        port,
-        ...(config.ws?.path ? { path: config.ws.path } : {}),
-        ...(config.ws?.allowedHosts !== undefined ? { allowedHosts: config.ws.allowedHosts } : {}),
-        ...(config.ws?.allowedOrigins !== undefined ? { allowedOrigins: config.ws.allowedOrigins } : {}),
-        ...(auth ? { auth } : {}),
-        ...(config.ws?.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.ws.maxPayloadBytes } : {}),
-      });
-      operations.health.trackListener('ws', () => listener.server.listening);
-      wsUrl = listener.url;
-    } catch (error) {
-      await runtime.close();
-      throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-  }
   const storeText =
     store.kind === 'lowdb'
       ? `lowdb ${path.relative(process.cwd(), store.dir) || '.'}`
@@ -317,7 +339,8 @@ export async function serve(args: ServeArgs): Promise<{
     );
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
-  if (operationsUrl) logger.info(`serving /healthz and /readyz${wantMetrics ? ' and /metrics' : ''} at ${operationsUrl}`);
+  if (operationsUrl)
+    logger.info(`serving /healthz and /readyz${wantMetrics ? ', /metrics' : ''}${wantUi ? ', /ui/' : ''} at ${operationsUrl}`);
   if (wantMetrics && url && operatorRoutesOnHttp)
     logger.info(
       `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,

@@ -109,7 +109,9 @@ export class TaskvisorRuntime {
   private readonly caller: ToolCaller;
   private readonly requestState: RequestStateCodec<MrtrState>;
   private readonly serverInfo: { name: string; version: string };
-  private state: 'new' | 'starting' | 'started' | 'closed' = 'new';
+  private state: 'new' | 'opening' | 'open' | 'starting' | 'started' | 'closed' = 'new';
+  /** Settles when start() finished (or the runtime closed first): transports bound early wait on it. */
+  private readonly startedSignal = settleOnce();
   #phase: RuntimePhase = 'starting';
   private readonly closers = new Set<() => Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
@@ -202,16 +204,38 @@ export class TaskvisorRuntime {
     return this;
   }
 
-  /** Opens the store, then resumes or fails every unfinished task found in it. */
+  /**
+   * Opens the store, which takes an embedded store's exclusive lock before
+   * anything is read (issue 13 item 2): a second process on the same store
+   * fails here with `StoreInUseError`, having touched nothing. `start()` calls
+   * it when it was not called; call it first to bind listeners between the
+   * two (a port clash then touches no task either).
+   */
+  async open(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`The runtime cannot open: it is ${this.state}`);
+    this.state = 'opening';
+    try {
+      await this.store.open();
+    } catch (error) {
+      this.state = 'closed';
+      this.#phase = 'stopped';
+      this.startedSignal.reject(error);
+      throw error;
+    }
+    this.state = 'open';
+  }
+
+  /** Opens the store (unless `open()` did), then resumes or fails every unfinished task found in it. */
   async start(): Promise<StartReport> {
-    if (this.state !== 'new') throw new Error(`The runtime cannot start: it is ${this.state}`);
+    if (this.state === 'new') await this.open();
+    if (this.state !== 'open') throw new Error(`The runtime cannot start: it is ${this.state}`);
     this.state = 'starting';
-    await this.store.open();
     this.#phase = 'recovering';
     const report = await this.supervisor.start();
     await this.cluster?.start();
     await this.upstreams?.start();
     this.state = 'started';
+    this.startedSignal.resolve();
     this.#phase = 'ready';
     if (report.resumed + report.failed > 0) {
       this.logger.info(`recovered unfinished tasks: ${report.resumed} resumed, ${report.failed} failed`);
@@ -223,6 +247,7 @@ export class TaskvisorRuntime {
   async close(): Promise<void> {
     if (this.state === 'closed') return;
     this.state = 'closed';
+    this.startedSignal.reject(new Error('The runtime closed before it started'));
     this.#phase = 'stopping';
     // Listen streams end gracefully with their result (§1.9) before the transports go.
     this.subscriptions.closeAll();
@@ -243,6 +268,15 @@ export class TaskvisorRuntime {
    */
   get phase(): RuntimePhase {
     return this.#phase;
+  }
+
+  /**
+   * Resolves once `start()` finished; rejects when the runtime closed (or its
+   * store failed to open) first. Transports bound before recovery (issue 13
+   * item 2) hold requests on it.
+   */
+  ready(): Promise<void> {
+    return this.startedSignal.promise;
   }
 
   /** Runs `close` when the runtime closes (transports register themselves). */
@@ -340,4 +374,16 @@ function defaultStateFile(store: RuntimeOptions['store']): string {
 
 function isStore(value: unknown): value is TaskStore {
   return typeof value === 'object' && value !== null && typeof (value as TaskStore).create === 'function';
+}
+
+/** A promise settled from outside, once; a rejection nobody awaits is not an unhandled one. */
+function settleOnce(): { promise: Promise<void>; resolve(): void; reject(error: unknown): void } {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }

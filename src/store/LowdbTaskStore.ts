@@ -8,9 +8,10 @@
  * create (reference/xstate-notes.md §2: ~95 ms at 10k records). A file per
  * task costs two fsyncs regardless of how many tasks exist.
  *
- * One process owns a folder at a time (lowdb has no cross-process locking):
- * the in-memory index and the per-task write chains are only correct for a
- * single writer.
+ * One process owns a folder at a time: the in-memory index and the per-task
+ * write chains are only correct for a single writer, so `open()` takes the
+ * folder's exclusive OS-level lock (`<dir>/store.lock`, {@link StoreLock})
+ * before it reads anything, and a second process is refused.
  */
 import { lstat, mkdir, readdir, rm, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -22,6 +23,7 @@ import { DurableJsonFile, errorCode, errorMessage, fsyncDir, type DurableJsonFil
 import { isNonTerminal, selectExpired, selectListed } from './query.js';
 import { invalidTaskIdReason, locateTask, SHARD_NAME, type TaskLocation } from './taskFiles.js';
 import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+import { StoreInUseError, StoreLock } from './StoreLock.js';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, warnOnStderr } from './privateDir.js';
 
 export interface LowdbTaskStoreOptions {
@@ -34,6 +36,13 @@ export interface LowdbTaskStoreOptions {
   onCorrupt?: (path: string, error: Error) => void;
   /** Passed to every {@link DurableJsonFile}; lets tests observe the fsyncs. */
   hooks?: DurableJsonFileHooks;
+  /**
+   * Take the store's exclusive lock in `open()` (default true): one process
+   * owns a store (issue 13 item 2). `false` only for read-only views of a
+   * store another process may be serving (`taskvisor tasks list|show`): such a
+   * store must not be written.
+   */
+  lock?: boolean;
   /** Called when an existing store folder is open to other users (issue 12.5). Default: one line on stderr. */
   onWarning?: (message: string) => void;
 }
@@ -72,6 +81,8 @@ export class LowdbTaskStore implements TaskStore {
   readonly #tasksDir: string;
   readonly #onCorrupt: (path: string, error: Error) => void;
   readonly #hooks: DurableJsonFileHooks | undefined;
+  readonly #locking: boolean;
+  #lock: StoreLock | undefined;
   readonly #index = new Map<string, IndexEntry>();
   /** Tail of each task's write chain; never rejects. Removed once idle. */
   readonly #chains = new Map<string, Promise<void>>();
@@ -85,6 +96,7 @@ export class LowdbTaskStore implements TaskStore {
     this.#tasksDir = join(this.dir, 'tasks');
     this.#onCorrupt = options.onCorrupt ?? defaultOnCorrupt;
     this.#hooks = options.hooks;
+    this.#locking = options.lock ?? true;
     this.#onWarning = options.onWarning ?? warnOnStderr;
   }
 
@@ -104,11 +116,15 @@ export class LowdbTaskStore implements TaskStore {
           if (folder === existing || folder === dirname(folder)) break;
         }
       }
+      // One owner (issue 13 item 2): locked before any record is read or written.
+      if (this.#locking) this.#lock = await StoreLock.acquire(join(this.dir, 'store.lock'), `lowdb ${this.dir}`);
       await this.#scan();
       // close() may have been called while scanning.
       if (this.#state === 'opening') this.#state = 'open';
     } catch (error) {
       this.#state = 'closed';
+      await this.#lock?.release();
+      if (error instanceof StoreInUseError) throw error;
       throw new Error(`cannot open lowdb task store at ${this.dir}: ${errorMessage(error)}`, { cause: error });
     }
   }
@@ -120,6 +136,7 @@ export class LowdbTaskStore implements TaskStore {
     while (this.#chains.size > 0) await Promise.all(this.#chains.values());
     await Promise.allSettled(this.#shards.values());
     this.#index.clear();
+    await this.#lock?.release();
   }
 
   /**
@@ -290,8 +307,10 @@ export class LowdbTaskStore implements TaskStore {
       for (const name of await readdir(shardDir)) {
         const path = join(shardDir, name);
         // A temp file is a write that never got renamed, i.e. was never acknowledged: safe to drop.
-        if (name.endsWith('.tmp')) await rm(path, { force: true });
-        else if (name.endsWith('.json')) files.push(path);
+        // Without the lock it may be a live writer's: left alone.
+        if (name.endsWith('.tmp')) {
+          if (this.#locking) await rm(path, { force: true });
+        } else if (name.endsWith('.json')) files.push(path);
       }
     }
     await mapLimit(files, IO_CONCURRENCY, async (path) => {

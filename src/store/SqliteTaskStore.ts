@@ -31,6 +31,7 @@ import { errorCode, errorMessage, fsyncDir } from './DurableJsonFile.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
 import { invalidTaskIdReason } from './taskFiles.js';
 import { TaskExistsError, type TaskListQuery, type TaskStore } from './TaskStore.js';
+import { StoreInUseError, StoreLock } from './StoreLock.js';
 import { ensurePrivateDir, warnOnStderr } from './privateDir.js';
 
 /** Default file of the `sqlite` store, relative to the working directory. */
@@ -47,6 +48,13 @@ export interface SqliteTaskStoreOptions {
    * one line on stderr.
    */
   onCorrupt?: (taskId: string, error: Error) => void;
+  /**
+   * Take the store's exclusive lock in `open()` (default true): one process
+   * owns a store (issue 13 item 2). `false` only for read-only views of a
+   * store another process may be serving (`taskvisor tasks list|show`, WAL readers): such a
+   * store must not be written.
+   */
+  lock?: boolean;
   /** Called when the existing folder of the database is open to other users (issue 12.5). Default: one line on stderr. */
   onWarning?: (message: string) => void;
 }
@@ -131,6 +139,8 @@ export class SqliteTaskStore implements TaskStore {
   readonly file: string;
   readonly #busyTimeoutMs: number;
   readonly #onCorrupt: (taskId: string, error: Error) => void;
+  readonly #locking: boolean;
+  #lock: StoreLock | undefined;
   #db: Database.Database | undefined;
   #statements: Statements | undefined;
   readonly #listStatements = new Map<string, Database.Statement<unknown[], { task_id: string; record: string }>>();
@@ -143,6 +153,7 @@ export class SqliteTaskStore implements TaskStore {
   constructor(options: SqliteTaskStoreOptions) {
     this.#onWarning = options.onWarning ?? warnOnStderr;
     this.file = options.file === ':memory:' ? ':memory:' : resolve(options.file);
+    this.#locking = (options.lock ?? true) && this.file !== ':memory:';
     this.#busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     this.#onCorrupt =
       options.onCorrupt ??
@@ -161,6 +172,9 @@ export class SqliteTaskStore implements TaskStore {
     let db: Database.Database | undefined;
     try {
       if (this.file !== ':memory:') await createFileIfMissing(this.file, this.#onWarning);
+      // One owner (issue 13 item 2): locked before the database is opened (SQLite's own locks are per
+      // transaction and let a second process in between them).
+      if (this.#locking) this.#lock = await StoreLock.acquire(`${this.file}.lock`, `sqlite ${this.file}`);
       const Driver = await loadDriver();
       // close() may have been called meanwhile: open nothing then.
       if (this.#state !== 'opening') return;
@@ -176,6 +190,8 @@ export class SqliteTaskStore implements TaskStore {
     } catch (error) {
       db?.close();
       this.#state = 'closed';
+      await this.#lock?.release();
+      if (error instanceof StoreInUseError) throw error;
       throw new Error(`cannot open sqlite task store ${this.file}: ${errorMessage(error)}`, { cause: error });
     }
   }
@@ -191,6 +207,7 @@ export class SqliteTaskStore implements TaskStore {
     const db = this.#db;
     this.#db = undefined;
     db?.close();
+    await this.#lock?.release();
   }
 
   /**

@@ -7,9 +7,10 @@
  * store is a file), and once resolved a `get` from any instance sharing the
  * store returns it (T-07, I-1).
  *
- * Writers: the embedded stores (`memory`, `lowdb`, `sqlite`) assume one process writes
- * a store at a time (like lowdb itself); sharing one store between instances
- * is the job of a store built for it (Postgres, with leases).
+ * Writers: one process owns an embedded store (`lowdb`, `sqlite`): `open()` takes an
+ * exclusive OS-level lock first and a second opener gets `StoreInUseError`
+ * (issue 13 item 2). Sharing one store between instances is the job of a
+ * store built for it (Postgres, with leases).
  *
  * Ids: task ids are 1–200 characters; a store treats any other id as unknown
  * on `get`, `put` and `delete`, and refuses it on `create`.

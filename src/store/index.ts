@@ -33,6 +33,7 @@ export { LowdbTaskStore, type LowdbTaskStoreOptions } from './LowdbTaskStore.js'
 export { SqliteTaskStore, DEFAULT_SQLITE_FILE, SQLITE_SCHEMA_VERSION, type SqliteTaskStoreOptions } from './SqliteTaskStore.js';
 export { DurableJsonFile, fsyncDir, type DurableJsonFileHooks, type DurableJsonFileOptions } from './DurableJsonFile.js';
 export { MAX_TASK_ID_LENGTH } from './taskFiles.js';
+export { StoreInUseError } from './StoreLock.js';
 
 /** Store selection as it appears in configuration. */
 export type TaskStoreConfig =
@@ -41,18 +42,29 @@ export type TaskStoreConfig =
   | { kind: 'sqlite'; file: string }
   | { kind: 'postgres'; url: string; schema?: string; poolSize?: number; leaseMs?: number; instanceId?: string };
 
+/** How {@link createTaskStore} builds a store beyond its configuration. */
+export interface CreateTaskStoreOptions {
+  /**
+   * Take an embedded store's exclusive lock on open (default true, issue 13
+   * item 2). `false` only for read-only views of a store another process may
+   * be serving; such a store must not be written.
+   */
+  lock?: boolean;
+}
+
 /**
  * Builds the configured store. The caller still calls `open()` (and later
  * `close()`): construction does no I/O.
  */
-export function createTaskStore(config: TaskStoreConfig): TaskStore {
+export function createTaskStore(config: TaskStoreConfig, options: CreateTaskStoreOptions = {}): TaskStore {
+  const lock = options.lock === false ? { lock: false } : {};
   switch (config.kind) {
     case 'memory':
       return new MemoryTaskStore();
     case 'lowdb':
-      return new LowdbTaskStore({ dir: config.dir });
+      return new LowdbTaskStore({ dir: config.dir, ...lock });
     case 'sqlite':
-      return new SqliteTaskStore({ file: config.file });
+      return new SqliteTaskStore({ file: config.file, ...lock });
     case 'postgres':
       return new PostgresTaskStore({
         url: config.url,

@@ -17,6 +17,12 @@ export interface ServingRuntime {
   readonly subscriptions: SubscriptionHub;
   /** One SDK server instance per serving unit, bound to the principal `principalOf` resolves (P7). */
   serverFactory(principalOf: (ctx: Parameters<McpServerFactory>[0]) => Principal): McpServerFactory;
+  /**
+   * Resolves once the runtime serves (recovery done); rejects when it closed
+   * first. A transport bound before recovery (issue 13 item 2) holds requests
+   * on it. Absent: the runtime was started before the transport was built.
+   */
+  ready?(): Promise<void>;
   /** Runs `close` when the runtime closes; returns the unregistration. */
   onClose(close: () => Promise<void>): () => void;
 }

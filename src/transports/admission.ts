@@ -9,6 +9,7 @@ import type { BearerGate } from '../auth/bearer.js';
 import type { Authenticate, Principal } from '../core/principal.js';
 import type { Logger } from '../runtime/Logger.js';
 import { scrubErrorText } from '../runtime/transportErrors.js';
+import type { ServingRuntime } from './ServingRuntime.js';
 
 /** Host and Origin names accepted by default on loopback binds. */
 export { LOOPBACK_HOSTS } from '../core/constants.js';
@@ -76,4 +77,18 @@ export async function admit(request: Request, options: AdmissionOptions): Promis
   // -32600, not -32001: that number was HeaderMismatch in drafts (D-01/D-14) and would mislead clients.
   if (!principal) return jsonError(401, -32600, 'Unauthorized: this endpoint requires authentication', { 'www-authenticate': 'Bearer' });
   return principal;
+}
+
+/**
+ * `undefined` once the runtime serves; otherwise the answer to give when it
+ * never will (it closed, or its store failed to open). Listeners bound before
+ * recovery (issue 13 item 2) hold each request here until recovery is done.
+ */
+export async function untilServing(runtime: Pick<ServingRuntime, 'ready'>): Promise<Response | undefined> {
+  try {
+    await runtime.ready?.();
+    return undefined;
+  } catch {
+    return jsonError(503, -32603, 'The server is not serving: it is stopping or failed to start');
+  }
 }

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest, createMcpHandler, isJsonContentType, type AuthInfo } from '@modelcontextprotocol/server';
-import { admit, defaultAllowedOrigins, isLoopbackHost, LOOPBACK_HOSTS } from './admission.js';
+import { admit, defaultAllowedOrigins, isLoopbackHost, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
@@ -73,7 +73,7 @@ export interface HttpEntry {
 const optionalHeader = <K extends string>(key: K, value: string | null) =>
   (value === null ? {} : { [key]: value.trim() }) as Partial<Record<K, string>>;
 
-/** Builds the HTTP entry of a started runtime. */
+/** Builds the HTTP entry of a runtime (requests wait until it is started). */
 export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptions = {}): HttpEntry {
   const path = options.path ?? '/mcp';
   if (options.auth && options.authenticate)
@@ -106,6 +106,9 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       logger: runtime.logger,
     });
     if (admitted instanceof Response) return admitted;
+    // Bound before recovery (issue 13 item 2): requests wait for the runtime to serve.
+    const notServing = await untilServing(runtime);
+    if (notServing) return notServing;
     const principal = admitted;
     const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
     // Size and nesting depth are refused before anything parses or validates the body (limits).

@@ -12,6 +12,7 @@
  * any page open a socket to localhost), then `authenticate` (401). The
  * principal it resolves holds for the connection's lifetime (I-7).
  */
+import { publish } from '../core/diagnostics.js';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -20,7 +21,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
-import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS } from './admission.js';
+import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { WS_CLOSE_GOING_AWAY, WS_CLOSE_POLICY_VIOLATION, WebSocketServerTransport } from './WebSocketServerTransport.js';
 import { logTransportError } from '../runtime/transportErrors.js';
@@ -121,6 +122,9 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
     guard.upgrade(async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const outcome = await admitUpgrade(req);
       if (outcome instanceof Response) return refuse(socket, outcome);
+      // Bound before recovery (issue 13 item 2): the upgrade waits for the runtime to serve.
+      const notServing = await untilServing(runtime);
+      if (notServing) return refuse(socket, notServing);
       if (closing || socket.destroyed) return void socket.destroy();
       wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
     }),
@@ -144,7 +148,10 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
       maxJsonDepth: runtime.limits.maxJsonDepth,
       maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
       outboundGraceMs: runtime.limits.outboundGraceMs,
-      onOverBudget: (reason) => runtime.logger.info(`websocket: closing a connection of ${principal.id} (1008): ${reason}`),
+      onOverBudget: (reason) => {
+        runtime.logger.info(`websocket: closing a connection of ${principal.id} (1008): ${reason}`);
+        publish('taskvisor:backpressure.close', () => ({ stream: 'websocket' })); // metrics (issue 16)
+      },
     });
     // Listens are served by taskvisor's hub: the SDK's listen router strips taskIds (P8).
     const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);

@@ -31,7 +31,7 @@ import { ancestors, dependencies, isDag } from './dag.js';
 import { createHash } from 'node:crypto';
 import { publish } from '../core/diagnostics.js';
 import { newTaskId } from '../core/ids.js';
-import type { RunHistory, RunRecorder, RunState } from './RunHistory.js';
+import { MAX_RECORDED_VALUE_BYTES, type RunHistory, type RunRecorder, type RunState } from './RunHistory.js';
 
 export type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 
@@ -490,7 +490,7 @@ class WorkflowRun {
       record.status = signal.aborted && !(signal.reason instanceof TimeLimit) && outcome.status === 'failed' ? 'cancelled' : outcome.status;
       record.endedAt = now();
       record.durationMs = Date.now() - started;
-      if (outcome.status === 'completed') record.result = outcome.result;
+      if (outcome.status === 'completed') record.result = guarded(record, outcome.result);
       if (outcome.status === 'failed')
         record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
       publish('taskvisor:workflow.step', () => ({
@@ -561,7 +561,7 @@ class WorkflowRun {
           message: String(await render(step.input.message, scope, { ...site, field: 'input.message' }, false, this.engine)),
           requestedSchema: step.input.requestedSchema as ElicitParams['requestedSchema'],
         };
-        record.input = params;
+        record.input = guarded(record, params);
         // The start record is stored before anything runs (and before the client is asked).
         await this.persist();
         const answer = await raced(this.ctx.elicit(`${keyPrefix}${step.input.key ?? recordId}`, params), signal);
@@ -576,7 +576,7 @@ class WorkflowRun {
         return { status: 'completed', result };
       }
       const args = (await render(step.args ?? {}, scope, { ...site, field: 'args' }, false, this.engine)) as JsonObject;
-      record.input = args;
+      record.input = guarded(record, args);
       await this.persist();
       const result = await raced(
         this.deps.invoker.invoke({
@@ -785,6 +785,20 @@ class WorkflowRun {
     const structuredContent = shapeDefaultResult(this.definition, context.results);
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
   }
+}
+
+/**
+ * muster's payload guard: a step record keeps a value (input or result) of at
+ * most MAX_RECORDED_VALUE_BYTES of JSON; a bigger one is replaced by a marker
+ * and the record says `truncated`. Only the record: later steps and the run's
+ * result see the whole value (it lives in the machine's context), so a large
+ * result is not rewritten with every later step record.
+ */
+function guarded(record: StepRecord, value: unknown): unknown {
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? '');
+  if (bytes <= MAX_RECORDED_VALUE_BYTES) return value;
+  record.truncated = true;
+  return { truncated: true, bytes, limit: MAX_RECORDED_VALUE_BYTES };
 }
 
 /** Runs `task(0..count-1)` with at most `limit` at once, starting no new one once `stop()` says so. */
