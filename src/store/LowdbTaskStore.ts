@@ -183,8 +183,13 @@ export class LowdbTaskStore implements TaskStore {
   }
 
   /** Reads the task's file; `undefined` when there is none (or the id cannot be stored). */
-  async get(taskId: string): Promise<TaskRecord | undefined> {
+  async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();
+    // Issue 12.6: the index knows every record's owner; another owner's file is never read or parsed.
+    if (owner !== undefined) {
+      const entry = this.#index.get(taskId);
+      if (entry === undefined || entry.owner !== owner) return undefined;
+    }
     return this.#readTask(taskId);
   }
 
