@@ -229,7 +229,8 @@ export class RunHistory {
    */
   async get(executionId: string, owner?: string): Promise<RunDetail | undefined> {
     if (typeof executionId !== 'string' || !/^[A-Za-z0-9_-]{1,200}$/.test(executionId)) return undefined;
-    const record = await this.options.store.get(executionId);
+    // Ownership before loading: another principal's record is never read or parsed (as tasks/get, issue 12).
+    const record = await this.options.store.get(executionId, owner);
     const now = this.now();
     if (!record || !isWorkflowRun(record) || (owner !== undefined && record.owner !== owner) || !this.retained(record, now))
       return undefined;

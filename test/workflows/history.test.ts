@@ -299,7 +299,7 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
     });
     assert.equal((await structured(bob, 'core_workflow_execution_get', { execution_id: run })).result.isError, true);
     // And the sweep deletes it from the store (the task reaper is off here: reapIntervalMs 0).
-    const file = new SqliteTaskStore({ file: path.join(short.dir.path, 'tasks.sqlite') });
+    const file = new SqliteTaskStore({ file: path.join(short.dir.path, 'tasks.sqlite'), lock: false });
     await file.open();
     try {
       await waitFor(async () => ((await file.get(run)) === undefined ? true : undefined), { what: 'the sweep to delete the run' });
