@@ -101,6 +101,14 @@ export class LowdbTaskStore implements TaskStore {
   }
 
   /** Creates the folders if needed and loads the index. Corrupt record files are reported and skipped. */
+  /**
+   * Whether this store holds its exclusive lock (readiness reports it, issue 16.1);
+   * `undefined` when locking is off.
+   */
+  get locked(): boolean | undefined {
+    return this.#locking ? this.#lock !== undefined : undefined;
+  }
+
   async open(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`lowdb task store at ${this.dir}: open() called on a store that is ${this.#state}`);
     this.#state = 'opening';

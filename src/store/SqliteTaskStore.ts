@@ -166,6 +166,14 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Creates the file if needed, opens it in WAL mode and brings its schema up to date. */
+  /**
+   * Whether this store holds its exclusive lock (readiness reports it, issue 16.1);
+   * `undefined` when locking is off.
+   */
+  get locked(): boolean | undefined {
+    return this.#locking ? this.#lock !== undefined : undefined;
+  }
+
   async open(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`sqlite task store at ${this.file}: open() called on a store that is ${this.#state}`);
     this.#state = 'opening';
