@@ -13,11 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { serve } from '../../src/cli/serve.js';
+import { SqliteTaskStore } from '../../src/store/SqliteTaskStore.js';
 import { EXECUTION_ID_META_KEY } from '../../src/workflows/index.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { writeTokenFile } from '../support/authFixtures.js';
 import { CLI, freePort, runNode, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
 import { NO_TASKS_CAPABILITIES, taskOps, type Json } from '../support/taskOps.js';
+import { freshSchema, TEST_PG_URL } from '../support/postgres.js';
 
 const TOOLS = fileURLToPath(new URL('./fixtures/tools.ts', import.meta.url));
 const ALICE = randomBytes(24).toString('hex');
@@ -256,8 +258,10 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
     );
   });
 
-  it('keeps at most historyMaxRuns finished runs and hides runs past historyRetentionMs', async (t) => {
-    const { dir, config } = await setUp({ historyMaxRuns: 2 });
+  it('keeps at most historyMaxRuns finished runs (PostgreSQL store) and hides runs past historyRetentionMs', async (t) => {
+    const pg = await freshSchema('tv_history');
+    t.after(() => pg.drop());
+    const { dir, config } = await setUp({ historyMaxRuns: 2 }, { kind: 'postgres', url: TEST_PG_URL, schema: pg.schema });
     t.after(() => dir.remove());
     const server = await serve({ config, http: '127.0.0.1:0', quiet: true });
     t.after(() => server.stop());
@@ -294,6 +298,14 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
       what: 'the run to pass its retention',
     });
     assert.equal((await structured(bob, 'core_workflow_execution_get', { execution_id: run })).result.isError, true);
+    // And the sweep deletes it from the store (the task reaper is off here: reapIntervalMs 0).
+    const file = new SqliteTaskStore({ file: path.join(short.dir.path, 'tasks.sqlite'), lock: false });
+    await file.open();
+    try {
+      await waitFor(async () => ((await file.get(run)) === undefined ? true : undefined), { what: 'the sweep to delete the run' });
+    } finally {
+      await file.close();
+    }
   });
 
   it('kill -9 during a synchronous run: after the restart the run is recorded failed, with the steps it had', async (t) => {
