@@ -8,7 +8,7 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader.
+ * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader, foreign.
  * `postgres` (durable create through the Postgres store, interleaved with the
  * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
  * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
@@ -40,7 +40,7 @@ import type { ServerConfig } from './server.js';
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader'] as const;
+const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign'] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
 const { values: flags } = parseArgs({
@@ -160,9 +160,20 @@ const raw = {
   }>,
   fanout: {} as { one?: FanoutResult[]; many?: FanoutResult },
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
+  foreign: [] as ForeignGetResult[],
   skipped: [] as string[],
   errors: [] as string[],
 };
+
+interface ForeignGetResult {
+  store: string;
+  n: number;
+  resultBytes: number;
+  unknown: number;
+  foreignSmall: number;
+  foreignBig: number;
+  ownBig: number;
+}
 
 interface HeapResult {
   mode: string;
@@ -607,6 +618,22 @@ async function slowReaderBenchmark(): Promise<void> {
   for (const [name, r] of Object.entries(raw.slowReader)) {
     log(
       `slow reader ${name}: RSS +${fmt(r.rssGrowth / 2 ** 20)} MB, closed ${r.closedAfterMs === null ? 'never' : `after ${r.closedAfterMs} ms`}, other client ${r.otherAnswered}/${r.otherAsked}`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Foreign vs unknown task ids (issue 12.6)
+
+async function foreignGetBenchmark(): Promise<void> {
+  for (const store of ['lowdb', 'sqlite'] as const) {
+    if (store === 'sqlite' && !(await sqliteAvailable()).ok) continue;
+    const outcome = await runScript<ForeignGetResult>('foreignGet.ts', { store, n: quick ? 40 : 300 }, { timeoutMs: 300_000 });
+    if (!outcome.result) throw new Error(`foreignGet ${store}: no result (${outcome.stderr.slice(-500)})`);
+    raw.foreign.push(outcome.result);
+    const r = outcome.result;
+    log(
+      `tasks/get as another principal, ${store}: unknown ${fmt(r.unknown)} ms, foreign small ${fmt(r.foreignSmall)} ms, foreign 3 MB ${fmt(r.foreignBig)} ms (owner's own 3 MB get ${fmt(r.ownBig)} ms)`,
     );
   }
 }
@@ -1183,6 +1210,30 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     });
   }
 
+  // 7. Foreign vs unknown ids (issue 12.6).
+  for (const r of enabled('foreign') ? raw.foreign : []) {
+    const name = `tasks/get as another principal, ${r.store}, median of ${r.n}`;
+    for (const [figure, value] of [
+      ['foreign id, small task', r.foreignSmall],
+      [`foreign id, ${fmt(r.resultBytes / 2 ** 20)} MB result`, r.foreignBig],
+    ] as const) {
+      add({
+        bench: '7. foreign vs unknown task id',
+        case: name,
+        figure,
+        value,
+        unit: 'ms',
+        baseline: 'unknown id (same run)',
+        baselineValue: r.unknown,
+        baselineUnit: 'ms',
+        ratio: ratio(value, r.unknown),
+        target: '≈ 1× (no record of another principal is loaded)',
+        verdict: verdict(value <= r.unknown * 1.5),
+        ...(figure.includes('MB') ? { note: `the owner's own get of it: ${fmt(r.ownBig)} ms` } : {}),
+      });
+    }
+  }
+
   return rows;
 }
 
@@ -1244,6 +1295,7 @@ try {
   if (enabled('fanout')) await section('fanout', () => fanoutBenchmark(dataDir));
   // Like postgres, not in a plain --quick run (two extra server processes); `--quick --only slowreader` runs it.
   if (enabled('slowreader') && (!quick || only?.includes('slowreader'))) await section('slowreader', slowReaderBenchmark);
+  if (enabled('foreign') && (!quick || only?.includes('foreign'))) await section('foreign', foreignGetBenchmark);
   // Not in a plain --quick run (it stays a smoke test of the rest); `--quick --only postgres` runs it small.
   if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
     postgresSkip = !stores.includes('sqlite') ? `no baseline: ${sqliteSkip}` : await postgresUnavailable();

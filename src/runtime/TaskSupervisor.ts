@@ -341,7 +341,8 @@ export class TaskSupervisor {
 
   private async stored(taskId: string, principal: string): Promise<TaskRecord> {
     if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
-    const record = await this.options.store.get(taskId);
+    // Issue 12.6: ownership first, in the store: another principal's record is never loaded or parsed.
+    const record = await this.options.store.get(taskId, principal);
     // A history-only record (a synchronous workflow run) was never a task: unknown to tasks/* (T-14).
     if (!record || record.owner !== principal || record.historyOnly) throw taskNotFound();
     if (isTerminal(record) && isExpired(record, this.now(), this.options.finishedRetentionMs)) {

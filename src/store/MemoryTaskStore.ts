@@ -48,10 +48,12 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /** A copy of the stored record, or `undefined`. */
-  async get(taskId: string): Promise<TaskRecord | undefined> {
+  async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();
     const stored = this.#records.get(taskId);
-    return stored === undefined ? undefined : structuredClone(stored);
+    // Issue 12.6: another owner's record is not copied.
+    if (stored === undefined || (owner !== undefined && stored.owner !== owner)) return undefined;
+    return structuredClone(stored);
   }
 
   /** Removes a task; `true` when it existed. */

@@ -218,10 +218,14 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     });
   }
 
-  async get(taskId: string): Promise<TaskRecord | undefined> {
+  async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     const pool = this.#assertOpen();
     if (invalidIdReason(taskId) !== undefined) return undefined;
-    const result = await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1`, [taskId]);
+    // Issue 12.6: with an owner, another owner's record never leaves the database nor gets parsed.
+    const result =
+      owner === undefined
+        ? await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1`, [taskId])
+        : await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1 AND owner = $2`, [taskId, owner]);
     const row = result.rows[0];
     return row ? (JSON.parse(row.record) as TaskRecord) : undefined;
   }

@@ -41,8 +41,12 @@ export interface TaskStore {
    * (the task was purged).
    */
   put(record: TaskRecord): Promise<void>;
-  /** The stored record, or `undefined`. */
-  get(taskId: string): Promise<TaskRecord | undefined>;
+  /**
+   * The stored record, or `undefined`. With `owner`, a record of another
+   * owner is `undefined` too — and is neither read nor parsed (issue 12.6):
+   * a foreign id costs what an unknown one costs, whatever its size.
+   */
+  get(taskId: string, owner?: string): Promise<TaskRecord | undefined>;
   /** Removes a task; resolves `true` when it existed. */
   delete(taskId: string): Promise<boolean>;
   /** Every task whose status is `working` or `input_required` (recovery on start). */
