@@ -23,6 +23,7 @@ import { warnAboutMissingTools } from '../workflows/missingTools.js';
 import { DEFAULT_WORKFLOW_PREFIX, type WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 import { createOperations, type Operations } from '../operations/Operations.js';
 import { listenOperations, type OperationsListener } from '../operations/listenOperations.js';
+import { enableOpenTelemetry } from '../operations/openTelemetry.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -211,6 +212,17 @@ export async function serve(args: ServeArgs): Promise<{
       : {}),
     ...(config.operations?.maxEventLoopDelayMs !== undefined ? { maxEventLoopDelayMs: config.operations.maxEventLoopDelayMs } : {}),
   });
+  if (config.operations?.openTelemetry) {
+    // Before start(): recovery's writes make spans too. Missing @opentelemetry/api is a setup problem, said in one line.
+    try {
+      const stopSpans = await enableOpenTelemetry({ source: runtime.store });
+      runtime.onClose(async () => stopSpans());
+    } catch (error) {
+      operations.close();
+      await inspection?.close();
+      throw new ConfigError(`${configFile}: operations.openTelemetry: ${(error as Error).message}`);
+    }
+  }
   let operationsUrl: string | undefined;
   let operationsListener: OperationsListener | undefined;
   if (operationsListen) {
