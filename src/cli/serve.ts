@@ -313,6 +313,9 @@ export async function serve(args: ServeArgs): Promise<{
       logger,
     });
     if (loaded?.config.workflows?.watch !== false) workflows.watch();
+    // Runs past their retention leave the store even when no new run comes (docs/workflows.md "Run history").
+    const stopSweep = workflows.history?.sweep();
+    if (stopSweep) runtime.onClose(async () => stopSweep());
     runtime.onClose(async () => workflows.close());
   }
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);

@@ -229,7 +229,8 @@ export class RunHistory {
    */
   async get(executionId: string, owner?: string): Promise<RunDetail | undefined> {
     if (typeof executionId !== 'string' || !/^[A-Za-z0-9_-]{1,200}$/.test(executionId)) return undefined;
-    const record = await this.options.store.get(executionId);
+    // Ownership before loading: another principal's record is never read or parsed (as tasks/get, issue 12).
+    const record = await this.options.store.get(executionId, owner);
     const now = this.now();
     if (!record || !isWorkflowRun(record) || (owner !== undefined && record.owner !== owner) || !this.retained(record, now))
       return undefined;
@@ -244,6 +245,20 @@ export class RunHistory {
   prune(): Promise<number> {
     this.pruning ??= this.pruneNow().finally(() => (this.pruning = undefined));
     return this.pruning;
+  }
+
+  /**
+   * Prunes now and then every `intervalMs` (default: the retention, at most
+   * an hour), so runs past their retention leave the store even when no new
+   * run comes; returns the function that stops it.
+   */
+  sweep(intervalMs = Math.min(this.retentionMs, 3_600_000)): () => void {
+    const run = () =>
+      void this.prune().catch((error: unknown) => this.options.logger?.error('could not prune the workflow run history', error));
+    run();
+    const timer = setInterval(run, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   private async pruneIfFull(): Promise<void> {

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { serve } from '../../src/cli/serve.js';
+import { SqliteTaskStore } from '../../src/store/SqliteTaskStore.js';
 import { EXECUTION_ID_META_KEY } from '../../src/workflows/index.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { writeTokenFile } from '../support/authFixtures.js';
@@ -297,6 +298,14 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
       what: 'the run to pass its retention',
     });
     assert.equal((await structured(bob, 'core_workflow_execution_get', { execution_id: run })).result.isError, true);
+    // And the sweep deletes it from the store (the task reaper is off here: reapIntervalMs 0).
+    const file = new SqliteTaskStore({ file: path.join(short.dir.path, 'tasks.sqlite'), lock: false });
+    await file.open();
+    try {
+      await waitFor(async () => ((await file.get(run)) === undefined ? true : undefined), { what: 'the sweep to delete the run' });
+    } finally {
+      await file.close();
+    }
   });
 
   it('kill -9 during a synchronous run: after the restart the run is recorded failed, with the steps it had', async (t) => {
