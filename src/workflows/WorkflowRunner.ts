@@ -180,6 +180,13 @@ class WorkflowRun {
   private readonly needs: Map<string, string[]>;
   private readonly visible: Map<string, Set<string>>;
   private readonly inFlight = new Set<string>();
+  /**
+   * The DAG steps' signal: fires with the run's (a cancel) and when the run
+   * ends while branches are still in flight (the executor broke, or a
+   * synchronous call unwound for MRTR input), so no sibling branch outlives
+   * its run.
+   */
+  private readonly branches = new AbortController();
   private readonly hash: string;
   /** When the run started; restored from the checkpoint after a restart. */
   private startedAt = now();
@@ -295,7 +302,10 @@ class WorkflowRun {
         error: () => resolve(),
       });
     });
-    const onAbort = () => actor.send({ type: 'CANCEL' });
+    const onAbort = () => {
+      actor.send({ type: 'CANCEL' });
+      this.branches.abort(this.ctx.signal.reason);
+    };
     this.ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
       actor.start();
@@ -313,6 +323,7 @@ class WorkflowRun {
       return await this.finish(actor.getSnapshot());
     } finally {
       this.ctx.signal.removeEventListener('abort', onAbort);
+      this.branches.abort(this.ctx.signal.reason ?? new DOMException('The workflow run ended', 'AbortError'));
       actor.stop();
     }
   }
@@ -418,7 +429,7 @@ class WorkflowRun {
       if (actor.getSnapshot().status === 'active') actor.send(event);
     };
     const index = this.definition.steps.findIndex((step) => step.id === stepId);
-    this.runTopStep({ phase: 'main', index, stepId, results: pick(results), outcomes: pick(outcomes) }, this.ctx.signal).then(
+    this.runTopStep({ phase: 'main', index, stepId, results: pick(results), outcomes: pick(outcomes) }, this.branches.signal).then(
       (output) => send({ type: 'STEP_DONE', stepId, output }),
       (error: unknown) => send({ type: 'STEP_CRASHED', error: error instanceof Error ? error.message : String(error) }),
     );
