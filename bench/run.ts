@@ -269,7 +269,7 @@ function storeConfig(kind: StoreKind, dir: string): ServerConfig['store'] {
 }
 
 async function seedStore(kind: StoreKind, dir: string, template: Templates['completed'], n: number): Promise<number> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: 0o700 }); // as taskvisor makes its own store folders (it warns about wider ones)
   return kind === 'lowdb' ? seedLowdb(dir, template, n) : seedSqlite(join(dir, 'tasks.sqlite'), template, n);
 }
 
@@ -677,7 +677,7 @@ async function dropPgSchema(schema: string): Promise<void> {
 async function postgresBenchmark(dataDir: string): Promise<void> {
   const schema = `tv_bench_${Date.now().toString(36)}`;
   const sqliteDir = join(dataDir, 'pg-baseline-sqlite');
-  await mkdir(sqliteDir, { recursive: true });
+  await mkdir(sqliteDir, { recursive: true, mode: 0o700 });
   const pgServer = await startServer(
     { mode: 'taskvisor', store: { kind: 'postgres', url: PG_URL, schema, poolSize: 10 }, ttlMs: 3_600_000 },
     { timeoutMs: 60_000 },
