@@ -134,6 +134,7 @@ export const taskMachine = setup({
     ...(input.pollIntervalMs !== undefined ? { pollIntervalMs: input.pollIntervalMs } : {}),
     ...(input.statusMessage !== undefined ? { statusMessage: input.statusMessage } : {}),
     ...(input.clientCapabilities !== undefined ? { clientCapabilities: input.clientCapabilities } : {}),
+    ...(input.trace !== undefined ? { trace: input.trace } : {}),
     cancelRequested: false,
     inputRequests: {},
     issuedKeys: [],

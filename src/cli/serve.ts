@@ -17,6 +17,7 @@ import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNam
 import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 import { createOperations, type Operations } from '../operations/Operations.js';
 import type { OperationsListener } from '../operations/listenOperations.js';
+import { enableOpenTelemetry } from '../operations/openTelemetry.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -212,6 +213,17 @@ export async function serve(args: ServeArgs): Promise<{
       : {}),
     ...(config.operations?.maxEventLoopDelayMs !== undefined ? { maxEventLoopDelayMs: config.operations.maxEventLoopDelayMs } : {}),
   });
+  if (config.operations?.openTelemetry) {
+    // Before start(): recovery's writes make spans too. Missing @opentelemetry/api is a setup problem, said in one line.
+    try {
+      const stopSpans = await enableOpenTelemetry({ source: runtime.store });
+      runtime.onClose(async () => stopSpans());
+    } catch (error) {
+      operations.close();
+      await inspection?.close();
+      throw new ConfigError(`${configFile}: operations.openTelemetry: ${(error as Error).message}`);
+    }
+  }
   let operationsUrl: string | undefined;
   let operationsListener: OperationsListener | undefined;
   if (operationsListen) {

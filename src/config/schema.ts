@@ -270,6 +270,8 @@ export const ConfigSchema = z.strictObject({
       metrics: z.boolean().optional(),
       /** Serve the read-only dashboard at /ui/ and its operator API at /ops/api/ (operators only). Default false. */
       ui: z.boolean().optional(),
+      /** Make OpenTelemetry spans through @opentelemetry/api (installed by you, with your SDK). Default false. */
+      openTelemetry: z.boolean().optional(),
       /** Scope an operator's bearer token must carry (with auth). Default `taskvisor:operator`. */
       operatorScope: z
         .string()

@@ -79,6 +79,8 @@ export interface CreateTaskOptions {
   ttlMs: number | null;
   pollIntervalMs?: number;
   clientCapabilities?: JsonObject;
+  /** W3C trace context of the creating call (issue 16.3). */
+  trace?: TaskInput['trace'];
   /** A run already under way (`auto` promotion); otherwise the worker starts one after the write. */
   execution?: ToolExecution;
 }
@@ -212,6 +214,7 @@ export class TaskSupervisor {
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
       ...(options.execution?.statusMessage !== undefined ? { statusMessage: options.execution.statusMessage } : {}),
       ...(options.clientCapabilities !== undefined ? { clientCapabilities: options.clientCapabilities } : {}),
+      ...(options.trace !== undefined ? { trace: options.trace } : {}),
     };
     if (options.execution) {
       options.execution.becomeTask(taskId);
@@ -457,6 +460,7 @@ export class TaskSupervisor {
       issuedKeys: context.issuedKeys,
       outstandingKeys: Object.keys(context.inputRequests),
       ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
+      ...(context.trace ? { trace: context.trace } : {}),
       maxPendingInputRequests: this.limits.maxPendingInputRequestsPerTask,
       now: this.now,
     });

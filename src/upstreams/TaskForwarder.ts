@@ -13,6 +13,7 @@
  *
  * Routing is stateless: everything needed is in the wrapped id.
  */
+import { traceMeta } from '../core/traceContext.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 import { ErrorCode, TaskNotFoundError, taskNotFound } from '../core/errors.js';
@@ -164,6 +165,8 @@ export class TaskForwarder {
     const askTask = connection.tasks;
     const capabilities = withTasks(request.clientCapabilities ?? {}, askTask);
     const params: JsonObject = { name: tool, arguments: (request.args ?? {}) as JsonObject };
+    // The caller's trace context goes on (issue 16.3): the upstream's work joins the caller's trace.
+    if (request.trace) params._meta = traceMeta(request.trace);
     if (resume?.kind === 'round') {
       // The MRTR retry of an upstream's own input round: its answers and its requestState go back as they came (§4.4).
       params.inputResponses = answersFor(resume.keys, request.answers);

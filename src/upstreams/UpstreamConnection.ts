@@ -251,8 +251,15 @@ export class UpstreamConnection {
       });
     });
     // Reported on taskvisor:upstream.call once settled (metrics, spans: issue 16).
+    const traceparent = (meta as { traceparent?: unknown }).traceparent;
     const report = (outcome: 'result' | 'error' | 'unavailable') =>
-      publish('taskvisor:upstream.call', () => ({ upstream: this.spec.name, method, durationMs: performance.now() - startedAt, outcome }));
+      publish('taskvisor:upstream.call', () => ({
+        upstream: this.spec.name,
+        method,
+        durationMs: performance.now() - startedAt,
+        outcome,
+        ...(typeof traceparent === 'string' ? { traceparent } : {}),
+      }));
     answered.then(
       (settled) => report(settled.kind),
       () => report('unavailable'),

@@ -597,6 +597,8 @@ class WorkflowRun {
           signal,
           requestInput: (key, request) => this.ctx.requestInput(`${keyPrefix}${recordId}/${key}`, request),
           onStatus: (message) => this.ctx.setStatus(`${this.stepStatus} — ${message}`),
+          // Every step joins the run's trace (issue 16.3).
+          ...(this.ctx.trace ? { trace: this.ctx.trace } : {}),
         }),
         signal,
       );
@@ -640,7 +642,13 @@ class WorkflowRun {
       // muster's tool condition: the call's success (no error, no isError) and its result value are tested.
       const args = (await render(condition.args ?? {}, scope, { ...site, field: 'condition.args' }, false, this.engine)) as JsonObject;
       try {
-        const result = await this.deps.invoker.invoke({ name: condition.tool, args, principal: this.ctx.principal, signal });
+        const result = await this.deps.invoker.invoke({
+          name: condition.tool,
+          args,
+          principal: this.ctx.principal,
+          signal,
+          ...(this.ctx.trace ? { trace: this.ctx.trace } : {}),
+        });
         succeeded = result.isError !== true;
         value = resultValue(result);
       } catch (error) {
