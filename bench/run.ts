@@ -8,7 +8,7 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader, foreign.
+ * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader, foreign, coldstart.
  * `postgres` (durable create through the Postgres store, interleaved with the
  * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
  * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
@@ -29,6 +29,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, runScript, startServer, type ServerChild } from './child.js';
+import { runColdStart, type ColdStartResult } from './coldStart.js';
 import { runFanout, type FanoutResult } from './fanout.js';
 import { runSlowReader, type SlowReaderResult } from './slowReader.js';
 import { rpc, runInterleaved, runLoad, type LoadResult, type Partner } from './loadgen.js';
@@ -40,7 +41,7 @@ import type { ServerConfig } from './server.js';
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign'] as const;
+const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign', 'coldstart'] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
 const { values: flags } = parseArgs({
@@ -159,6 +160,7 @@ const raw = {
     error?: string;
   }>,
   fanout: {} as { one?: FanoutResult[]; many?: FanoutResult },
+  coldStart: undefined as ColdStartResult | undefined,
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
   foreign: [] as ForeignGetResult[],
   skipped: [] as string[],
@@ -1234,6 +1236,42 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     }
   }
 
+  // 8. Cold start (issue 15.5).
+  const cold = raw.coldStart;
+  if (enabled('coldstart') && cold && cold.built.length > 0) {
+    const built = median(cold.built);
+    const floor = median(cold.floor);
+    add({
+      bench: '8. cold start',
+      case: `serve --stdio --demo from the built package, spawn to the initialize answer (median of ${cold.built.length})`,
+      figure: 'time to first answer',
+      value: built,
+      unit: 'ms',
+      baseline: 'node -e 0, spawn to exit',
+      baselineValue: floor,
+      baselineUnit: 'ms',
+      ratio: ratio(built, floor),
+      target: '≤ 300 ms',
+      verdict: verdict(built <= 300),
+      note: `max ${fmt(Math.max(...cold.built))} ms${cold.rebuilt ? '; dist/ rebuilt first' : ''}`,
+    });
+    if (cold.source.length > 0) {
+      const source = median(cold.source);
+      add({
+        bench: '8. cold start',
+        case: `the same from the TypeScript sources through tsx (median of ${cold.source.length})`,
+        figure: 'time to first answer',
+        value: source,
+        unit: 'ms',
+        baseline: 'built package',
+        baselineValue: built,
+        baselineUnit: 'ms',
+        ratio: ratio(source, built),
+        note: 'what bin/taskvisor.js ran before issue 15',
+      });
+    }
+  }
+
   return rows;
 }
 
@@ -1293,6 +1331,12 @@ try {
   if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
   if (enabled('recovery')) await recoveryBenchmarks(dataDir, templates, stores);
   if (enabled('fanout')) await section('fanout', () => fanoutBenchmark(dataDir));
+  // Not in a plain --quick run (it may build dist/, which the pack test of `npm test` builds too); `--quick --only coldstart` runs it.
+  if (enabled('coldstart') && (!quick || only?.includes('coldstart')))
+    await section('coldstart', async () => {
+      log('cold start: serve --stdio --demo from dist/ vs node -e 0');
+      raw.coldStart = await runColdStart(quick ? 3 : 10, quick ? 1 : 3);
+    });
   // Like postgres, not in a plain --quick run (two extra server processes); `--quick --only slowreader` runs it.
   if (enabled('slowreader') && (!quick || only?.includes('slowreader'))) await section('slowreader', slowReaderBenchmark);
   if (enabled('foreign') && (!quick || only?.includes('foreign'))) await section('foreign', foreignGetBenchmark);

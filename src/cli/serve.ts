@@ -9,20 +9,14 @@ import { stderrLogger } from '../runtime/Logger.js';
 import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
 import { DEFAULT_SQLITE_FILE, StoreInUseError, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
-import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
-import { serveStdio } from '../transports/stdio.js';
-import { listenWebSocket } from '../transports/websocket.js';
 import { isLoopbackHost } from '../transports/admission.js';
-import { authFromConfig } from '../auth/fromConfig.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
-import { openConfiguredWorkflows } from '../workflows/configured.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
-import { warnAboutMissingTools } from '../workflows/missingTools.js';
-import { DEFAULT_WORKFLOW_PREFIX, type WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 import { createOperations, type Operations } from '../operations/Operations.js';
-import { listenOperations, type OperationsListener } from '../operations/listenOperations.js';
+import type { OperationsListener } from '../operations/listenOperations.js';
 import { enableOpenTelemetry } from '../operations/openTelemetry.js';
 
 export interface ServeArgs extends InspectionArgs {
@@ -131,7 +125,9 @@ export async function serve(args: ServeArgs): Promise<{
   checkInspectionArgs(args);
   // Token file / key file / JWKS URL are checked before anything starts (no partial start).
   const auth: BearerAuthOptions | undefined =
-    config.auth && config.auth.kind !== 'none' ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
+    config.auth && config.auth.kind !== 'none'
+      ? await (await import('../auth/fromConfig.js')).authFromConfig(config.auth, loaded, config.server?.name)
+      : undefined;
   // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000; --ws, then the config, then 127.0.0.1:3001.
   const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
   const wsHost = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
@@ -182,7 +178,12 @@ export async function serve(args: ServeArgs): Promise<{
   });
   if (loaded) await loadToolModules(loaded, runtime);
   // Workflows are tools too: registered before start() so their unfinished runs can resume.
-  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store) : undefined;
+  // Loaded only when the config has workflows (issue 15.5: the template engines cost start-up time).
+  const workflows = loaded?.config.workflows
+    ? await (
+        await import('../workflows/configured.js')
+      ).openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store)
+    : undefined;
   if (wantInspection) {
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
@@ -229,6 +230,7 @@ export async function serve(args: ServeArgs): Promise<{
     // Before start(): a balancer polling /readyz sees `recovering` while unfinished tasks are resumed.
     const host = operationsListen.host ?? '127.0.0.1';
     try {
+      const { listenOperations } = await import('../operations/listenOperations.js');
       operationsListener = await listenOperations(runtime, operations, { host, port: operationsListen.port });
       operationsUrl = operationsListener.url;
     } catch (error) {
@@ -244,6 +246,8 @@ export async function serve(args: ServeArgs): Promise<{
     const host = httpHost;
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {
+      // Transports are imported when served (issue 15.5: HTTP pulls hono, WebSocket ws).
+      const { listenHttp } = await import('../transports/http.js');
       const listener = await listenHttp(runtime, {
         host,
         port,
@@ -269,6 +273,7 @@ export async function serve(args: ServeArgs): Promise<{
     const host = wsHost;
     const port = wsFlag.port ?? config.ws?.port ?? 3001;
     try {
+      const { listenWebSocket } = await import('../transports/websocket.js');
       const listener = await listenWebSocket(runtime, {
         host,
         port,
@@ -299,6 +304,8 @@ export async function serve(args: ServeArgs): Promise<{
     throw error;
   }
   if (workflows) {
+    const { warnAboutMissingTools } = await import('../workflows/missingTools.js');
+    const { DEFAULT_WORKFLOW_PREFIX } = await import('../workflows/WorkflowCatalog.js');
     void warnAboutMissingTools({
       definitions: workflows.definitions,
       prefix: loaded?.config.workflows?.prefix ?? DEFAULT_WORKFLOW_PREFIX,
@@ -361,6 +368,7 @@ export async function serve(args: ServeArgs): Promise<{
       `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,
     );
   if (args.stdio) {
+    const { serveStdio } = await import('../transports/stdio.js');
     const stdio = serveStdio(runtime);
     logger.info('serving MCP over stdio');
     void stdio.closed.then(() => runtime.close());
