@@ -48,7 +48,7 @@ const timed: TaskStore = {
     await inner.put(record);
     puts++;
   },
-  get: (taskId: string) => inner.get(taskId),
+  get: (taskId: string, owner?: string) => inner.get(taskId, owner),
   delete: (taskId: string) => inner.delete(taskId),
   async listNonTerminal() {
     const started = performance.now();

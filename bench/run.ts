@@ -8,7 +8,7 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader.
+ * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader, foreign, coldstart.
  * `postgres` (durable create through the Postgres store, interleaved with the
  * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
  * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
@@ -29,6 +29,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, runScript, startServer, type ServerChild } from './child.js';
+import { runColdStart, type ColdStartResult } from './coldStart.js';
 import { runFanout, type FanoutResult } from './fanout.js';
 import { runSlowReader, type SlowReaderResult } from './slowReader.js';
 import { rpc, runInterleaved, runLoad, type LoadResult, type Partner } from './loadgen.js';
@@ -40,7 +41,7 @@ import type { ServerConfig } from './server.js';
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader'] as const;
+const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign', 'coldstart'] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
 const { values: flags } = parseArgs({
@@ -159,10 +160,22 @@ const raw = {
     error?: string;
   }>,
   fanout: {} as { one?: FanoutResult[]; many?: FanoutResult },
+  coldStart: undefined as ColdStartResult | undefined,
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
+  foreign: [] as ForeignGetResult[],
   skipped: [] as string[],
   errors: [] as string[],
 };
+
+interface ForeignGetResult {
+  store: string;
+  n: number;
+  resultBytes: number;
+  unknown: number;
+  foreignSmall: number;
+  foreignBig: number;
+  ownBig: number;
+}
 
 interface HeapResult {
   mode: string;
@@ -258,7 +271,7 @@ function storeConfig(kind: StoreKind, dir: string): ServerConfig['store'] {
 }
 
 async function seedStore(kind: StoreKind, dir: string, template: Templates['completed'], n: number): Promise<number> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: 0o700 }); // as taskvisor makes its own store folders (it warns about wider ones)
   return kind === 'lowdb' ? seedLowdb(dir, template, n) : seedSqlite(join(dir, 'tasks.sqlite'), template, n);
 }
 
@@ -612,6 +625,22 @@ async function slowReaderBenchmark(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Foreign vs unknown task ids (issue 12.6)
+
+async function foreignGetBenchmark(): Promise<void> {
+  for (const store of ['lowdb', 'sqlite'] as const) {
+    if (store === 'sqlite' && !(await sqliteAvailable()).ok) continue;
+    const outcome = await runScript<ForeignGetResult>('foreignGet.ts', { store, n: quick ? 40 : 300 }, { timeoutMs: 300_000 });
+    if (!outcome.result) throw new Error(`foreignGet ${store}: no result (${outcome.stderr.slice(-500)})`);
+    raw.foreign.push(outcome.result);
+    const r = outcome.result;
+    log(
+      `tasks/get as another principal, ${store}: unknown ${fmt(r.unknown)} ms, foreign small ${fmt(r.foreignSmall)} ms, foreign 3 MB ${fmt(r.foreignBig)} ms (owner's own 3 MB get ${fmt(r.ownBig)} ms)`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Durable create through PostgreSQL (issue 8), with the sqlite store as the same-run baseline
 
 const PG_URL = process.env.TASKVISOR_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -650,7 +679,7 @@ async function dropPgSchema(schema: string): Promise<void> {
 async function postgresBenchmark(dataDir: string): Promise<void> {
   const schema = `tv_bench_${Date.now().toString(36)}`;
   const sqliteDir = join(dataDir, 'pg-baseline-sqlite');
-  await mkdir(sqliteDir, { recursive: true });
+  await mkdir(sqliteDir, { recursive: true, mode: 0o700 });
   const pgServer = await startServer(
     { mode: 'taskvisor', store: { kind: 'postgres', url: PG_URL, schema, poolSize: 10 }, ttlMs: 3_600_000 },
     { timeoutMs: 60_000 },
@@ -1183,6 +1212,66 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     });
   }
 
+  // 7. Foreign vs unknown ids (issue 12.6).
+  for (const r of enabled('foreign') ? raw.foreign : []) {
+    const name = `tasks/get as another principal, ${r.store}, median of ${r.n}`;
+    for (const [figure, value] of [
+      ['foreign id, small task', r.foreignSmall],
+      [`foreign id, ${fmt(r.resultBytes / 2 ** 20)} MB result`, r.foreignBig],
+    ] as const) {
+      add({
+        bench: '7. foreign vs unknown task id',
+        case: name,
+        figure,
+        value,
+        unit: 'ms',
+        baseline: 'unknown id (same run)',
+        baselineValue: r.unknown,
+        baselineUnit: 'ms',
+        ratio: ratio(value, r.unknown),
+        target: '≈ 1× (no record of another principal is loaded)',
+        verdict: verdict(value <= r.unknown * 1.5),
+        ...(figure.includes('MB') ? { note: `the owner's own get of it: ${fmt(r.ownBig)} ms` } : {}),
+      });
+    }
+  }
+
+  // 8. Cold start (issue 15.5).
+  const cold = raw.coldStart;
+  if (enabled('coldstart') && cold && cold.built.length > 0) {
+    const built = median(cold.built);
+    const floor = median(cold.floor);
+    add({
+      bench: '8. cold start',
+      case: `serve --stdio --demo from the built package, spawn to the initialize answer (median of ${cold.built.length})`,
+      figure: 'time to first answer',
+      value: built,
+      unit: 'ms',
+      baseline: 'node -e 0, spawn to exit',
+      baselineValue: floor,
+      baselineUnit: 'ms',
+      ratio: ratio(built, floor),
+      target: '≤ 300 ms',
+      verdict: verdict(built <= 300),
+      note: `max ${fmt(Math.max(...cold.built))} ms${cold.rebuilt ? '; dist/ rebuilt first' : ''}`,
+    });
+    if (cold.source.length > 0) {
+      const source = median(cold.source);
+      add({
+        bench: '8. cold start',
+        case: `the same from the TypeScript sources through tsx (median of ${cold.source.length})`,
+        figure: 'time to first answer',
+        value: source,
+        unit: 'ms',
+        baseline: 'built package',
+        baselineValue: built,
+        baselineUnit: 'ms',
+        ratio: ratio(source, built),
+        note: 'what bin/taskvisor.js ran before issue 15',
+      });
+    }
+  }
+
   return rows;
 }
 
@@ -1242,8 +1331,15 @@ try {
   if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
   if (enabled('recovery')) await recoveryBenchmarks(dataDir, templates, stores);
   if (enabled('fanout')) await section('fanout', () => fanoutBenchmark(dataDir));
+  // Not in a plain --quick run (it may build dist/, which the pack test of `npm test` builds too); `--quick --only coldstart` runs it.
+  if (enabled('coldstart') && (!quick || only?.includes('coldstart')))
+    await section('coldstart', async () => {
+      log('cold start: serve --stdio --demo from dist/ vs node -e 0');
+      raw.coldStart = await runColdStart(quick ? 3 : 10, quick ? 1 : 3);
+    });
   // Like postgres, not in a plain --quick run (two extra server processes); `--quick --only slowreader` runs it.
   if (enabled('slowreader') && (!quick || only?.includes('slowreader'))) await section('slowreader', slowReaderBenchmark);
+  if (enabled('foreign') && (!quick || only?.includes('foreign'))) await section('foreign', foreignGetBenchmark);
   // Not in a plain --quick run (it stays a smoke test of the rest); `--quick --only postgres` runs it small.
   if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
     postgresSkip = !stores.includes('sqlite') ? `no baseline: ${sqliteSkip}` : await postgresUnavailable();

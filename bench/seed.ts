@@ -103,7 +103,7 @@ export async function seedLowdb(dir: string, template: TaskRecord, n: number): P
     shards.add(location.shardDir);
     files.push({ file: location.file, json });
   }
-  for (const shard of shards) await mkdir(shard, { recursive: true });
+  for (const shard of shards) await mkdir(shard, { recursive: true, mode: 0o700 });
   await mapLimit(files, 64, ({ file, json }) => writeFile(file, json, { mode: 0o600 }));
   return performance.now() - started;
 }

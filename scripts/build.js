@@ -7,7 +7,7 @@
  * Plain JavaScript, so it needs nothing but the compiler.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,4 +33,6 @@ if (builtConfig === demoConfig) {
 }
 await mkdir(new URL('examples/demo/', dist), { recursive: true });
 await writeFile(new URL('examples/demo/taskvisor.yaml', dist), builtConfig);
+// The dashboard's static files (issue 16.4) are read next to the compiled module that serves them.
+await cp(new URL('../src/operations/dashboard/', import.meta.url), new URL('src/operations/dashboard/', dist), { recursive: true });
 process.stderr.write('build: dist/ written\n');

@@ -112,6 +112,9 @@ export { TaskvisorMetrics, type MetricsOptions } from './operations/TaskvisorMet
 export { TaskActivity, type TaskActivityEvent, type TimelineEntry } from './operations/TaskActivity.js';
 export { OperatorGate, DEFAULT_OPERATOR_SCOPE, type OperatorGateOptions } from './operations/OperatorGate.js';
 export { observeStore } from './store/ObservedTaskStore.js';
+// Trace context (issue 16.3).
+export { traceContextOf, traceMeta, isTraceparent, type TraceContext } from './core/traceContext.js';
+export { enableOpenTelemetry, OpenTelemetryUnavailableError, type OpenTelemetryOptions } from './operations/openTelemetry.js';
 export {
   DIAGNOSTICS_CHANNELS,
   subscribe as subscribeDiagnostics,

@@ -3,7 +3,8 @@
  * flow (spec §3): it elicits a name, then greets.
  */
 import { z } from 'zod';
-import { defineTool, ToolError } from '../../src/index.js';
+// The light entry for tool modules (taskvisor/tools in the package): loading it costs no start-up time.
+import { defineTool, ToolError } from '../../src/tools/index.js';
 
 /** Resolves after `ms`, or rejects as soon as `signal` fires. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

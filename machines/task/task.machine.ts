@@ -101,8 +101,10 @@ export const taskMachine = setup({
     noteCancelled: assign({ statusMessage: 'The task was cancelled' }),
     abortWorker: sendTo('worker', { type: 'ABORT' } satisfies WorkerMessage),
     clearInputRequests: assign({ inputRequests: {} }),
+    /** A finished task's last working-phase message ("Waiting for a name") would read as if it were still running. */
     recordResult: assign({
       result: ({ event }) => (event.type === 'WORK_DONE' ? event.result : undefined),
+      statusMessage: undefined,
     }),
     recordError: assign(({ context, event }) => {
       switch (event.type) {
@@ -132,6 +134,7 @@ export const taskMachine = setup({
     ...(input.pollIntervalMs !== undefined ? { pollIntervalMs: input.pollIntervalMs } : {}),
     ...(input.statusMessage !== undefined ? { statusMessage: input.statusMessage } : {}),
     ...(input.clientCapabilities !== undefined ? { clientCapabilities: input.clientCapabilities } : {}),
+    ...(input.trace !== undefined ? { trace: input.trace } : {}),
     cancelRequested: false,
     inputRequests: {},
     issuedKeys: [],

@@ -41,6 +41,8 @@ export interface TaskInput {
   statusMessage?: string;
   /** Client capabilities declared on the creating `tools/call` (D-10). */
   clientCapabilities?: JsonObject;
+  /** W3C trace context of the creating `tools/call` (`_meta.traceparent`...): kept, handed to the tool, sent on. */
+  trace?: { traceparent: string; tracestate?: string; baggage?: string };
 }
 
 export interface TaskContext {
@@ -64,6 +66,7 @@ export interface TaskContext {
   result?: JsonObject;
   error?: TaskError;
   clientCapabilities?: JsonObject;
+  trace?: { traceparent: string; tracestate?: string; baggage?: string };
   /**
    * Durable progress the worker saved (`ctx.saveCheckpoint`): plain JSON,
    * persisted with the snapshot and handed back to a `resume: 'resume'` tool

@@ -6,7 +6,7 @@
  */
 import { ConfigError } from '../config/loadConfig.js';
 import { composeInspectors, type InspectFn } from '../inspection/redact.js';
-import { attachStatelyInspector, type StatelyInspector } from '../inspection/statelyInspector.js';
+import type { StatelyInspector } from '../inspection/statelyInspector.js';
 import { createTraceInspector, TraceFileRefusedError, type TraceInspector } from '../inspection/trace.js';
 import type { Logger } from '../runtime/Logger.js';
 
@@ -60,7 +60,7 @@ export async function openInspection(args: InspectionArgs, logger: Logger): Prom
   }
   if (args.inspect || port !== undefined) {
     try {
-      stately = await attachStatelyInspector(port !== undefined ? { port } : {});
+      stately = await (await import('../inspection/statelyInspector.js')).attachStatelyInspector(port !== undefined ? { port } : {});
     } catch (error) {
       await trace?.close();
       throw new ConfigError(

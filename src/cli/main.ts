@@ -16,7 +16,10 @@ Commands:
                         json|mermaid|dot
   token add             Add a bearer token to a token file (mode 0600)
   workflows validate|run  Check workflow files; run one in-process
+  call                  Run a tool of any MCP server from the terminal (live
+                        task status, input asked, Ctrl-C cancels)
   tasks list|show|check Admin view of the tasks in the config's store
+  tasks get|cancel|watch  A task on a running server (--url or --stdio)
   help                  Show this text
   version               Print the version
 
@@ -45,6 +48,8 @@ Options:
                         of their own (they are always on the --http listener too)
   --metrics             Serve Prometheus metrics at /metrics (operators only:
                         loopback without auth, else the operator scope)
+  --ui                  Serve the read-only tasks dashboard at /ui/ (operators
+                        only, as --metrics)
   -h, --help            Show this text
 
 Exit codes: 0 after SIGINT/SIGTERM, 1 for a bad config or a port in use,
@@ -60,8 +65,9 @@ export const COMMAND_TREE: Readonly<Record<string, readonly string[]>> = {
   upstreams: [],
   machines: ['list', 'export'],
   token: ['add'],
-  workflows: ['validate', 'run'],
-  tasks: ['list', 'show', 'check'],
+  workflows: ['validate', 'run', 'runs'],
+  tasks: ['list', 'show', 'check', 'get', 'cancel', 'watch'],
+  call: [],
   version: [],
 };
 
@@ -119,6 +125,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
           'trace-raw': { type: 'boolean' },
           operations: { type: 'string' },
           metrics: { type: 'boolean' },
+          ui: { type: 'boolean' },
         },
         SERVE_USAGE,
       );
@@ -155,6 +162,8 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
       return (await import('./tasks.js')).tasksCommand(rest, io);
     case 'upstreams':
       return (await import('./upstreams.js')).upstreamsCommand(rest, io);
+    case 'call':
+      return (await import('./call.js')).callCommand(rest, io);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`, USAGE);
   }

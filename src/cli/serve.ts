@@ -9,20 +9,15 @@ import { stderrLogger } from '../runtime/Logger.js';
 import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
 import { DEFAULT_SQLITE_FILE, StoreInUseError, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
-import { listenHttp } from '../transports/http.js';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
-import { serveStdio } from '../transports/stdio.js';
-import { listenWebSocket } from '../transports/websocket.js';
 import { isLoopbackHost } from '../transports/admission.js';
-import { authFromConfig } from '../auth/fromConfig.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
-import { openConfiguredWorkflows } from '../workflows/configured.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
-import { warnAboutMissingTools } from '../workflows/missingTools.js';
-import { DEFAULT_WORKFLOW_PREFIX, type WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 import { createOperations, type Operations } from '../operations/Operations.js';
-import { listenOperations, type OperationsListener } from '../operations/listenOperations.js';
+import type { OperationsListener } from '../operations/listenOperations.js';
+import { enableOpenTelemetry } from '../operations/openTelemetry.js';
 
 export interface ServeArgs extends InspectionArgs {
   config?: string;
@@ -37,6 +32,8 @@ export interface ServeArgs extends InspectionArgs {
   operations?: string;
   /** Serve Prometheus metrics at `/metrics` (operators only; config `operations.metrics`). */
   metrics?: boolean;
+  /** Serve the read-only dashboard at `/ui/` (operators only; config `operations.ui`). */
+  ui?: boolean;
 }
 
 /** The demo config `npm start` serves. */
@@ -84,18 +81,18 @@ function checkOperatorListeners(setup: {
 }): void {
   const { auth, wantHttp, httpHost, operationsListen } = setup;
   if (!wantHttp && !operationsListen) {
-    throw new ConfigError('--metrics needs a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
+    throw new ConfigError('--metrics and --ui need a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
   }
   if (auth) return;
   const operationsHost = operationsListen ? (operationsListen.host ?? '127.0.0.1') : undefined;
   if (operationsHost !== undefined && !isLoopbackHost(operationsHost)) {
     throw new ConfigError(
-      `--metrics without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
+      `--metrics/--ui without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
     );
   }
   if (wantHttp && !isLoopbackHost(httpHost) && operationsHost === undefined) {
     throw new ConfigError(
-      `--metrics without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve metrics on a loopback port (--operations 127.0.0.1:9464)`,
+      `--metrics/--ui without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve them on a loopback port (--operations 127.0.0.1:9464)`,
     );
   }
 }
@@ -128,14 +125,17 @@ export async function serve(args: ServeArgs): Promise<{
   checkInspectionArgs(args);
   // Token file / key file / JWKS URL are checked before anything starts (no partial start).
   const auth: BearerAuthOptions | undefined =
-    config.auth && config.auth.kind !== 'none' ? await authFromConfig(config.auth, loaded, config.server?.name) : undefined;
+    config.auth && config.auth.kind !== 'none'
+      ? await (await import('../auth/fromConfig.js')).authFromConfig(config.auth, loaded, config.server?.name)
+      : undefined;
   // Precedence: --http, then HOST/PORT, then the config file, then 127.0.0.1:3000; --ws, then the config, then 127.0.0.1:3001.
   const httpHost = flag.host ?? (process.env.HOST || undefined) ?? config.http?.host ?? '127.0.0.1';
   const wsHost = wsFlag.host ?? config.ws?.host ?? '127.0.0.1';
   const wantMetrics = args.metrics === true || config.operations?.metrics === true;
-  // Which listener carries the operator surfaces (metrics): checked before anything starts.
+  const wantUi = args.ui === true || config.operations?.ui === true;
+  // Which listener carries the operator surfaces (metrics, the dashboard): checked before anything starts.
   const operatorRoutesOnHttp = wantHttp && (auth !== undefined || isLoopbackHost(httpHost));
-  if (wantMetrics) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
+  if (wantMetrics || wantUi) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
   // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
   // `anonymous`. Refused before anything starts, unless the config says so in as many words.
   const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
@@ -178,7 +178,12 @@ export async function serve(args: ServeArgs): Promise<{
   });
   if (loaded) await loadToolModules(loaded, runtime);
   // Workflows are tools too: registered before start() so their unfinished runs can resume.
-  const workflows = loaded ? await openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store) : undefined;
+  // Loaded only when the config has workflows (issue 15.5: the template engines cost start-up time).
+  const workflows = loaded?.config.workflows
+    ? await (
+        await import('../workflows/configured.js')
+      ).openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store)
+    : undefined;
   if (wantInspection) {
     inspection = await openInspection(args, logger);
     runtime.onClose(() => inspection!.close());
@@ -199,6 +204,7 @@ export async function serve(args: ServeArgs): Promise<{
   }
   const operations = createOperations(runtime, {
     ...(wantMetrics ? { metrics: true } : {}),
+    ...(wantUi ? { ui: true } : {}),
     ...(auth ? { auth } : {}),
     ...(config.operations?.operatorScope ? { operatorScope: config.operations.operatorScope } : {}),
     ...(config.http?.path ? { mcpPath: config.http.path } : {}),
@@ -207,12 +213,24 @@ export async function serve(args: ServeArgs): Promise<{
       : {}),
     ...(config.operations?.maxEventLoopDelayMs !== undefined ? { maxEventLoopDelayMs: config.operations.maxEventLoopDelayMs } : {}),
   });
+  if (config.operations?.openTelemetry) {
+    // Before start(): recovery's writes make spans too. Missing @opentelemetry/api is a setup problem, said in one line.
+    try {
+      const stopSpans = await enableOpenTelemetry({ source: runtime.store });
+      runtime.onClose(async () => stopSpans());
+    } catch (error) {
+      operations.close();
+      await inspection?.close();
+      throw new ConfigError(`${configFile}: operations.openTelemetry: ${(error as Error).message}`);
+    }
+  }
   let operationsUrl: string | undefined;
   let operationsListener: OperationsListener | undefined;
   if (operationsListen) {
     // Before start(): a balancer polling /readyz sees `recovering` while unfinished tasks are resumed.
     const host = operationsListen.host ?? '127.0.0.1';
     try {
+      const { listenOperations } = await import('../operations/listenOperations.js');
       operationsListener = await listenOperations(runtime, operations, { host, port: operationsListen.port });
       operationsUrl = operationsListener.url;
     } catch (error) {
@@ -228,6 +246,8 @@ export async function serve(args: ServeArgs): Promise<{
     const host = httpHost;
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {
+      // Transports are imported when served (issue 15.5: HTTP pulls hono, WebSocket ws).
+      const { listenHttp } = await import('../transports/http.js');
       const listener = await listenHttp(runtime, {
         host,
         port,
@@ -253,6 +273,7 @@ export async function serve(args: ServeArgs): Promise<{
     const host = wsHost;
     const port = wsFlag.port ?? config.ws?.port ?? 3001;
     try {
+      const { listenWebSocket } = await import('../transports/websocket.js');
       const listener = await listenWebSocket(runtime, {
         host,
         port,
@@ -283,6 +304,8 @@ export async function serve(args: ServeArgs): Promise<{
     throw error;
   }
   if (workflows) {
+    const { warnAboutMissingTools } = await import('../workflows/missingTools.js');
+    const { DEFAULT_WORKFLOW_PREFIX } = await import('../workflows/WorkflowCatalog.js');
     void warnAboutMissingTools({
       definitions: workflows.definitions,
       prefix: loaded?.config.workflows?.prefix ?? DEFAULT_WORKFLOW_PREFIX,
@@ -297,6 +320,9 @@ export async function serve(args: ServeArgs): Promise<{
       logger,
     });
     if (loaded?.config.workflows?.watch !== false) workflows.watch();
+    // Runs past their retention leave the store even when no new run comes (docs/workflows.md "Run history").
+    const stopSweep = workflows.history?.sweep();
+    if (stopSweep) runtime.onClose(async () => stopSweep());
     runtime.onClose(async () => workflows.close());
   }
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
@@ -335,12 +361,14 @@ export async function serve(args: ServeArgs): Promise<{
     );
   if (url) logger.info(`serving MCP over Streamable HTTP at ${url}`);
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
-  if (operationsUrl) logger.info(`serving /healthz and /readyz${wantMetrics ? ' and /metrics' : ''} at ${operationsUrl}`);
+  if (operationsUrl)
+    logger.info(`serving /healthz and /readyz${wantMetrics ? ', /metrics' : ''}${wantUi ? ', /ui/' : ''} at ${operationsUrl}`);
   if (wantMetrics && url && operatorRoutesOnHttp)
     logger.info(
       `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,
     );
   if (args.stdio) {
+    const { serveStdio } = await import('../transports/stdio.js');
     const stdio = serveStdio(runtime);
     logger.info('serving MCP over stdio');
     void stdio.closed.then(() => runtime.close());

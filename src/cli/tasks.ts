@@ -13,11 +13,13 @@ import type { WorkflowCheckpoint } from '../workflows/WorkflowRunner.js';
 import { storeConfigOf } from './serve.js';
 import { checkStore } from './tasksCheck.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
+import { answersOf, REMOTE_OPTIONS } from './call.js';
+import { EXIT, connectOrReport, endpointOf, inputHandler, lineReader, runRemote, statusReporter } from './remote.js';
 
 export const TASKS_USAGE = `Usage:
   taskvisor tasks list --config FILE [--status S]... [--owner O] [--tool T] [--limit N] [--json]
-      Tasks in the config's store, newest first (synchronous workflow runs are
-      in \`workflows runs\`).
+      Tasks in the config's store, newest first, read from the store (no server
+      needed; synchronous workflow runs are in \`workflows runs\`).
   taskvisor tasks show TASK_ID --config FILE [--json]
       One task: status, result or error, and a workflow run's step records.
   taskvisor tasks check --config FILE [--repair] [--json]
@@ -25,6 +27,17 @@ export const TASKS_USAGE = `Usage:
       those set aside; exits 1 when damaged records are still in the live set.
       --repair quarantines them (kept, never deleted); it needs the store's
       lock, so stop the server first.
+  taskvisor tasks get TASK_ID (--url URL | --stdio CMD) [--json]
+      A task as the server's tasks/get answers it (works with any Tasks server).
+  taskvisor tasks cancel TASK_ID (--url URL | --stdio CMD) [--json]
+      Cancel a task (tasks/cancel); prints the status it ended in.
+  taskvisor tasks watch TASK_ID (--url URL | --stdio CMD) [--input KEY=JSON]... [--no-input] [--json] [-q]
+      Follow a task created elsewhere to its end, as taskvisor call does: live
+      status, input requests asked, Ctrl-C cancels; prints the result.
+  Also for get/cancel/watch: --header 'N: V' (repeatable), --verbose.
+
+Exit codes of watch: those of taskvisor call (0, 1 isError, 3, 4 failed, 5, 130).
+get/cancel: 0, 3 cannot reach the server, 4 refused (e.g. unknown task -32602).
 `;
 
 const STATUSES = new Set<TaskStatus>(TASK_STATUSES);
@@ -36,8 +49,12 @@ export async function tasksCommand(argv: string[], io: CliIo = process): Promise
     io.stdout.write(TASKS_USAGE);
     return 0;
   }
+  if (sub === 'get' || sub === 'cancel' || sub === 'watch') return remoteTaskCommand(sub, rest, io);
   if (sub !== 'list' && sub !== 'show' && sub !== 'check') {
-    throw new UsageError(`tasks: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: list, show, check`, TASKS_USAGE);
+    throw new UsageError(
+      `tasks: unknown subcommand ${JSON.stringify(sub)}; valid subcommands: list, show, check, get, cancel, watch`,
+      TASKS_USAGE,
+    );
   }
   const { values, positionals } = parseCommandLine(
     rest,
@@ -159,4 +176,55 @@ async function show(store: TaskStore, values: { json?: boolean }, positionals: s
   } else if (record.checkpoint !== undefined) out.push(`checkpoint ${JSON.stringify(record.checkpoint)}`);
   process.stdout.write(`${out.join('\n')}\n`);
   return 0;
+}
+
+/** `tasks get|cancel|watch TASK_ID --url URL | --stdio CMD`: a task on a running server (issue 15.3). */
+async function remoteTaskCommand(sub: 'get' | 'cancel' | 'watch', argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandLine(argv, REMOTE_OPTIONS, TASKS_USAGE, { positionals: true });
+  if (values.help) {
+    io.stdout.write(TASKS_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError(`tasks ${sub}: give exactly one TASK_ID`, TASKS_USAGE);
+  const taskId = positionals[0]!;
+  const endpoint = endpointOf({ url: values.url, stdio: values.stdio, headers: values.header, verbose: values.verbose }, TASKS_USAGE);
+  const answers = answersOf(values.input ?? [], TASKS_USAGE);
+  const client = await connectOrReport(endpoint, io, sub === 'watch');
+  if (!client) return EXIT.unreachable;
+  const status = statusReporter(io.stderr, values.quiet === true);
+  const lines = lineReader();
+  try {
+    if (sub === 'watch') {
+      return await runRemote(io, status, values.json === true, (signal) =>
+        client.watchTask(taskId, {
+          signal,
+          onStatus: (update) => status.update(update),
+          onInputRequest: inputHandler(answers, values['no-input'] !== true, io, status, lines),
+        }),
+      );
+    }
+    try {
+      if (sub === 'cancel') await client.cancelTask(taskId);
+      const task = await client.getTask(taskId);
+      if (values.json) io.stdout.write(`${JSON.stringify(task.raw, null, 2)}\n`);
+      else {
+        const raw = task.raw as { inputRequests?: Record<string, unknown>; error?: { code?: number; message?: string }; result?: unknown };
+        const out = [`task      ${task.taskId}`, `status    ${task.status}${task.statusMessage ? ` — ${task.statusMessage}` : ''}`];
+        if (task.createdAt) out.push(`created   ${task.createdAt}`);
+        if (task.lastUpdatedAt) out.push(`updated   ${task.lastUpdatedAt}`);
+        if (raw.inputRequests) out.push(`waiting   ${Object.keys(raw.inputRequests).join(', ')}`);
+        if (raw.error) out.push(`error     ${raw.error.code} ${raw.error.message}`);
+        if (raw.result !== undefined) out.push(`result    ${JSON.stringify(raw.result)}`);
+        io.stdout.write(`${out.join('\n')}\n`);
+      }
+      return EXIT.completed;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      io.stderr.write(`taskvisor: ${(error as Error).message}${typeof code === 'number' ? ` (${code})` : ''}\n`);
+      return typeof code === 'number' ? EXIT.failed : EXIT.unreachable;
+    }
+  } finally {
+    lines.close();
+    await client.close().catch(() => undefined);
+  }
 }

@@ -337,7 +337,7 @@ async function runs(argv: string[], io: CliIo): Promise<number> {
   const storeConfig = storeConfigOf(loaded);
   if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
   const section = loaded.config.workflows;
-  const store = createTaskStore(storeConfig);
+  const store = createTaskStore(storeConfig, { lock: false });
   await store.open();
   try {
     const history = new RunHistory({

@@ -263,11 +263,15 @@ export const ConfigSchema = z.strictObject({
         .optional(),
     })
     .optional(),
-  /** Health, readiness, metrics (docs/operations.md, issue 16). */
+  /** Health, readiness, metrics, the dashboard (docs/operations.md, issue 16). */
   operations: z
     .strictObject({
       /** Serve Prometheus metrics at /metrics (operators only). Default false. */
       metrics: z.boolean().optional(),
+      /** Serve the read-only dashboard at /ui/ and its operator API at /ops/api/ (operators only). Default false. */
+      ui: z.boolean().optional(),
+      /** Make OpenTelemetry spans through @opentelemetry/api (installed by you, with your SDK). Default false. */
+      openTelemetry: z.boolean().optional(),
       /** Scope an operator's bearer token must carry (with auth). Default `taskvisor:operator`. */
       operatorScope: z
         .string()

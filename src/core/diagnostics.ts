@@ -11,6 +11,7 @@
  */
 import { channel, type Channel } from 'node:diagnostics_channel';
 import type { TaskStatus } from '../../machines/task/index.js';
+import type { TraceContext } from './traceContext.js';
 
 /** The channel names (stable: part of the public interface, docs/operations.md). */
 export const DIAGNOSTICS_CHANNELS = {
@@ -40,6 +41,8 @@ export interface StoredTaskSummary {
   version: number;
   /** A workflow run's step records (the checkpoint), when the task is one. */
   checkpoint?: unknown;
+  /** W3C trace context of the creating call (spans join it). */
+  trace?: TraceContext;
 }
 
 /** `taskvisor:store.operation`: one create/put/delete, after it resolved or failed. */
@@ -81,6 +84,8 @@ export interface UpstreamCallMessage {
   durationMs: number;
   /** `result`, `error` (a JSON-RPC error answer) or `unavailable` (no answer). */
   outcome: 'result' | 'error' | 'unavailable';
+  /** The W3C traceparent sent with the request, when it carried one (issue 16.3). */
+  traceparent?: string;
 }
 
 /** `taskvisor:workflow.step`: one workflow step ended. */

@@ -47,6 +47,8 @@ export interface TraceLine {
   rootId?: string;
   /** The task the actor belongs to, when known. */
   taskId?: string;
+  /** The W3C traceparent of the call that created the task (issue 16.3): joins the line to the caller's trace. */
+  traceparent?: string;
   /** `@xstate.actor`: the actor's id (`worker`, `deadline`, or the sessionId of a root) and its parent. */
   name?: string;
   parentId?: string;
@@ -179,8 +181,9 @@ export function lineOf(t: number, event: InspectionEvent, redact: boolean): Trac
   const systemId = (actor as { systemId?: string }).systemId;
   if (systemId !== undefined) line.systemId = systemId;
   if (event.rootId !== undefined && event.rootId !== actor.sessionId) line.rootId = event.rootId;
-  const taskId = taskIdOf(actor);
-  if (taskId !== undefined) line.taskId = taskId;
+  const task = taskOf(actor);
+  if (task.taskId !== undefined) line.taskId = task.taskId;
+  if (task.traceparent !== undefined) line.traceparent = task.traceparent;
   switch (event.type) {
     case '@xstate.actor': {
       line.name = actor.id;
@@ -211,15 +214,18 @@ export function lineOf(t: number, event: InspectionEvent, redact: boolean): Trac
   return line;
 }
 
-/** The task id in the root task actor's context (children included), when it can be read. */
-function taskIdOf(actor: AnyActorRef): string | undefined {
+/** The task id and traceparent in the root task actor's context (children included), when they can be read. */
+function taskOf(actor: AnyActorRef): { taskId?: string; traceparent?: string } {
   let root: AnyActorRef = actor;
   while (root._parent) root = root._parent;
   try {
-    const context = (root.getSnapshot() as { context?: { taskId?: unknown } } | undefined)?.context;
-    return typeof context?.taskId === 'string' ? context.taskId : undefined;
+    const context = (root.getSnapshot() as { context?: { taskId?: unknown; trace?: { traceparent?: unknown } } } | undefined)?.context;
+    return {
+      ...(typeof context?.taskId === 'string' ? { taskId: context.taskId } : {}),
+      ...(typeof context?.trace?.traceparent === 'string' ? { traceparent: context.trace.traceparent } : {}),
+    };
   } catch {
     // Not initialised yet (cannot happen once the line is built a tick later, but never throw here).
-    return undefined;
+    return {};
   }
 }

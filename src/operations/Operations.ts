@@ -18,11 +18,15 @@ import type { OperationsRuntime } from './OperationsRuntime.js';
 import { TaskActivity } from './TaskActivity.js';
 import { TaskvisorMetrics, type MetricsOptions } from './TaskvisorMetrics.js';
 import { BASE_HEADERS, forMethod, isRead, json, methodNotAllowed } from './httpResponses.js';
+import { OPERATOR_API_PREFIX, OperatorApi } from './OperatorApi.js';
+import { DASHBOARD_PREFIX, dashboardAsset } from './dashboardAssets.js';
 
 /** Options of {@link createOperations}. */
 export interface OperationsOptions extends HealthOptions {
   /** Serve Prometheus metrics at `/metrics` (operators only). Default off. */
   metrics?: boolean | MetricsOptions;
+  /** Serve the read-only dashboard at `/ui/` and its operator API at `/ops/api/` (operators only). Default off. */
+  ui?: boolean;
   /** The bearer auth of the MCP entry: operators then need a token with `operatorScope`. Absent: loopback clients only. */
   auth?: BearerAuthOptions | undefined;
   /** Scope an operator's token must carry. Default `taskvisor:operator`. */
@@ -35,11 +39,13 @@ export interface OperationsOptions extends HealthOptions {
   mcpPath?: string | undefined;
 }
 
-/** The operations of one runtime: its health, its metrics and the routes serving them. */
+/** The operations of one runtime: its health, its metrics, the dashboard and the routes serving them. */
 export interface Operations {
   readonly health: HealthMonitor;
-  /** Present when metrics are on. */
+  /** Present when metrics (or the dashboard, which shows their numbers) are on. */
   readonly metrics: TaskvisorMetrics | undefined;
+  /** Present when the dashboard is on. */
+  readonly api: OperatorApi | undefined;
   /** Live tasks by status, timelines: present when metrics (or the dashboard) are on. */
   readonly activity: TaskActivity | undefined;
   readonly gate: OperatorGate;
@@ -66,11 +72,13 @@ export function createOperations(runtime: OperationsRuntime, options: Operations
     mcpPath: options.mcpPath,
     logger: runtime.logger,
   });
-  const activity = options.metrics ? new TaskActivity({ source: runtime.store }) : undefined;
-  const metrics =
-    options.metrics && activity
-      ? new TaskvisorMetrics(runtime, activity, typeof options.metrics === 'object' ? options.metrics : {})
-      : undefined;
+  const wantActivity = Boolean(options.metrics) || options.ui === true;
+  const activity = wantActivity ? new TaskActivity({ source: runtime.store }) : undefined;
+  const metrics = activity
+    ? new TaskvisorMetrics(runtime, activity, typeof options.metrics === 'object' ? options.metrics : {})
+    : undefined;
+  const api = options.ui && activity && metrics ? new OperatorApi({ runtime, health, activity, metrics }) : undefined;
+  const serveMetrics = Boolean(options.metrics);
 
   // Unfinished tasks found at start are written again only when they change: count them once ready.
   // A shared store's unfinished tasks belong to every instance, so only embedded stores are seeded.
@@ -87,12 +95,21 @@ export function createOperations(runtime: OperationsRuntime, options: Operations
   };
 
   const owns = (pathname: string) =>
-    pathname === HEALTH_PATH || pathname === READY_PATH || (metrics !== undefined && pathname === METRICS_PATH);
+    pathname === HEALTH_PATH ||
+    pathname === READY_PATH ||
+    (serveMetrics && pathname === METRICS_PATH) ||
+    (api !== undefined && (pathname === '/ui' || pathname.startsWith(DASHBOARD_PREFIX) || pathname.startsWith(OPERATOR_API_PREFIX)));
   const routes: HttpRoutes = {
     owns,
     async fetch(request, client) {
-      if (!isRead(request)) return methodNotAllowed('GET, HEAD');
       const pathname = new URL(request.url).pathname;
+      if (api && pathname.startsWith(OPERATOR_API_PREFIX)) {
+        const admitted = await gate.admit(request, client);
+        if (admitted instanceof Response) return admitted;
+        await seed();
+        return api.fetch(request);
+      }
+      if (!isRead(request)) return methodNotAllowed('GET, HEAD');
       if (pathname === HEALTH_PATH) {
         const report = health.health();
         return forMethod(request, json(report.status === 'ok' ? 200 : 503, report));
@@ -101,6 +118,8 @@ export function createOperations(runtime: OperationsRuntime, options: Operations
         const report = health.readiness();
         return forMethod(request, json(report.status === 'ready' ? 200 : 503, report));
       }
+      // The page itself holds no data (it reads through the gated API): served to anyone who asks.
+      if (pathname !== METRICS_PATH) return forMethod(request, await dashboardAsset(pathname));
       const admitted = await gate.admit(request, client);
       if (admitted instanceof Response) return admitted;
       await seed();
@@ -117,9 +136,10 @@ export function createOperations(runtime: OperationsRuntime, options: Operations
     if (closed) return;
     closed = true;
     health.close();
+    api?.close();
     metrics?.close();
     activity?.close();
   };
   runtime.onClose(async () => close());
-  return { health, metrics, activity, gate, routes, healthRoutes, close };
+  return { health, metrics, api, activity, gate, routes, healthRoutes, close };
 }

@@ -4,6 +4,7 @@
  * `CreateTaskResult` — the last only when this request declared the tasks
  * extension (T-01, T-04).
  */
+import { traceContextOf, type TraceContext } from '../core/traceContext.js';
 import { inputRequired, ProtocolError, type RequestStateCodec, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
 import { ErrorCode } from '../core/errors.js';
@@ -58,6 +59,7 @@ export const ToolsSurface = {
           answers,
           signal: ctx.mcpReq.signal,
           relay: callerRelay(ctx),
+          ...traceOf(ctx),
           ...(state?.resume ? { resume: state.resume } : {}),
         });
         switch (outcome.kind) {
@@ -82,6 +84,12 @@ export const ToolsSurface = {
     );
   },
 };
+
+/** The W3C trace context in this request's `_meta` (issue 16.3), as a spreadable field. */
+function traceOf(ctx: ServerContext): { trace?: TraceContext } {
+  const trace = traceContextOf(ctx.mcpReq._meta);
+  return trace ? { trace } : {};
+}
 
 /**
  * Progress goes to the caller's own `progressToken` (only when it sent one);

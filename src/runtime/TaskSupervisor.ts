@@ -80,6 +80,8 @@ export interface CreateTaskOptions {
   ttlMs: number | null;
   pollIntervalMs?: number;
   clientCapabilities?: JsonObject;
+  /** W3C trace context of the creating call (issue 16.3). */
+  trace?: TaskInput['trace'];
   /** A run already under way (`auto` promotion); otherwise the worker starts one after the write. */
   execution?: ToolExecution;
 }
@@ -213,6 +215,7 @@ export class TaskSupervisor {
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
       ...(options.execution?.statusMessage !== undefined ? { statusMessage: options.execution.statusMessage } : {}),
       ...(options.clientCapabilities !== undefined ? { clientCapabilities: options.clientCapabilities } : {}),
+      ...(options.trace !== undefined ? { trace: options.trace } : {}),
     };
     if (options.execution) {
       options.execution.becomeTask(taskId);
@@ -348,7 +351,8 @@ export class TaskSupervisor {
     if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
     let record: TaskRecord | undefined;
     try {
-      record = await this.options.store.get(taskId);
+      // Issue 12.6: ownership first, in the store: another principal's record is never loaded or parsed.
+      record = await this.options.store.get(taskId, principal);
     } catch (error) {
       // Unreadable or set aside: the store reported it once; the client gets a stable error (issue 13 item 3).
       if (error instanceof TaskDamagedError) throw new TaskRecordDamagedError();
@@ -476,6 +480,7 @@ export class TaskSupervisor {
       issuedKeys: context.issuedKeys,
       outstandingKeys: Object.keys(context.inputRequests),
       ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
+      ...(context.trace ? { trace: context.trace } : {}),
       maxPendingInputRequests: this.limits.maxPendingInputRequestsPerTask,
       now: this.now,
     });

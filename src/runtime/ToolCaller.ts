@@ -79,6 +79,7 @@ export class ToolCaller {
       ttlMs: capTtl(tool.options.ttlMs !== undefined ? tool.options.ttlMs : this.defaults.ttlMs, this.limits.maxTaskTtlMs),
       pollIntervalMs: this.pollPolicy.initial(tool.name, tool.options.pollIntervalMs),
       ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
+      ...(request.trace ? { trace: request.trace } : {}),
       ...(execution ? { execution } : {}),
     };
   }
@@ -93,6 +94,7 @@ export class ToolCaller {
       answers: request.answers ?? {},
       maxPendingInputRequests: this.limits.maxPendingInputRequestsPerTask,
       ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
+      ...(request.trace ? { trace: request.trace } : {}),
     });
   }
 

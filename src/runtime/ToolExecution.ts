@@ -5,6 +5,7 @@
  * "Workers"). It can start before any task exists (`auto` promotion): until
  * a task actor attaches, its events are buffered and replayed on attach.
  */
+import type { TraceContext } from '../core/traceContext.js';
 import type { InputRequest, JsonObject, TaskError, TaskEvent } from '../../machines/task/index.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
 import { limitExceeded } from '../limits/Limits.js';
@@ -45,6 +46,8 @@ export interface ToolExecutionOptions {
   checkpoint?: unknown;
   /** Input requests the run may have outstanding at once; one more fails with a limit error. Default: unbounded. */
   maxPendingInputRequests?: number;
+  /** W3C trace context of the creating call (`ctx.trace`). */
+  trace?: TraceContext;
   now?: () => number;
 }
 
@@ -233,6 +236,7 @@ export class ToolExecution {
         })) as ElicitResult,
       requestInput: (key: string, request: InputRequest) => this.requestInput(key, request),
       checkpoint: this.options.checkpoint,
+      trace: this.options.trace,
       saveCheckpoint: (checkpoint: unknown) => this.saveCheckpoint(checkpoint),
       setStatus: (message: string) => {
         if (typeof message !== 'string') throw new TypeError('setStatus(message): message must be a string');

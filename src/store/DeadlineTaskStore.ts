@@ -61,8 +61,8 @@ export class DeadlineTaskStore implements TaskStore {
     return this.bounded('put', this.inner.put(record));
   }
 
-  get(taskId: string): Promise<TaskRecord | undefined> {
-    return this.bounded('get', this.inner.get(taskId));
+  get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
+    return this.bounded('get', this.inner.get(taskId, owner));
   }
 
   delete(taskId: string): Promise<boolean> {

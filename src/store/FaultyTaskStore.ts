@@ -156,8 +156,8 @@ export class FaultyTaskStore implements TaskStore {
     return delayed.then(() => this.inner.delete(taskId));
   }
 
-  get(taskId: string): Promise<TaskRecord | undefined> {
-    return this.inner.get(taskId);
+  get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
+    return this.inner.get(taskId, owner);
   }
 
   listNonTerminal(): Promise<TaskRecord[]> {

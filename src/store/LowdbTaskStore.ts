@@ -105,6 +105,14 @@ export class LowdbTaskStore implements TaskStore {
   }
 
   /** Creates the folders if needed and loads the index. Corrupt record files are reported and skipped. */
+  /**
+   * Whether this store holds its exclusive lock (readiness reports it, issue 16.1);
+   * `undefined` when locking is off.
+   */
+  get locked(): boolean | undefined {
+    return this.#locking ? this.#lock !== undefined : undefined;
+  }
+
   async open(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`lowdb task store at ${this.dir}: open() called on a store that is ${this.#state}`);
     this.#state = 'opening';
@@ -180,10 +188,15 @@ export class LowdbTaskStore implements TaskStore {
   }
 
   /** Reads the task's file; `undefined` when there is none (or the id cannot be stored). */
-  async get(taskId: string): Promise<TaskRecord | undefined> {
+  async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();
     const quarantined = this.#quarantined.get(taskId);
     if (quarantined !== undefined) throw new TaskDamagedError(taskId, quarantined);
+    // Issue 12.6: the index knows every record's owner; another owner's file is never read or parsed.
+    if (owner !== undefined) {
+      const entry = this.#index.get(taskId);
+      if (entry === undefined || entry.owner !== owner) return undefined;
+    }
     try {
       return await this.#readTask(taskId);
     } catch (error) {

@@ -50,11 +50,13 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   /** A copy of the stored record, or `undefined`. */
-  async get(taskId: string): Promise<TaskRecord | undefined> {
+  async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();
     const stored = this.#records.get(taskId);
     if (stored === undefined && this.#quarantined.has(taskId)) throw new TaskDamagedError(taskId, this.#quarantined.get(taskId)!.reason);
-    return stored === undefined ? undefined : structuredClone(stored);
+    // Issue 12.6: another owner's record is not copied.
+    if (stored === undefined || (owner !== undefined && stored.owner !== owner)) return undefined;
+    return structuredClone(stored);
   }
 
   /** Removes a task; `true` when it existed. */

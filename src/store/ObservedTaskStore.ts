@@ -67,6 +67,7 @@ export function summarize(record: TaskRecord): StoredTaskSummary {
     lastUpdatedAt: record.lastUpdatedAt,
     version: record.version,
     ...(record.checkpoint !== undefined ? { checkpoint: record.checkpoint } : {}),
+    ...(record.trace !== undefined ? { trace: record.trace } : {}),
   };
 }
 

@@ -25,7 +25,8 @@
  * `"<schema>.commands"` carrying the target instance id.
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { escapeIdentifier, loadPg } from './postgres/pgModule.js';
 import { NON_TERMINAL_STATUSES } from '../core/statuses.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
@@ -122,7 +123,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#instanceId = options.instanceId ?? randomUUID();
     this.#applicationName = options.applicationName;
-    this.#q = pg.escapeIdentifier(this.schema);
+    this.#q = escapeIdentifier(this.schema);
     this.#onCorrupt =
       options.onCorrupt ??
       ((taskId, error) =>
@@ -154,7 +155,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
   async open(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`${this.description}: open() called on a store that is ${this.#state}`);
     this.#state = 'opening';
-    const pool = new pg.Pool({
+    const pool = new (await loadPg()).Pool({
       connectionString: this.#url,
       max: this.poolSize,
       application_name: this.#applicationName ?? `taskvisor ${this.#instanceId}`,
@@ -222,10 +223,14 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     });
   }
 
-  async get(taskId: string): Promise<TaskRecord | undefined> {
+  async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     const pool = this.#assertOpen();
     if (invalidIdReason(taskId) !== undefined) return undefined;
-    const result = await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1`, [taskId]);
+    // Issue 12.6: with an owner, another owner's record never leaves the database nor gets parsed.
+    const result =
+      owner === undefined
+        ? await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1`, [taskId])
+        : await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1 AND owner = $2`, [taskId, owner]);
     const row = result.rows[0];
     if (!row) {
       const set = await pool.query<{ reason: string }>(`SELECT reason FROM ${this.#q}.quarantine WHERE task_id = $1`, [taskId]);

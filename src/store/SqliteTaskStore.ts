@@ -128,6 +128,7 @@ interface Statements {
   update: Database.Statement<[Row]>;
   delete: Database.Statement<[string]>;
   get: Database.Statement<[string], string>;
+  getOwned: Database.Statement<[string, string], string>;
   nonTerminal: Database.Statement<[], { task_id: string; record: string }>;
   expired: Database.Statement<[number, number], string>;
   /** Copies a tasks row into quarantine (params: reason, at, id). */
@@ -181,6 +182,14 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Creates the file if needed, opens it in WAL mode and brings its schema up to date. */
+  /**
+   * Whether this store holds its exclusive lock (readiness reports it, issue 16.1);
+   * `undefined` when locking is off.
+   */
+  get locked(): boolean | undefined {
+    return this.#locking ? this.#lock !== undefined : undefined;
+  }
+
   async open(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`sqlite task store at ${this.file}: open() called on a store that is ${this.#state}`);
     this.#state = 'opening';
@@ -263,10 +272,11 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** The stored record, or `undefined` (also for ids that cannot be stored). */
-  async get(taskId: string): Promise<TaskRecord | undefined> {
+  async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     const statements = this.#assertOpen();
     if (invalidTaskIdReason(taskId) !== undefined) return undefined;
-    const json = statements.get.get(taskId);
+    // Issue 12.6: with an owner the row is matched on it too; another owner's record is never fetched or parsed.
+    const json = owner === undefined ? statements.get.get(taskId) : statements.getOwned.get(taskId, owner);
     if (json === undefined) {
       const reason = statements.quarantined.get(taskId);
       if (reason !== undefined) throw new TaskDamagedError(taskId, reason);
@@ -450,6 +460,7 @@ function prepareStatements(db: Database.Database): Statements {
     ),
     delete: db.prepare<[string]>('DELETE FROM tasks WHERE task_id = ?'),
     get: db.prepare<[string], string>('SELECT record FROM tasks WHERE task_id = ?').pluck(),
+    getOwned: db.prepare<[string, string], string>('SELECT record FROM tasks WHERE task_id = ? AND owner = ?').pluck(),
     nonTerminal: db.prepare<[], { task_id: string; record: string }>(
       `SELECT task_id, record FROM tasks WHERE status IN ('working', 'input_required')`,
     ),

@@ -42,11 +42,13 @@ export interface TaskStore {
    */
   put(record: TaskRecord): Promise<void>;
   /**
-   * The stored record, or `undefined`. Rejects with {@link TaskDamagedError}
-   * when the stored bytes cannot be read as a record, or the record was
-   * quarantined.
+   * The stored record, or `undefined`. With `owner`, a record of another
+   * owner is `undefined` too — and is neither read nor parsed (issue 12.6):
+   * a foreign id costs what an unknown one costs, whatever its size.
+   * Rejects with {@link TaskDamagedError} when the stored bytes cannot be
+   * read as a record, or the record was quarantined (issue 13 item 3).
    */
-  get(taskId: string): Promise<TaskRecord | undefined>;
+  get(taskId: string, owner?: string): Promise<TaskRecord | undefined>;
   /** Removes a task; resolves `true` when it existed. */
   delete(taskId: string): Promise<boolean>;
   /** Every task whose status is `working` or `input_required` (recovery on start). */

@@ -5,6 +5,7 @@
  * stamped with the machine version it was taken from (I-8).
  */
 import type { InputRequest, JsonObject, TaskError, TaskStatus } from '../../machines/task/index.js';
+import type { TraceContext } from '../core/traceContext.js';
 
 export interface TaskRecord {
   taskId: string;
@@ -40,6 +41,8 @@ export interface TaskRecord {
    * records here.
    */
   checkpoint?: unknown;
+  /** W3C trace context of the creating `tools/call` (issue 16.3); kept after the end so the task stays findable in traces. */
+  trace?: TraceContext;
   /** The actor's persisted snapshot; dropped once the task is terminal. */
   snapshot?: unknown;
   /**

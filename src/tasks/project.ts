@@ -37,6 +37,7 @@ export function recordOf(snapshot: TaskSnapshotLike, persisted: unknown, version
   if (status === 'failed' && context.error) record.error = context.error;
   // Kept after the end too: it is the durable progress report (a workflow's step records) admins read.
   if (context.checkpoint !== undefined) record.checkpoint = context.checkpoint;
+  if (context.trace !== undefined) record.trace = context.trace;
   if (!TERMINAL_STATUSES.has(status)) record.snapshot = persisted;
   return record;
 }

@@ -6,6 +6,7 @@
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { CallerRelay } from './CallerRelay.js';
+import type { TraceContext } from '../core/traceContext.js';
 
 export interface ToolCallRequest {
   name: string;
@@ -32,6 +33,8 @@ export interface ToolCallRequest {
    * instead of an `input-required` outcome.
    */
   cannotAnswerInput?: boolean;
+  /** W3C trace context of the request (`_meta.traceparent`...), kept on a task and sent on upstream (issue 16.3). */
+  trace?: TraceContext;
 }
 
 export type ToolCallOutcome =

@@ -1,6 +1,7 @@
 /**
  * How a user declares a tool: `runtime.tool(name, options, handler)`.
  */
+import type { TraceContext } from '../core/traceContext.js';
 import type { z } from 'zod';
 import type { JsonSchemaDocument } from './ToolSchema.js';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
@@ -112,6 +113,12 @@ export interface ToolContext {
    * the call is promoted to one.
    */
   saveCheckpoint(checkpoint: unknown): Promise<void>;
+  /**
+   * The W3C trace context of the call that started this run (`traceparent`,
+   * `tracestate`, `baggage` from its `_meta`), kept across restarts; send it on
+   * with the requests the tool makes so they join the caller's trace.
+   */
+  readonly trace: TraceContext | undefined;
 }
 
 export type ToolHandler<A extends JsonObject = JsonObject> = (

@@ -12,6 +12,7 @@
  * any page open a socket to localhost), then `authenticate` (401). The
  * principal it resolves holds for the connection's lifetime (I-7).
  */
+import { publish } from '../core/diagnostics.js';
 import { createServer, type IncomingMessage, type Server as NodeHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -147,7 +148,10 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
       maxJsonDepth: runtime.limits.maxJsonDepth,
       maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
       outboundGraceMs: runtime.limits.outboundGraceMs,
-      onOverBudget: (reason) => runtime.logger.info(`websocket: closing a connection of ${principal.id} (1008): ${reason}`),
+      onOverBudget: (reason) => {
+        runtime.logger.info(`websocket: closing a connection of ${principal.id} (1008): ${reason}`);
+        publish('taskvisor:backpressure.close', () => ({ stream: 'websocket' })); // metrics (issue 16)
+      },
     });
     // Listens are served by taskvisor's hub: the SDK's listen router strips taskIds (P8).
     const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);

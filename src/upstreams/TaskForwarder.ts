@@ -13,6 +13,7 @@
  *
  * Routing is stateless: everything needed is in the wrapped id.
  */
+import { traceMeta } from '../core/traceContext.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 import { ErrorCode, TaskNotFoundError, taskNotFound } from '../core/errors.js';
@@ -164,6 +165,8 @@ export class TaskForwarder {
     const askTask = connection.tasks;
     const capabilities = withTasks(request.clientCapabilities ?? {}, askTask);
     const params: JsonObject = { name: tool, arguments: (request.args ?? {}) as JsonObject };
+    // The caller's trace context goes on (issue 16.3): the upstream's work joins the caller's trace.
+    if (request.trace) params._meta = traceMeta(request.trace);
     if (resume?.kind === 'round') {
       // The MRTR retry of an upstream's own input round: its answers and its requestState go back as they came (§4.4).
       params.inputResponses = answersFor(resume.keys, request.answers);
@@ -183,7 +186,7 @@ export class TaskForwarder {
           outcome.error.data,
         );
       }
-      throw protocolError(outcome.error);
+      throw protocolError(namingOurTool(outcome.error, tool, request.name));
     }
     const result = outcome.result;
     if (result.resultType === 'task') {
@@ -555,6 +558,20 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** A JSON-RPC error as an upstream answered it. */
+type RawError = { code: number; message: string; data?: unknown };
+
+/**
+ * The upstream's error with its own name of the tool ("Invalid arguments for
+ * tool sleep") replaced by the one the caller used (`x_demo_sleep`): the
+ * caller has never heard of the upstream's name.
+ */
+function namingOurTool(error: RawError, upstreamName: string, ourName: string): RawError {
+  if (typeof error.message !== 'string') return error;
+  const pattern = new RegExp(`(\\btool\\s+["'\`]?)${upstreamName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w-])`, 'gi');
+  return { ...error, message: error.message.replace(pattern, `$1${ourName}`) };
 }
 
 /** Where an MRTR retry of a forwarded call picks up: an upstream input round, or an upstream task waiting for input. */

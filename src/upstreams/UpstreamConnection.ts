@@ -105,8 +105,12 @@ export class UpstreamConnection {
     await withTimeout(
       this.client.connect(transport, prior ? ({ prior } as never) : undefined),
       this.timeoutMs,
-      () => `connecting timed out after ${this.timeoutMs} ms${this.noiseNote()}`,
-    );
+      () => `connecting timed out after ${this.timeoutMs} ms`,
+    ).catch((error: unknown) => {
+      // Whatever connecting ran into (a timeout, a closed pipe), non-protocol stdout is the likelier cause: say so.
+      const note = this.noiseNote();
+      throw note ? new Error(`${(error as Error)?.message ?? String(error)}${note}`) : error;
+    });
     const original = transport.onmessage;
     transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
       const id = message.id;
@@ -247,8 +251,15 @@ export class UpstreamConnection {
       });
     });
     // Reported on taskvisor:upstream.call once settled (metrics, spans: issue 16).
+    const traceparent = (meta as { traceparent?: unknown }).traceparent;
     const report = (outcome: 'result' | 'error' | 'unavailable') =>
-      publish('taskvisor:upstream.call', () => ({ upstream: this.spec.name, method, durationMs: performance.now() - startedAt, outcome }));
+      publish('taskvisor:upstream.call', () => ({
+        upstream: this.spec.name,
+        method,
+        durationMs: performance.now() - startedAt,
+        outcome,
+        ...(typeof traceparent === 'string' ? { traceparent } : {}),
+      }));
     answered.then(
       (settled) => report(settled.kind),
       () => report('unavailable'),
@@ -396,7 +407,8 @@ export class UpstreamConnection {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-2000);
     });
     tapStdoutNoise(transport, (noise) => {
-      if (noise.lines === 1) {
+      // Once per connection, though the SDK's era probe and the session are two processes saying the same.
+      if (this.stdoutNoise === undefined) {
         this.logger.error(
           `upstream ${spec.name} wrote non-protocol output to stdout (a stdio MCP server may write only JSON-RPC messages there; logs belong on stderr): "${noise.first}"`,
         );

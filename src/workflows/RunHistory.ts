@@ -19,6 +19,9 @@ import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 
+/** The most a record keeps of one value (muster's payload guard, 256 KiB of JSON). */
+export const MAX_RECORDED_VALUE_BYTES = 256 * 1024;
+
 /** muster's default retention: 21 days. */
 export const DEFAULT_HISTORY_RETENTION_MS = 21 * 24 * 60 * 60 * 1000;
 /** muster's default bound: the newest 10,000 runs. */
@@ -55,6 +58,8 @@ export interface RunStep {
   result?: unknown;
   error?: string;
   attempts?: number;
+  /** The input or result was too big to keep (over 256 KiB of JSON): a marker stands in for it. */
+  truncated?: true;
 }
 
 /** One run in full (muster's `core_workflow_execution_get`). */
@@ -110,6 +115,12 @@ export interface RunRecorder {
   discard(): Promise<void>;
 }
 
+/** A synchronous run's result over 256 KiB of JSON is kept as a marker (muster's payload guard); the caller got it whole. */
+function guardedResult(result: JsonObject): JsonObject {
+  const bytes = Buffer.byteLength(JSON.stringify(result));
+  return bytes <= MAX_RECORDED_VALUE_BYTES ? result : { truncated: true, bytes, limit: MAX_RECORDED_VALUE_BYTES };
+}
+
 const isWorkflowRun = (record: TaskRecord): boolean =>
   (record.checkpoint as Partial<WorkflowCheckpoint> | undefined)?.kind === 'taskvisor.workflow';
 
@@ -161,7 +172,7 @@ export class RunHistory {
             lastUpdatedAt: Math.max(createdAt, this.now()),
             // The reaper purges it like a task at the end of its life: the retention.
             ttlMs: this.retentionMs,
-            ...(state.result !== undefined ? { result: state.result } : {}),
+            ...(state.result !== undefined ? { result: guardedResult(state.result) } : {}),
             ...(state.error !== undefined ? { error: state.error } : {}),
             version,
             machineVersion: 0,
@@ -218,7 +229,8 @@ export class RunHistory {
    */
   async get(executionId: string, owner?: string): Promise<RunDetail | undefined> {
     if (typeof executionId !== 'string' || !/^[A-Za-z0-9_-]{1,200}$/.test(executionId)) return undefined;
-    const record = await this.options.store.get(executionId);
+    // Ownership before loading: another principal's record is never read or parsed (as tasks/get, issue 12).
+    const record = await this.options.store.get(executionId, owner);
     const now = this.now();
     if (!record || !isWorkflowRun(record) || (owner !== undefined && record.owner !== owner) || !this.retained(record, now))
       return undefined;
@@ -233,6 +245,20 @@ export class RunHistory {
   prune(): Promise<number> {
     this.pruning ??= this.pruneNow().finally(() => (this.pruning = undefined));
     return this.pruning;
+  }
+
+  /**
+   * Prunes now and then every `intervalMs` (default: the retention, at most
+   * an hour), so runs past their retention leave the store even when no new
+   * run comes; returns the function that stops it.
+   */
+  sweep(intervalMs = Math.min(this.retentionMs, 3_600_000)): () => void {
+    const run = () =>
+      void this.prune().catch((error: unknown) => this.options.logger?.error('could not prune the workflow run history', error));
+    run();
+    const timer = setInterval(run, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   private async pruneIfFull(): Promise<void> {
@@ -331,6 +357,7 @@ function stepOf(step: StepRecord): RunStep {
     ...(step.result !== undefined ? { result: step.result } : {}),
     ...(step.error !== undefined ? { error: step.error.message } : {}),
     ...(step.attempts !== undefined ? { attempts: step.attempts } : {}),
+    ...(step.truncated ? { truncated: true as const } : {}),
   };
 }
 

@@ -8,6 +8,7 @@
  * caller's task asks the client), its cancellation follows the caller's
  * signal, its arguments are validated by its own schema.
  */
+import type { TraceContext } from '../core/traceContext.js';
 import type { InputRequest, JsonObject, TaskEvent } from '../../machines/task/index.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
 import { isInputRequiredSignal, ToolExecution } from '../runtime/ToolExecution.js';
@@ -29,6 +30,8 @@ export interface ToolInvocation {
   onStatus?: (message: string) => void;
   /** Client capabilities of the original request: input kinds it did not declare are refused (D-10). */
   clientCapabilities?: JsonObject;
+  /** W3C trace context the callee runs under (`ctx.trace`) and sends upstream (issue 16.3). */
+  trace?: TraceContext;
 }
 
 export class ToolInvoker {
@@ -60,6 +63,7 @@ export class ToolInvoker {
       principal: invocation.principal,
       inputMode: 'wait',
       ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),
+      ...(invocation.trace ? { trace: invocation.trace } : {}),
     });
     // An MRTR unwinding from the caller's requestInput must reach the caller as it is, not as a callee failure.
     let unwinding: unknown;
@@ -117,6 +121,7 @@ export class ToolInvoker {
       declaresTasks: false,
       cannotAnswerInput: true,
       ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),
+      ...(invocation.trace ? { trace: invocation.trace } : {}),
       signal: invocation.signal,
     });
     invocation.signal.throwIfAborted();

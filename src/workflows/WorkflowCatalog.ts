@@ -97,6 +97,11 @@ export class WorkflowCatalog {
     this.invoker = new ToolInvoker(options.tools);
   }
 
+  /** The run history every run is recorded in, when the catalog has one. */
+  get history(): RunHistory | undefined {
+    return this.options.history;
+  }
+
   /** The definitions in service. */
   get definitions(): WorkflowDefinition[] {
     return [...this.current.values()];

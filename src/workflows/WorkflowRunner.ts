@@ -31,7 +31,7 @@ import { ancestors, dependencies, isDag } from './dag.js';
 import { createHash } from 'node:crypto';
 import { publish } from '../core/diagnostics.js';
 import { newTaskId } from '../core/ids.js';
-import type { RunHistory, RunRecorder, RunState } from './RunHistory.js';
+import { MAX_RECORDED_VALUE_BYTES, type RunHistory, type RunRecorder, type RunState } from './RunHistory.js';
 
 export type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 
@@ -180,6 +180,13 @@ class WorkflowRun {
   private readonly needs: Map<string, string[]>;
   private readonly visible: Map<string, Set<string>>;
   private readonly inFlight = new Set<string>();
+  /**
+   * The DAG steps' signal: fires with the run's (a cancel) and when the run
+   * ends while branches are still in flight (the executor broke, or a
+   * synchronous call unwound for MRTR input), so no sibling branch outlives
+   * its run.
+   */
+  private readonly branches = new AbortController();
   private readonly hash: string;
   /** When the run started; restored from the checkpoint after a restart. */
   private startedAt = now();
@@ -295,7 +302,10 @@ class WorkflowRun {
         error: () => resolve(),
       });
     });
-    const onAbort = () => actor.send({ type: 'CANCEL' });
+    const onAbort = () => {
+      actor.send({ type: 'CANCEL' });
+      this.branches.abort(this.ctx.signal.reason);
+    };
     this.ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
       actor.start();
@@ -313,6 +323,7 @@ class WorkflowRun {
       return await this.finish(actor.getSnapshot());
     } finally {
       this.ctx.signal.removeEventListener('abort', onAbort);
+      this.branches.abort(this.ctx.signal.reason ?? new DOMException('The workflow run ended', 'AbortError'));
       actor.stop();
     }
   }
@@ -418,7 +429,7 @@ class WorkflowRun {
       if (actor.getSnapshot().status === 'active') actor.send(event);
     };
     const index = this.definition.steps.findIndex((step) => step.id === stepId);
-    this.runTopStep({ phase: 'main', index, stepId, results: pick(results), outcomes: pick(outcomes) }, this.ctx.signal).then(
+    this.runTopStep({ phase: 'main', index, stepId, results: pick(results), outcomes: pick(outcomes) }, this.branches.signal).then(
       (output) => send({ type: 'STEP_DONE', stepId, output }),
       (error: unknown) => send({ type: 'STEP_CRASHED', error: error instanceof Error ? error.message : String(error) }),
     );
@@ -490,7 +501,7 @@ class WorkflowRun {
       record.status = signal.aborted && !(signal.reason instanceof TimeLimit) && outcome.status === 'failed' ? 'cancelled' : outcome.status;
       record.endedAt = now();
       record.durationMs = Date.now() - started;
-      if (outcome.status === 'completed') record.result = outcome.result;
+      if (outcome.status === 'completed') record.result = guarded(record, outcome.result);
       if (outcome.status === 'failed')
         record.error = { message: outcome.message, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
       publish('taskvisor:workflow.step', () => ({
@@ -561,7 +572,7 @@ class WorkflowRun {
           message: String(await render(step.input.message, scope, { ...site, field: 'input.message' }, false, this.engine)),
           requestedSchema: step.input.requestedSchema as ElicitParams['requestedSchema'],
         };
-        record.input = params;
+        record.input = guarded(record, params);
         // The start record is stored before anything runs (and before the client is asked).
         await this.persist();
         const answer = await raced(this.ctx.elicit(`${keyPrefix}${step.input.key ?? recordId}`, params), signal);
@@ -576,7 +587,7 @@ class WorkflowRun {
         return { status: 'completed', result };
       }
       const args = (await render(step.args ?? {}, scope, { ...site, field: 'args' }, false, this.engine)) as JsonObject;
-      record.input = args;
+      record.input = guarded(record, args);
       await this.persist();
       const result = await raced(
         this.deps.invoker.invoke({
@@ -586,6 +597,8 @@ class WorkflowRun {
           signal,
           requestInput: (key, request) => this.ctx.requestInput(`${keyPrefix}${recordId}/${key}`, request),
           onStatus: (message) => this.ctx.setStatus(`${this.stepStatus} — ${message}`),
+          // Every step joins the run's trace (issue 16.3).
+          ...(this.ctx.trace ? { trace: this.ctx.trace } : {}),
         }),
         signal,
       );
@@ -629,7 +642,13 @@ class WorkflowRun {
       // muster's tool condition: the call's success (no error, no isError) and its result value are tested.
       const args = (await render(condition.args ?? {}, scope, { ...site, field: 'condition.args' }, false, this.engine)) as JsonObject;
       try {
-        const result = await this.deps.invoker.invoke({ name: condition.tool, args, principal: this.ctx.principal, signal });
+        const result = await this.deps.invoker.invoke({
+          name: condition.tool,
+          args,
+          principal: this.ctx.principal,
+          signal,
+          ...(this.ctx.trace ? { trace: this.ctx.trace } : {}),
+        });
         succeeded = result.isError !== true;
         value = resultValue(result);
       } catch (error) {
@@ -785,6 +804,20 @@ class WorkflowRun {
     const structuredContent = shapeDefaultResult(this.definition, context.results);
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
   }
+}
+
+/**
+ * muster's payload guard: a step record keeps a value (input or result) of at
+ * most MAX_RECORDED_VALUE_BYTES of JSON; a bigger one is replaced by a marker
+ * and the record says `truncated`. Only the record: later steps and the run's
+ * result see the whole value (it lives in the machine's context), so a large
+ * result is not rewritten with every later step record.
+ */
+function guarded(record: StepRecord, value: unknown): unknown {
+  const bytes = Buffer.byteLength(JSON.stringify(value) ?? '');
+  if (bytes <= MAX_RECORDED_VALUE_BYTES) return value;
+  record.truncated = true;
+  return { truncated: true, bytes, limit: MAX_RECORDED_VALUE_BYTES };
 }
 
 /** Runs `task(0..count-1)` with at most `limit` at once, starting no new one once `stop()` says so. */

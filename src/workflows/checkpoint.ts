@@ -23,6 +23,8 @@ export interface StepRecord {
   error?: { message: string; code?: number };
   /** Attempts made, when the step has `retry` and needed more than one. */
   attempts?: number;
+  /** Its input or result was over 256 KiB of JSON and is recorded as a marker (muster's payload guard). */
+  truncated?: true;
 }
 
 /** What a workflow run keeps in its task's `checkpoint`. */

@@ -313,6 +313,13 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       }
     });
 
+    it("argument errors name the tool the caller called (x_demo_sleep), not the upstream's name for it", async () => {
+      const error = errorOf(await callTool(alice, 'x_demo_sleep', { ms: 'soon' }));
+      assert.equal(error.code, -32602);
+      assert.match(error.message, /tool x_demo_sleep\b/);
+      assert.doesNotMatch(error.message, /tool sleep\b/);
+    });
+
     it('the health API reports the upstream ready with its tool count', () => {
       const [status] = aggregator.runtime.upstreams!.status();
       assert.equal(status!.state, 'ready');

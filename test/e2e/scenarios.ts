@@ -325,6 +325,8 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
         const { task } = await ops.waitForStatus(created.taskId, 'completed');
         assert.ok(!('inputRequests' in task));
         assert.equal(textOf(task.result), 'Hello, Luca!');
+        assert.equal(polled1.statusMessage, 'Waiting for a name');
+        assert.ok(!('statusMessage' in task), `a completed task does not keep its working-phase message: ${String(task.statusMessage)}`);
         const late = result_(await ops.update(created.taskId, { name: { action: 'accept', content: { name: 'Eve' } } }));
         assert.equal(late.resultType, 'complete');
         const final = await ops.task(created.taskId);

@@ -121,6 +121,21 @@ describe('/healthz and /readyz on the HTTP listener', () => {
   });
 });
 
+describe('a store that holds a lock', () => {
+  it('/readyz reports the lock of a sqlite store as held', async () => {
+    const dir = await tempDir('taskvisor-ops-lock-');
+    const served = await serveWithOperations({ runtime: { store: { kind: 'sqlite', file: join(dir.path, 'tasks.sqlite') } } });
+    try {
+      const ready = await getJson<ReadyBody>(served.base, '/readyz');
+      assert.equal(ready.status, 200, JSON.stringify(ready.body));
+      assert.ok(ready.body.checks.some((check) => check.name === 'storeLock' && check.state === 'held' && check.gating));
+    } finally {
+      await served.close();
+      await dir.remove();
+    }
+  });
+});
+
 describe('the operations port of its own', () => {
   it('answers before start: not ready while unfinished tasks are recovered, ready after', async () => {
     const store = new SlowRecoveryStore();

@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { z } from 'zod';
 import { tokenFileVerifier } from '../../src/index.js';
+import { connect } from '../support/extTasksClient.js';
+import { taskOps } from '../support/taskOps.js';
 import { serve } from '../../src/cli/serve.js';
 import { ConfigError } from '../../src/config/loadConfig.js';
 import { writeTokenFile } from '../support/authFixtures.js';
@@ -28,7 +31,12 @@ describe('operator access with bearer auth', () => {
       { principal: 'ops', token: OPERATOR, scopes: ['taskvisor:operator'] },
     ]);
     const auth = { verifier: await tokenFileVerifier(file) };
-    served = await serveWithOperations({ http: { auth }, operations: { metrics: true, auth } });
+    served = await serveWithOperations({
+      http: { auth },
+      operations: { metrics: true, ui: true, auth },
+      register: (runtime) =>
+        runtime.tool('note', { taskBehavior: 'always', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => `noted ${text}`),
+    });
   });
   after(async () => {
     await served?.close();
@@ -56,6 +64,46 @@ describe('operator access with bearer auth', () => {
     assert.match(await response.text(), /^# HELP taskvisor_/m);
   });
 
+  it('the operator API lists every principal’s tasks to the operator only; the page itself is static', async () => {
+    const alice = await connect({ kind: 'http', url: served.url, headers: { authorization: `Bearer ${ALICE}` } });
+    let taskId: string;
+    try {
+      const ops = taskOps(() => alice);
+      ({ taskId } = await ops.createTask('note', { text: 'secret-argument' }));
+      await ops.waitForStatus(taskId, 'completed');
+      await served.runtime.flushed();
+    } finally {
+      await alice.close();
+    }
+    const asOperator = { headers: { authorization: `Bearer ${OPERATOR}` } };
+    const listed = await fetch(new URL('/ops/api/tasks?tool=note&status=completed', served.base), asOperator);
+    assert.equal(listed.status, 200);
+    const { tasks } = (await listed.json()) as { tasks: { taskId: string; owner: string; status: string }[] };
+    assert.deepEqual(
+      tasks.map((task) => [task.taskId, task.owner, task.status]),
+      [[taskId, 'alice', 'completed']],
+    );
+    const detail = await fetch(new URL(`/ops/api/tasks/${taskId}`, served.base), asOperator);
+    const body = await detail.text();
+    assert.equal(detail.status, 200);
+    assert.ok(!body.includes('secret-argument'), 'summaries only: no arguments, no result content');
+    const { timeline } = JSON.parse(body) as { timeline: { kind: string; status: string }[] };
+    assert.deepEqual(
+      timeline.map((entry) => `${entry.kind}:${entry.status}`),
+      ['created:working', 'status:completed', 'result:completed'],
+    );
+    // Alice's own token cannot read the operator API, not even her own task; no token gets 401.
+    const asAlice = await fetch(new URL(`/ops/api/tasks/${taskId}`, served.base), { headers: { authorization: `Bearer ${ALICE}` } });
+    assert.equal(asAlice.status, 403);
+    assert.equal((await fetch(new URL('/ops/api/overview', served.base))).status, 401);
+    assert.equal((await fetch(new URL('/ops/api/tasks?status=bogus', served.base), asOperator)).status, 400);
+    assert.equal((await fetch(new URL('/ops/api/tasks', served.base), { ...asOperator, method: 'POST' })).status, 405);
+    const page = await fetch(new URL('/ui/', served.base));
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    assert.match(await page.text(), /<script type="module" src="\/ui\/app\.js"><\/script>/);
+  });
+
   it('health and readiness stay open to balancers without a token', async () => {
     assert.equal((await fetch(new URL('/readyz', served.base))).status, 200);
   });
@@ -77,14 +125,14 @@ describe('taskvisor serve --metrics', () => {
     const config = await memoryConfig();
     await assert.rejects(serve({ config, http: '0.0.0.0:0', metrics: true, quiet: true }), (error: unknown) => {
       assert.ok(error instanceof ConfigError);
-      assert.match(error.message, /^--metrics without auth: HTTP binds 0\.0\.0\.0, not loopback; configure auth/);
+      assert.match(error.message, /^--metrics\/--ui without auth: HTTP binds 0\.0\.0\.0, not loopback; configure auth/);
       return true;
     });
     await assert.rejects(
       serve({ config, http: '0.0.0.0:0', operations: '0.0.0.0:0', metrics: true, quiet: true }),
       /operations port binds 0\.0\.0\.0/,
     );
-    await assert.rejects(serve({ config, ws: '127.0.0.1:0', metrics: true, quiet: true }), /--metrics needs a listener/);
+    await assert.rejects(serve({ config, ws: '127.0.0.1:0', metrics: true, quiet: true }), /--metrics and --ui need a listener/);
   });
 
   it('on a non-loopback HTTP listener without auth, serves metrics only on the loopback operations port', async () => {

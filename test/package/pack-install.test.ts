@@ -19,9 +19,8 @@ import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { connect } from '../support/extTasksClient.js';
+import { TasksClient } from '../../src/client/index.js';
 import { REPO_ROOT, runNode, spawnCommand, tempDir } from '../support/processes.js';
-import { result_, taskOps, textOf, type Json } from '../support/taskOps.js';
 
 const run = promisify(execFile);
 /** npm pack builds (tsc) and packs: generous on a loaded machine. */
@@ -79,8 +78,8 @@ after(async () => {
 describe('the packed package, installed into a fresh project', { concurrency: 2 }, () => {
   it('holds compiled JavaScript, declarations and source maps, no TypeScript sources, and no runtime dependency on tsx', async () => {
     const root = join(project, 'node_modules', 'taskvisor');
-    const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as Json & { dependencies: Json; exports: Json };
-    assert.equal((manifest.dependencies as Json).tsx, undefined, 'tsx is not a runtime dependency');
+    const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    assert.equal(manifest.dependencies.tsx, undefined, 'tsx is not a runtime dependency');
     for (const file of [
       'dist/src/index.js',
       'dist/src/index.d.ts',
@@ -96,11 +95,12 @@ describe('the packed package, installed into a fresh project', { concurrency: 2 
     assert.equal(existsSync(join(project, 'node_modules', 'tsx')), false, 'no tsx in the consumer project');
   });
 
-  it('an embedding script runs with plain node: createRuntime, defineTool, a subpath, listenHttp; a client gets the result', async () => {
+  it('an embedding script runs with plain node: createRuntime, defineTool, subpaths, listenHttp, and taskvisor/client calling it', async () => {
     await writeFile(
       join(project, 'embed.mjs'),
       `import { z } from 'zod';
 import { createRuntime, defineTool, listenHttp } from 'taskvisor';
+import { TasksClient } from 'taskvisor/client';
 import { MemoryTaskStore } from 'taskvisor/stores';
 import { parseWorkflow } from 'taskvisor/workflows';
 
@@ -115,26 +115,25 @@ runtime.use(
 );
 await runtime.start();
 const listener = await listenHttp(runtime, { port: 0 });
-process.stdout.write(listener.url + '\\n');
-process.on('SIGTERM', () => runtime.close().then(() => process.exit(0)));
+const client = await TasksClient.connect({ url: listener.url });
+const statuses = [];
+let taskId;
+const result = await client.callTool('add', { a: 2, b: 3 }, {
+  onTask: (id) => (taskId = id),
+  onStatus: ({ status, statusMessage }) => statuses.push(status + ':' + statusMessage),
+});
+await client.close();
+await runtime.close();
+process.stdout.write(JSON.stringify({ text: result.content[0].text, task: typeof taskId, statuses }) + '\\n');
 `,
     );
-    const child = spawnCommand(process.execPath, ['embed.mjs'], { cwd: project });
-    try {
-      const [, url] = await child.waitForOutput(/^(http:\S+)\n/m, { stream: 'stdout', timeoutMs: 60_000 });
-      const client = await connect({ kind: 'http', url: url! });
-      try {
-        const ops = taskOps(() => client);
-        const created = await ops.createTask('add', { a: 2, b: 3 });
-        const { task } = await ops.waitForStatus(created.taskId, 'completed', 30_000);
-        assert.equal(textOf(task.result as Json), '5');
-      } finally {
-        await client.close();
-      }
-    } finally {
-      await child.kill('SIGKILL');
-    }
-    assert.doesNotMatch(child.stderr, /ERR_UNKNOWN_FILE_EXTENSION|tsx/);
+    const ran = await runNode(['embed.mjs'], { cwd: project, timeoutMs: 120_000 });
+    assert.equal(ran.code, 0, ran.stderr);
+    const report = JSON.parse(ran.stdout) as { text: string; task: string; statuses: string[] };
+    assert.equal(report.text, '5');
+    assert.equal(report.task, 'string', 'the call became a task');
+    assert.ok(report.statuses.includes('working:adding'), ran.stdout);
+    assert.doesNotMatch(ran.stderr, /ERR_UNKNOWN_FILE_EXTENSION|tsx/);
   });
 
   it('a TypeScript consumer type-checks against the shipped declarations', async () => {
@@ -186,20 +185,14 @@ createRuntime({ store: 'not a store' });
     });
     try {
       const [, url] = await child.waitForOutput(SERVING, { stream: 'stderr', timeoutMs: 60_000 });
-      const client = await connect({ kind: 'http', url: url! });
+      const client = await TasksClient.connect({ url: url! });
       try {
-        const ops = taskOps(() => client);
-        const tools = result_(await ops.send('tools/list', {}));
-        assert.deepEqual((tools.tools as Array<{ name: string }>).map((tool) => tool.name).sort(), [
-          'echo',
-          'fail',
-          'hello_world',
-          'sleep',
-          'tool_error',
-        ]);
-        const created = await ops.createTask('sleep', { ms: 300, message: 'rested' });
-        const { task } = await ops.waitForStatus(created.taskId, 'completed', 30_000);
-        assert.equal(textOf(task.result as Json), 'rested');
+        const tools = (await client.listTools()).map((tool) => tool.name).sort();
+        assert.deepEqual(tools, ['echo', 'fail', 'hello_world', 'sleep', 'tool_error']);
+        let taskId = '';
+        const result = await client.callTool('sleep', { ms: 300, message: 'rested' }, { onTask: (id) => (taskId = id) });
+        assert.equal((result.content as Array<{ text?: string }>)[0]?.text, 'rested');
+        assert.notEqual(taskId, '', 'the call became a task');
       } finally {
         await client.close();
       }

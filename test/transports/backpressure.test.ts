@@ -3,7 +3,8 @@
  * WebSocket client that stops reading and asks 100 times for a task with a
  * 3 MB result, while sending unsolicited pongs. The server closes it (1008,
  * one log line), its RSS grows by no more than the outbound budget plus a
- * small constant, and another client is answered meanwhile.
+ * small constant, and another client is answered meanwhile. The same budget
+ * ends an SSE listen stream whose client does not read it.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -11,8 +12,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { envelope } from '../support/extTasksClient.js';
 import { CLI, DEMO_TOOLS, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
+import { standardHeaders } from '../support/httpRaw.js';
 import { RawWs, request } from '../support/rawWire.js';
 import { openRawWebSocket, rssOf, wsFrame } from '../support/rawSocket.js';
+import { connect } from 'node:net';
 
 const STARTUP_TIMEOUT_MS = 45_000;
 const BUDGET = 1024 * 1024;
@@ -23,6 +26,7 @@ const MiB = 1024 * 1024;
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let child: Child;
 let wsUrl: string;
+let httpUrl: string;
 let port: number;
 let taskId: string;
 
@@ -39,8 +43,11 @@ before(async () => {
       '',
     ].join('\n'),
   );
-  child = spawnNode([CLI, 'serve', '--config', config, '--ws', '127.0.0.1:0'], { cwd: dir.path });
+  child = spawnNode([CLI, 'serve', '--config', config, '--ws', '127.0.0.1:0', '--http', '127.0.0.1:0'], { cwd: dir.path });
   wsUrl = (await child.waitForOutput(/serving MCP over WebSocket at (\S+)\n/, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS }))[1]!;
+  httpUrl = (
+    await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS })
+  )[1]!;
   port = Number(new URL(wsUrl).port);
   const setup = await RawWs.open(wsUrl);
   try {
@@ -141,6 +148,48 @@ describe('WebSocket outbound budget (issue 12.3)', () => {
     } finally {
       clearInterval(ponger);
       attacker.destroy();
+    }
+  });
+
+  it('ends an SSE listen stream whose client does not read it once past the budget', async () => {
+    // Tasks still working, so their completions (each carrying the 3 MB result) reach the stream later.
+    const setup = await RawWs.open(wsUrl);
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const created = await setup.call(
+          request('tools/call', { name: 'sleep', arguments: { ms: 1_500, message: `${i}`.repeat(RESULT_BYTES) } }),
+        );
+        ids.push((created.result as { taskId: string }).taskId);
+      }
+    } finally {
+      setup.close();
+    }
+    const message = request('subscriptions/listen', { notifications: { taskIds: ids } });
+    const body = JSON.stringify(message);
+    const headers = {
+      ...standardHeaders('subscriptions/listen', message.params as Record<string, unknown>),
+      'content-length': String(Buffer.byteLength(body)),
+    };
+    const url = new URL(httpUrl);
+    const logsBefore = child.stderr.length;
+    const reader = connect({ host: '127.0.0.1', port: Number(url.port) });
+    await new Promise((resolve) => reader.once('connect', resolve));
+    reader.on('error', () => {});
+    reader.write(
+      `POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1:${url.port}\r\n${Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')}\r\n${body}`,
+    );
+    reader.pause(); // never reads the stream
+    try {
+      await waitFor(() => /http: ending a listen stream of anonymous: outbound buffer/.test(child.stderr.slice(logsBefore)), {
+        timeoutMs: 30_000,
+        what: 'the listen stream to be ended',
+      });
+      await otherClientAnswered();
+    } finally {
+      reader.destroy();
     }
   });
 });

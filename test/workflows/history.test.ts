@@ -13,11 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { serve } from '../../src/cli/serve.js';
+import { SqliteTaskStore } from '../../src/store/SqliteTaskStore.js';
 import { EXECUTION_ID_META_KEY } from '../../src/workflows/index.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { writeTokenFile } from '../support/authFixtures.js';
 import { CLI, freePort, runNode, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
 import { NO_TASKS_CAPABILITIES, taskOps, type Json } from '../support/taskOps.js';
+import { freshSchema, TEST_PG_URL } from '../support/postgres.js';
 
 const TOOLS = fileURLToPath(new URL('./fixtures/tools.ts', import.meta.url));
 const ALICE = randomBytes(24).toString('hex');
@@ -45,6 +47,14 @@ const WORKFLOWS: Record<string, unknown> = {
     ],
   },
   'tasked.yaml': { taskBehavior: 'always', steps: [{ id: 'only', tool: 'record', args: { label: 'tasked' } }] },
+  'big.yaml': {
+    taskBehavior: 'never',
+    args: { text: { type: 'string' } },
+    steps: [
+      { id: 'make', tool: 'echo', args: { value: '{{ .input.text }}' } },
+      { id: 'size', tool: 'echo', args: { value: '{{ len .results.make.value }}' } },
+    ],
+  },
   'promoted.yaml': { steps: [{ id: 'wait', tool: 'gate', args: { label: 'promoted' } }] },
   'confirm.yaml': {
     taskBehavior: 'never',
@@ -193,7 +203,7 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
     assert.doesNotMatch(tasks.stdout, new RegExp(`${greetId}|${brokenId}`));
   });
 
-  it('an auto call promoted to a task is one run (its task); an MRTR round is not a run, its retry is', async (t) => {
+  it('an auto call promoted to a task is one run (its task); values over 256 KiB are markers; an MRTR round is not a run, its retry is', async (t) => {
     const { dir, config } = await setUp({}, { kind: 'memory' });
     t.after(() => dir.remove());
     const server = await serve({ config, http: '127.0.0.1:0', quiet: true });
@@ -210,6 +220,20 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
       (promoted.executions as Json[]).map((run) => [run.execution_id, run.task, run.status]),
       [[task.taskId, true, 'completed']],
     );
+
+    // muster's payload guard: a value over 256 KiB is a marker in the record; the run itself saw it whole.
+    const big = await structured(alice, 'workflow_big', { text: 'x'.repeat(300_000) });
+    assert.deepEqual((big.content.results as Json).size, { value: 300_000 });
+    const bigRun = (
+      await structured(alice, 'core_workflow_execution_get', {
+        execution_id: String((big.result._meta as Json)[EXECUTION_ID_META_KEY]),
+      })
+    ).content;
+    const [make, size] = bigRun.steps as Json[];
+    assert.equal(make!.truncated, true);
+    assert.deepEqual(make!.result, { truncated: true, bytes: 300_012, limit: 262_144 });
+    assert.deepEqual(size!.result, { value: 300_000 });
+    assert.equal((bigRun.result as Json).truncated, true);
 
     const first = await ops.call('workflow_confirm', {}, NO_TASKS_CAPABILITIES);
     assert.equal(first.kind, 'result');
@@ -234,8 +258,10 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
     );
   });
 
-  it('keeps at most historyMaxRuns finished runs and hides runs past historyRetentionMs', async (t) => {
-    const { dir, config } = await setUp({ historyMaxRuns: 2 });
+  it('keeps at most historyMaxRuns finished runs (PostgreSQL store) and hides runs past historyRetentionMs', async (t) => {
+    const pg = await freshSchema('tv_history');
+    t.after(() => pg.drop());
+    const { dir, config } = await setUp({ historyMaxRuns: 2 }, { kind: 'postgres', url: TEST_PG_URL, schema: pg.schema });
     t.after(() => dir.remove());
     const server = await serve({ config, http: '127.0.0.1:0', quiet: true });
     t.after(() => server.stop());
@@ -272,6 +298,14 @@ describe('workflow run history (muster core_workflow_execution_list/get)', () =>
       what: 'the run to pass its retention',
     });
     assert.equal((await structured(bob, 'core_workflow_execution_get', { execution_id: run })).result.isError, true);
+    // And the sweep deletes it from the store (the task reaper is off here: reapIntervalMs 0).
+    const file = new SqliteTaskStore({ file: path.join(short.dir.path, 'tasks.sqlite'), lock: false });
+    await file.open();
+    try {
+      await waitFor(async () => ((await file.get(run)) === undefined ? true : undefined), { what: 'the sweep to delete the run' });
+    } finally {
+      await file.close();
+    }
   });
 
   it('kill -9 during a synchronous run: after the restart the run is recorded failed, with the steps it had', async (t) => {

@@ -54,7 +54,7 @@ it('kill -9 in the middle of a DAG: ended steps stay done, the in-flight branch 
     return child;
   };
   const steps = async (taskId: string): Promise<string[]> => {
-    const store = new SqliteTaskStore({ file: path.join(dir.path, 'tasks.sqlite') });
+    const store = new SqliteTaskStore({ file: path.join(dir.path, 'tasks.sqlite'), lock: false });
     await store.open();
     try {
       const checkpoint = (await store.get(taskId))?.checkpoint as WorkflowCheckpoint | undefined;

@@ -1,0 +1,218 @@
+/**
+ * The read-only operator API behind the dashboard (issue 16.4), under
+ * `/ops/api/`. Every request passes the {@link OperatorGate} first: an
+ * ordinary principal's credentials never reach it, and it is the only way
+ * the page reads tasks (never through a principal's task ids on MCP).
+ *
+ * - `GET /ops/api/overview`: phase, readiness, live and finished counts,
+ *   upstream health, the metric totals;
+ * - `GET /ops/api/tasks?status=&tool=&owner=&limit=`: recent tasks, newest first;
+ * - `GET /ops/api/tasks/<id>`: one task, its timeline, its workflow graph;
+ * - `GET /ops/api/events`: server-sent events: `task` for every durable
+ *   change, `overview` every few seconds.
+ *
+ * Answers carry summaries only: no arguments, no result content, no snapshot.
+ */
+import type { TaskStatus } from '../../machines/task/index.js';
+import { TASK_STATUSES as STATUSES } from '../core/statuses.js';
+import type { StoredTaskSummary } from '../core/diagnostics.js';
+import { summarize } from '../store/ObservedTaskStore.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { HealthMonitor } from './HealthMonitor.js';
+import { BASE_HEADERS, json, methodNotAllowed, notFound } from './httpResponses.js';
+import type { OperationsRuntime } from './OperationsRuntime.js';
+import type { TaskActivity, TimelineEntry } from './TaskActivity.js';
+import type { TaskvisorMetrics } from './TaskvisorMetrics.js';
+import { isWorkflowCheckpoint, workflowGraph } from './workflowGraph.js';
+
+export const OPERATOR_API_PREFIX = '/ops/api/';
+const MAX_LIMIT = 500;
+/** How many stored tasks are read to filter by tool (the store indexes owner and status, not tool). */
+const TOOL_SCAN = 2000;
+
+export interface OperatorApiOptions {
+  runtime: OperationsRuntime;
+  health: HealthMonitor;
+  activity: TaskActivity;
+  metrics: TaskvisorMetrics;
+  /** Interval of `overview` events on the event stream. Default 2000 ms. */
+  overviewIntervalMs?: number;
+}
+
+/** A task as the API lists it. */
+export type TaskSummaryView = Omit<StoredTaskSummary, 'checkpoint'> & { workflow?: string; expiresAt: number | null };
+
+const view = (record: TaskRecord): TaskSummaryView => {
+  const { checkpoint: _checkpoint, ...summary } = summarize(record);
+  return {
+    ...summary,
+    ...(isWorkflowCheckpoint(record.checkpoint) ? { workflow: record.checkpoint.workflow } : {}),
+    expiresAt: record.ttlMs === null ? null : record.createdAt + record.ttlMs,
+  };
+};
+
+export class OperatorApi {
+  readonly #options: OperatorApiOptions;
+  readonly #streams = new Set<() => void>();
+
+  constructor(options: OperatorApiOptions) {
+    this.#options = options;
+  }
+
+  /** Answers an admitted operator's request under {@link OPERATOR_API_PREFIX}. */
+  async fetch(request: Request): Promise<Response> {
+    if (request.method !== 'GET') return methodNotAllowed('GET');
+    const url = new URL(request.url);
+    const path = url.pathname.slice(OPERATOR_API_PREFIX.length);
+    if (path === 'overview') return json(200, await this.overview());
+    if (path === 'tasks') return this.#tasks(url.searchParams);
+    if (path.startsWith('tasks/')) return this.#task(decodeURIComponent(path.slice('tasks/'.length)));
+    if (path === 'events') return this.#events(request);
+    return notFound();
+  }
+
+  /** Ends every open event stream (the runtime is closing). */
+  close(): void {
+    for (const end of [...this.#streams]) end();
+  }
+
+  async overview(): Promise<Record<string, unknown>> {
+    const { runtime, health, activity, metrics } = this.#options;
+    const readiness = health.readiness();
+    return {
+      phase: runtime.phase,
+      ready: readiness.status === 'ready',
+      reasons: readiness.reasons,
+      instanceId: runtime.cluster?.instanceId ?? null,
+      live: activity.liveByStatus(),
+      finished: activity.finishedByStatus(),
+      upstreams: (runtime.upstreams?.status() ?? []).map((status) => ({
+        name: status.name,
+        state: status.state,
+        toolCount: status.toolCount,
+        lastError: status.lastError,
+        retryAt: status.retryAt,
+      })),
+      metrics: await metricTotals(metrics),
+    };
+  }
+
+  async #tasks(query: URLSearchParams): Promise<Response> {
+    const limitText = query.get('limit');
+    const limit = limitText === null ? 100 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+      return json(400, { error: `limit must be an integer from 1 to ${MAX_LIMIT}` });
+    const statuses = query
+      .getAll('status')
+      .flatMap((value) => value.split(','))
+      .filter(Boolean);
+    const unknown = statuses.filter((status) => !STATUSES.includes(status as TaskStatus));
+    if (unknown.length > 0) return json(400, { error: `unknown status ${JSON.stringify(unknown[0])}; use ${STATUSES.join(', ')}` });
+    const tool = query.get('tool') || undefined;
+    const owner = query.get('owner') || undefined;
+    const records = await this.#options.runtime.store.list({
+      ...(owner ? { owner } : {}),
+      ...(statuses.length ? { status: statuses as TaskStatus[] } : {}),
+      limit: tool ? TOOL_SCAN : limit,
+    });
+    const tasks = (tool ? records.filter((record) => record.tool === tool) : records).slice(0, limit).map(view);
+    return json(200, { tasks });
+  }
+
+  async #task(taskId: string): Promise<Response> {
+    if (taskId.length === 0 || taskId.length > 200) return notFound();
+    const record = await this.#options.runtime.store.get(taskId);
+    if (!record) return json(404, { error: 'no such task' });
+    const kept = this.#options.activity.timeline(taskId);
+    // A task from before this process started has no kept timeline: what its record says.
+    const timeline: TimelineEntry[] = kept.length > 0 ? kept : fromRecord(record);
+    return json(200, {
+      task: view(record),
+      timeline,
+      ...(isWorkflowCheckpoint(record.checkpoint) ? { workflow: workflowGraph(record.checkpoint) } : {}),
+    });
+  }
+
+  #events(request: Request): Response {
+    const { activity } = this.#options;
+    const encoder = new TextEncoder();
+    let end = () => {};
+    const stream = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        let ended = false;
+        const send = (event: string, data: unknown) => {
+          if (ended) return;
+          try {
+            controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+          } catch {
+            end();
+          }
+        };
+        const overview = () =>
+          void this.overview().then(
+            (body) => send('overview', body),
+            () => undefined,
+          );
+        const unsubscribe = activity.onEvent((event) => send('task', event));
+        const timer = setInterval(overview, this.#options.overviewIntervalMs ?? 2000);
+        timer.unref();
+        end = () => {
+          if (ended) return;
+          ended = true;
+          unsubscribe();
+          clearInterval(timer);
+          this.#streams.delete(end);
+          request.signal.removeEventListener('abort', end);
+          try {
+            controller.close();
+          } catch {
+            // already closed by the consumer
+          }
+        };
+        this.#streams.add(end);
+        request.signal.addEventListener('abort', end, { once: true });
+        controller.enqueue(encoder.encode(': taskvisor operator events\n\n'));
+        overview();
+      },
+      cancel: () => end(),
+    });
+    return new Response(stream, {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream', connection: 'keep-alive', 'x-accel-buffering': 'no', ...BASE_HEADERS },
+    });
+  }
+}
+
+/** What a stored record alone tells of its history. */
+function fromRecord(record: TaskRecord): TimelineEntry[] {
+  const summary = summarize(record);
+  const entries: TimelineEntry[] = [{ at: record.createdAt, kind: 'created', status: 'working' }];
+  if (record.status !== 'working' || summary.statusMessage !== undefined) {
+    entries.push({
+      at: record.lastUpdatedAt,
+      kind: 'status',
+      status: record.status,
+      ...(summary.statusMessage !== undefined ? { statusMessage: summary.statusMessage } : {}),
+    });
+  }
+  if (summary.inputRequestKeys?.length)
+    entries.push({ at: record.lastUpdatedAt, kind: 'input', status: record.status, inputRequestKeys: summary.inputRequestKeys });
+  if (summary.errorMessage !== undefined)
+    entries.push({ at: record.lastUpdatedAt, kind: 'error', status: record.status, errorMessage: summary.errorMessage });
+  else if (record.status === 'completed') entries.push({ at: record.lastUpdatedAt, kind: 'result', status: record.status });
+  return entries;
+}
+
+/** Every taskvisor metric summed over its labels (histograms: their count and sum). */
+async function metricTotals(metrics: TaskvisorMetrics): Promise<Record<string, number>> {
+  const totals: Record<string, number> = {};
+  for (const metric of await metrics.registry.getMetricsAsJSON()) {
+    if (!metric.name.startsWith('taskvisor_')) continue;
+    for (const value of metric.values as { value: number; metricName?: string }[]) {
+      const name = value.metricName ?? metric.name;
+      if (metric.type === ('histogram' as never) && !name.endsWith('_count') && !name.endsWith('_sum')) continue;
+      totals[name] = (totals[name] ?? 0) + value.value;
+    }
+  }
+  return totals;
+}
