@@ -4,6 +4,7 @@
 // a dev dependency, so the command always runs the code being edited; without tsx (a clone
 // installed with --omit=dev) it falls back to dist/ (`npm run build`).
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 
 const source = new URL('../src/cli/run.ts', import.meta.url);
 let register;
@@ -18,5 +19,7 @@ if (register) {
   register();
   await import(source.href);
 } else {
+  // Node >= 22.1 caches compiled code between runs (issue 15.5: hosts spawn a stdio server per conversation).
+  module.enableCompileCache?.();
   await import('../dist/src/cli/run.js');
 }

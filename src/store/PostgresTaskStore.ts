@@ -25,7 +25,8 @@
  * `"<schema>.commands"` carrying the target instance id.
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { escapeIdentifier, loadPg } from './postgres/pgModule.js';
 import { NON_TERMINAL_STATUSES } from '../core/statuses.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
@@ -118,7 +119,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#instanceId = options.instanceId ?? randomUUID();
     this.#applicationName = options.applicationName;
-    this.#q = pg.escapeIdentifier(this.schema);
+    this.#q = escapeIdentifier(this.schema);
     this.#onCorrupt =
       options.onCorrupt ??
       ((taskId, error) =>
@@ -150,7 +151,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
   async open(): Promise<void> {
     if (this.#state !== 'new') throw new Error(`${this.description}: open() called on a store that is ${this.#state}`);
     this.#state = 'opening';
-    const pool = new pg.Pool({
+    const pool = new (await loadPg()).Pool({
       connectionString: this.#url,
       max: this.poolSize,
       application_name: this.#applicationName ?? `taskvisor ${this.#instanceId}`,

@@ -155,7 +155,7 @@ function renderDetail({ task, timeline, workflow }) {
               ? 'result ready'
               : entry.kind === 'created'
                 ? 'created'
-                : (entry.statusMessage ?? '');
+                : (entry.statusMessage ?? 'status changed');
       return el('li', { 'data-kind': entry.kind, 'data-status': entry.status }, `${time(entry.at)} ${entry.status} — ${detail}`);
     }),
   );
@@ -267,9 +267,22 @@ async function follow() {
   }
 }
 
+/** Counts and numbers follow task changes at once (debounced), not only the periodic overview. */
+let overviewTimer;
+function refreshOverviewSoon() {
+  if (overviewTimer !== undefined) return;
+  overviewTimer = setTimeout(() => {
+    overviewTimer = undefined;
+    api('overview')
+      .then((response) => response.json())
+      .then(renderOverview, () => undefined);
+  }, 250);
+}
+
 function onEvent(type, data) {
   if (type === 'overview') return renderOverview(data);
   if (type !== 'task') return;
+  refreshOverviewSoon();
   const known = state.tasks.get(data.taskId);
   const task = {
     ...(known ?? {}),

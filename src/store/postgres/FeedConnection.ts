@@ -3,7 +3,8 @@
  * one): reconnects with backoff and asks its owner to re-read after every
  * (re)connect, since a NOTIFY sent while no LISTEN was active is lost.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { escapeIdentifier, loadPg } from './pgModule.js';
 
 /** The LISTEN connection: reconnects with backoff and asks for a resync after every reconnect. */
 export class FeedConnection {
@@ -38,7 +39,9 @@ export class FeedConnection {
 
   async #connect(): Promise<void> {
     if (this.#closed) return;
-    const client = new pg.Client({ connectionString: this.options.url, application_name: this.options.applicationName });
+    const { Client } = await loadPg();
+    if (this.#closed) return; // closed while the driver loaded
+    const client = new Client({ connectionString: this.options.url, application_name: this.options.applicationName });
     let failed = false;
     const fail = (error: Error) => {
       if (failed || this.#closed) return;
@@ -54,7 +57,7 @@ export class FeedConnection {
     client.on('notification', (message) => this.options.onNotification(message.channel, message.payload ?? ''));
     try {
       await client.connect();
-      for (const channel of this.options.channels) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      for (const channel of this.options.channels) await client.query(`LISTEN ${escapeIdentifier(channel)}`);
     } catch (error) {
       fail(error as Error);
       return;

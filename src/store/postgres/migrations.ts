@@ -2,7 +2,8 @@
  * The Postgres store's schema: versioned migrations applied once, under an
  * advisory lock, however many instances start at the same time.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { escapeIdentifier } from './pgModule.js';
 
 /**
  * Versioned migrations: entry `i` brings the schema from version `i` to
@@ -61,7 +62,7 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Creates the schema if missing and applies pending migrations, once, however many instances start at once. */
 export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
-  const q = pg.escapeIdentifier(schema);
+  const q = escapeIdentifier(schema);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
