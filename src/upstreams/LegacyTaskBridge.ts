@@ -38,10 +38,12 @@ export class LegacyTaskBridge {
     connection: UpstreamConnection,
     tool: string,
     args: JsonObject,
-    options: { signal?: AbortSignal; progressToken?: string } = {},
+    options: { signal?: AbortSignal; progressToken?: string; meta?: JsonObject } = {},
   ): Promise<{ kind: 'task'; task: JsonObject } | RawOutcome> {
     // The progress token stays valid for the task's whole life (2025-11-25): later progress becomes its statusMessage.
-    const outcome = await this.send(connection, 'tools/call', { name: tool, arguments: args, task: {} }, options);
+    const { meta, ...sendOptions } = options;
+    const params: JsonObject = { name: tool, arguments: args, task: {}, ...(meta ? { _meta: meta } : {}) };
+    const outcome = await this.send(connection, 'tools/call', params, sendOptions);
     if (outcome.kind === 'error') return outcome;
     const created = legacyCreatedTask(outcome.result);
     return created ? { kind: 'task', task: toModernTask(created) } : outcome;

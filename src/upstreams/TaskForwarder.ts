@@ -264,6 +264,8 @@ export class TaskForwarder {
     const outcome = await this.legacy.call(connection, tool, (request.args ?? {}) as JsonObject, {
       ...(request.signal ? { signal: request.signal } : {}),
       progressToken: relay.token,
+      // The caller's trace context goes on to a 2025-11-25 upstream too (issue 16.3).
+      ...(request.trace ? { meta: traceMeta(request.trace) } : {}),
     });
     if (outcome.kind === 'error') throw protocolError(outcome.error);
     if (outcome.kind === 'result') return { kind: 'result', result: withoutResultType(stripMeta(outcome.result)) }; // answered without a task

@@ -14,8 +14,8 @@ import { createRequire } from 'node:module';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { fileURLToPath } from 'node:url';
-import { connect, type ConnectedClient } from '../support/extTasksClient.js';
-import { createTask, getTask, REPO_ROOT, resultOf, TSX_IMPORT, waitFor } from '../support/processes.js';
+import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
+import { createTask, getTask, rawRequest, REPO_ROOT, resultOf, TSX_IMPORT, waitFor } from '../support/processes.js';
 import { startAggregator, type Aggregator } from './harness.js';
 
 const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -150,6 +150,25 @@ describe("a forwarded 2025-11-25 task's upstream progress becomes its statusMess
     assert.match(JSON.stringify(done.result), /counted to 8/);
     const progress = [...messages].filter((message) => /^\d\/8: step \d$/.test(message));
     assert.ok(progress.length >= 2, `progress shown as statusMessage: ${[...messages].join(' | ')}`);
+  });
+
+  it("the caller's W3C traceparent reaches the 2025-11-25 upstream with the task-augmented call (issue 16.3)", async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const created = resultOf(
+      await rawRequest(tasksClient, {
+        method: 'tools/call',
+        params: { name: 'x_counter_count', arguments: { steps: 1, stepMs: 10 }, _meta: { ...envelope(), traceparent } },
+      }),
+    );
+    const taskId = String(created.taskId);
+    const done = await waitFor(
+      async () => {
+        const task = resultOf(await getTask(tasksClient, taskId));
+        return task.status === 'completed' ? task : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 100, what: 'the counting task to complete' },
+    );
+    assert.match(JSON.stringify(done.result), new RegExp(`counted to 1 under ${traceparent}`));
   });
 
   it("a collapsed call relays the task-long progress to the caller's progressToken", async () => {

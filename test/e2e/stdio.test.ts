@@ -52,7 +52,8 @@ async function withChild(
       lines,
       stderr: () => stderr,
       waitForLines: async (count) => {
-        const deadline = Date.now() + 10_000;
+        // The child compiles the runtime with tsx first: 1-2 s idle, past 10 s at load average 15.
+        const deadline = Date.now() + 90_000;
         while (lines().length < count) {
           if (Date.now() > deadline) assert.fail(`expected ${count} stdout lines, got: ${stdout}\nstderr: ${stderr}`);
           await new Promise((resolve) => setTimeout(resolve, 10));
