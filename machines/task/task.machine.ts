@@ -114,8 +114,10 @@ export const taskMachine = setup({
           const error = deadlineError(context.ttlMs);
           return { error, statusMessage: error.message };
         }
-        case 'SERVER_RESTARTED':
-          return { error: restartError, statusMessage: restartError.message };
+        case 'SERVER_RESTARTED': {
+          const error = event.message === undefined ? restartError : { ...restartError, message: event.message };
+          return { error, statusMessage: error.message };
+        }
         default:
           return {};
       }

@@ -85,7 +85,11 @@ export type TaskEvent =
   | { type: 'WORK_ABORTED'; at: number }
   | { type: 'CANCEL'; at: number }
   | { type: 'DEADLINE'; at: number }
-  | { type: 'SERVER_RESTARTED'; at: number }
+  | {
+      type: 'SERVER_RESTARTED';
+      at: number;
+      /** Why, when it was not a plain restart (an adopted task: issue 13 item 4). */ message?: string;
+    }
   /** The worker saved durable progress (replaces the previous checkpoint). */
   | { type: 'CHECKPOINT'; at: number; checkpoint: unknown };
 

@@ -200,7 +200,7 @@ export class ClusterNode {
     const { ownership, supervisor, logger } = this.#options;
     const claimed = await ownership.claimExpired();
     if (claimed.length > 0) {
-      const { resumed, failed } = await supervisor.resumeAll(claimed);
+      const { resumed, failed } = await supervisor.resumeAll(claimed, 'adopted');
       this.#adopted += claimed.length;
       publish('taskvisor:cluster.lease', () => ({ event: 'adopted', instanceId: ownership.instanceId, count: claimed.length }));
       logger.info(`adopted ${claimed.length} unfinished tasks of expired instances: ${resumed} resumed, ${failed} failed`);

@@ -501,10 +501,14 @@ export class TaskSupervisor {
    * each batch into few fsyncs (one at a time cost ~0.9 ms per task on
    * sqlite: 100k tasks took minutes).
    */
-  async resumeAll(records: readonly TaskRecord[]): Promise<{ resumed: number; failed: number; live: number; quarantined: number }> {
+  async resumeAll(
+    records: readonly TaskRecord[],
+    /** `adopted`: taken over from an instance whose lease expired (its tasks end saying so, issue 13 item 4). */
+    cause: 'restart' | 'adopted' = 'restart',
+  ): Promise<{ resumed: number; failed: number; live: number; quarantined: number }> {
     const counts = { resumed: 0, failed: 0, live: 0, quarantined: 0 };
     for (let start = 0; start < records.length; start += RECOVERY_BATCH) {
-      const outcomes = await Promise.all(records.slice(start, start + RECOVERY_BATCH).map((record) => this.resumeRecord(record)));
+      const outcomes = await Promise.all(records.slice(start, start + RECOVERY_BATCH).map((record) => this.resumeRecord(record, cause)));
       for (const outcome of outcomes) counts[outcome]++;
     }
     return counts;
@@ -517,7 +521,7 @@ export class TaskSupervisor {
    * snapshot (`resume` with its last checkpoint); any other ends `failed` with
    * a `statusMessage` saying why. A task already live here is left alone.
    */
-  async resumeRecord(record: TaskRecord): Promise<'resumed' | 'failed' | 'live' | 'quarantined'> {
+  async resumeRecord(record: TaskRecord, cause: 'restart' | 'adopted' = 'restart'): Promise<'resumed' | 'failed' | 'live' | 'quarantined'> {
     if (this.live.has(record.taskId)) return 'live';
     // A record that cannot be recovered never stops start-up: it is set aside and the rest go on (issue 13 item 3).
     const problem = taskRecordProblem(record);
@@ -533,7 +537,9 @@ export class TaskSupervisor {
         : !tool
           ? `The server restarted and no longer has the tool ${record.tool}`
           : tool.options.resume !== 'replay' && tool.options.resume !== 'resume'
-            ? undefined // the machine's own restart error
+            ? cause === 'adopted'
+              ? ADOPTED_MESSAGE
+              : undefined // the machine's own restart error
             : null; // run again
     try {
       if (reason === null) {
@@ -587,12 +593,13 @@ export class TaskSupervisor {
   private async failOnRestart(record: TaskRecord, reason: string | undefined): Promise<void> {
     const at = this.now();
     let next: TaskRecord;
-    if (reason === undefined && record.snapshot !== undefined) {
+    const viaMachine = reason === undefined || reason === ADOPTED_MESSAGE;
+    if (viaMachine && record.snapshot !== undefined) {
       // The unprovided machine has inert workers: this runs only the transition.
       const actor = createActor(taskMachine, { snapshot: record.snapshot as never, input: undefined as never });
       throwIfUnrestorable(actor);
       actor.start();
-      actor.send({ type: 'SERVER_RESTARTED', at });
+      actor.send({ type: 'SERVER_RESTARTED', at, ...(reason !== undefined ? { message: reason } : {}) });
       next = recordOf(actor.getSnapshot(), undefined, record.version + 1, TASK_MACHINE_VERSION);
       actor.stop();
     } else {
@@ -611,6 +618,14 @@ export class TaskSupervisor {
     for (const listener of this.listeners) listener(next);
   }
 }
+
+/**
+ * Why an adopted task that cannot be resumed ends `failed`: its instance did
+ * not restart, it lost its lease (issue 13 item 4: a stalled database made
+ * live tasks end "The server restarted" in a process that never restarted).
+ */
+const ADOPTED_MESSAGE =
+  'The instance running this task lost its cluster lease (it died, stalled, or was cut off from the database) and the instance that took the task over cannot resume it';
 
 /** Throws the error of an actor whose stored snapshot could not be restored (before it is started). */
 function throwIfUnrestorable(actor: { getSnapshot(): { status: string; error?: unknown } }): void {

@@ -126,7 +126,8 @@ describe('scale-out on PostgreSQL', { timeout: 120_000 }, () => {
       assert.equal(textOf(finished), 'finished on B');
       const { task: failed } = await pollTask(b!.client, once, isTerminalTask, { timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
       assert.equal(failed.status, 'failed');
-      assert.match(String(failed.statusMessage), /restarted/i);
+      // Its instance did not restart: it lost its lease, and the message says so (issue 13 item 4).
+      assert.match(String(failed.statusMessage), /lost its cluster lease/);
       const { task: cancelled } = await pollTask(b!.client, toCancel, isTerminalTask, { timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
       assert.equal(cancelled.status, 'cancelled', 'the cancel sent while the owner was dead reached the adopter');
       const starts = await runStarts(runLog);
