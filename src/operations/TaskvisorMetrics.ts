@@ -8,7 +8,8 @@
  * names are capped ({@link LabelCap}), statuses, ops and outcomes are fixed
  * sets, and no task id, principal or argument is ever a label.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
 import { subscribe } from '../core/diagnostics.js';
 import { LabelCap } from './LabelCap.js';
 import type { OperationsRuntime } from './OperationsRuntime.js';
@@ -17,6 +18,16 @@ import type { TaskActivity } from './TaskActivity.js';
 /** Seconds: from a few ms (a store write) to hours (a long tool run). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const RUN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400];
+
+/**
+ * prom-client, loaded when the first metrics are made (issue 15.5: a server
+ * without metrics does not pay for it at start). Synchronously: it is
+ * CommonJS, and {@link createOperations} builds the metrics synchronously.
+ */
+let promClient: typeof PromClient | undefined;
+function prom(): typeof PromClient {
+  return (promClient ??= createRequire(import.meta.url)('prom-client') as typeof PromClient);
+}
 
 export interface MetricsOptions {
   /** Also export Node's process metrics (CPU, memory, event loop, GC). Default true. */
@@ -27,10 +38,11 @@ export interface MetricsOptions {
 
 export class TaskvisorMetrics {
   /** The registry holding every taskvisor metric (add your own here, or merge it with yours). */
-  readonly registry = new Registry();
+  readonly registry: PromClient.Registry = new (prom().Registry)();
   readonly #unsubscribes: (() => void)[] = [];
 
   constructor(runtime: OperationsRuntime, activity: TaskActivity, options: MetricsOptions = {}) {
+    const { collectDefaultMetrics, Counter, Gauge, Histogram } = prom();
     const registers = [this.registry];
     const tools = new LabelCap(options.maxLabelValues);
     const workflows = new LabelCap(options.maxLabelValues);

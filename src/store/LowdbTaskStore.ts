@@ -20,6 +20,7 @@ import type { TaskStatus } from '../../machines/task/types.js';
 import { TASK_STATUSES } from '../core/statuses.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { DurableJsonFile, errorCode, errorMessage, fsyncDir, type DurableJsonFileHooks } from './DurableJsonFile.js';
+import { mayReportDamaged, ownerOfStored } from '../tasks/storedOwner.js';
 import { isNonTerminal, selectExpired, selectListed } from './query.js';
 import { invalidTaskIdReason, locateTask, SHARD_NAME, type TaskLocation } from './taskFiles.js';
 import { TaskDamagedError, TaskExistsError, type QuarantinedRecord, type TaskListQuery, type TaskStore } from './TaskStore.js';
@@ -91,8 +92,8 @@ export class LowdbTaskStore implements TaskStore {
   #state: State = 'new';
   readonly #onWarning: (message: string) => void;
   readonly #quarantineDir: string;
-  /** Ids set aside (issue 13 item 3) with why, loaded by open() from `<dir>/quarantine/`. */
-  readonly #quarantined = new Map<string, string>();
+  /** Ids set aside (issue 13 item 3) with why and whose (when known), loaded by open() from `<dir>/quarantine/`. */
+  readonly #quarantined = new Map<string, { reason: string; owner: string | undefined }>();
 
   constructor(options: LowdbTaskStoreOptions) {
     this.dir = resolve(options.dir);
@@ -191,7 +192,11 @@ export class LowdbTaskStore implements TaskStore {
   async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();
     const quarantined = this.#quarantined.get(taskId);
-    if (quarantined !== undefined) throw new TaskDamagedError(taskId, quarantined);
+    if (quarantined !== undefined) {
+      // Damaged only to its owner; any other principal gets what an unknown id gets (I-7).
+      if (mayReportDamaged(quarantined.owner, owner)) throw new TaskDamagedError(taskId, quarantined.reason);
+      return undefined;
+    }
     // Issue 12.6: the index knows every record's owner; another owner's file is never read or parsed.
     if (owner !== undefined) {
       const entry = this.#index.get(taskId);
@@ -235,7 +240,14 @@ export class LowdbTaskStore implements TaskStore {
       if (!name.endsWith('.reason.json')) continue;
       const note = JSON.parse(await readFile(join(this.#quarantineDir, name), 'utf8')) as Omit<QuarantinedRecord, 'stored'>;
       const stored = await readFile(join(this.#quarantineDir, name.slice(0, -'.reason.json'.length)), 'utf8').catch(() => '');
-      out.push({ taskId: note.taskId, reason: note.reason, quarantinedAt: note.quarantinedAt, stored });
+      const owner = this.#quarantined.get(note.taskId)?.owner;
+      out.push({
+        taskId: note.taskId,
+        reason: note.reason,
+        quarantinedAt: note.quarantinedAt,
+        stored,
+        ...(owner === undefined ? {} : { owner }),
+      });
     }
     return out.sort((a, b) => a.quarantinedAt - b.quarantinedAt || (a.taskId < b.taskId ? -1 : 1));
   }
@@ -244,7 +256,14 @@ export class LowdbTaskStore implements TaskStore {
   async #setAside(file: string, shard: string, taskId: string, reason: string): Promise<boolean> {
     await mkdir(this.#quarantineDir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const target = join(this.#quarantineDir, `${shard}-${basename(file)}`);
-    const note: Omit<QuarantinedRecord, 'stored'> = { taskId, reason, quarantinedAt: Date.now() };
+    // The index knows the owner of a record it loaded; a file that never loaded is read for what its bytes still tell.
+    const owner = this.#index.get(taskId)?.owner ?? ownerOfStored(await readFile(file, 'utf8').catch(() => ''), taskId);
+    const note: Omit<QuarantinedRecord, 'stored'> = {
+      taskId,
+      reason,
+      quarantinedAt: Date.now(),
+      ...(owner === undefined ? {} : { owner }),
+    };
     await writeFile(`${target}.reason.json`, `${JSON.stringify(note)}\n`, { mode: 0o600 });
     try {
       await rename(file, target);
@@ -256,7 +275,7 @@ export class LowdbTaskStore implements TaskStore {
     await fsyncDir(this.#quarantineDir);
     await fsyncDir(dirname(file));
     this.#index.delete(taskId);
-    this.#quarantined.set(taskId, reason);
+    this.#quarantined.set(taskId, { reason, owner });
     return true;
   }
 
@@ -392,8 +411,21 @@ export class LowdbTaskStore implements TaskStore {
     for (const name of await readdirIfAny(this.#quarantineDir)) {
       if (!name.endsWith('.reason.json')) continue;
       try {
-        const note = JSON.parse(await readFile(join(this.#quarantineDir, name), 'utf8')) as { taskId?: unknown; reason?: unknown };
-        if (typeof note.taskId === 'string') this.#quarantined.set(note.taskId, String(note.reason));
+        const note = JSON.parse(await readFile(join(this.#quarantineDir, name), 'utf8')) as {
+          taskId?: unknown;
+          reason?: unknown;
+          owner?: unknown;
+        };
+        if (typeof note.taskId !== 'string') continue;
+        // A note written before owners were kept: the owner is read from the record's bytes, kept beside it.
+        const owner =
+          typeof note.owner === 'string'
+            ? note.owner
+            : ownerOfStored(
+                await readFile(join(this.#quarantineDir, name.slice(0, -'.reason.json'.length)), 'utf8').catch(() => ''),
+                note.taskId,
+              );
+        this.#quarantined.set(note.taskId, { reason: String(note.reason), owner });
       } catch {
         // A damaged note: the file it describes stays in quarantine all the same.
       }

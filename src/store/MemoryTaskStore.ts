@@ -5,6 +5,7 @@
  */
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { isNonTerminal, selectExpired, selectListed } from './query.js';
+import { mayReportDamaged } from '../tasks/storedOwner.js';
 import { TaskDamagedError, TaskExistsError, type QuarantinedRecord, type TaskListQuery, type TaskStore } from './TaskStore.js';
 
 type State = 'new' | 'open' | 'closed';
@@ -53,7 +54,9 @@ export class MemoryTaskStore implements TaskStore {
   async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();
     const stored = this.#records.get(taskId);
-    if (stored === undefined && this.#quarantined.has(taskId)) throw new TaskDamagedError(taskId, this.#quarantined.get(taskId)!.reason);
+    const setAside = stored === undefined ? this.#quarantined.get(taskId) : undefined;
+    // Damaged only to its owner; any other principal gets what an unknown id gets (I-7).
+    if (setAside !== undefined && mayReportDamaged(setAside.owner, owner)) throw new TaskDamagedError(taskId, setAside.reason);
     // Issue 12.6: another owner's record is not copied.
     if (stored === undefined || (owner !== undefined && stored.owner !== owner)) return undefined;
     return structuredClone(stored);
@@ -90,7 +93,13 @@ export class MemoryTaskStore implements TaskStore {
     this.#assertOpen();
     const stored = this.#records.get(taskId);
     if (stored === undefined) return false;
-    this.#quarantined.set(taskId, { taskId, reason, quarantinedAt: Date.now(), stored: JSON.stringify(stored) });
+    this.#quarantined.set(taskId, {
+      taskId,
+      reason,
+      quarantinedAt: Date.now(),
+      stored: JSON.stringify(stored),
+      owner: typeof stored.owner === 'string' ? stored.owner : undefined,
+    });
     this.#records.delete(taskId);
     return true;
   }

@@ -29,6 +29,7 @@ import type pg from 'pg';
 import { escapeIdentifier, loadPg } from './postgres/pgModule.js';
 import { NON_TERMINAL_STATUSES } from '../core/statuses.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { mayReportDamaged } from '../tasks/storedOwner.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
 import { describePgError, redactUrl } from './postgres/errors.js';
 import { FeedConnection } from './postgres/FeedConnection.js';
@@ -233,8 +234,12 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
         : await pool.query<{ record: string }>(`SELECT record FROM ${this.#q}.tasks WHERE task_id = $1 AND owner = $2`, [taskId, owner]);
     const row = result.rows[0];
     if (!row) {
-      const set = await pool.query<{ reason: string }>(`SELECT reason FROM ${this.#q}.quarantine WHERE task_id = $1`, [taskId]);
-      if (set.rows[0]) throw new TaskDamagedError(taskId, set.rows[0].reason);
+      const set = await pool.query<{ reason: string; owner: string | null }>(
+        `SELECT reason, owner FROM ${this.#q}.quarantine WHERE task_id = $1`,
+        [taskId],
+      );
+      // Damaged only to its owner; any other principal gets what an unknown id gets (I-7).
+      if (set.rows[0] && mayReportDamaged(set.rows[0].owner, owner)) throw new TaskDamagedError(taskId, set.rows[0].reason);
       return undefined;
     }
     try {
@@ -252,9 +257,11 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     this.#tokens.delete(taskId);
     const result = await this.#track(
       pool.query(
-        `WITH moved AS (DELETE FROM ${this.#q}.tasks WHERE task_id = $1 RETURNING task_id, record)
-         INSERT INTO ${this.#q}.quarantine (task_id, record, reason, quarantined_at) SELECT task_id, record, $2, $3 FROM moved
-         ON CONFLICT (task_id) DO UPDATE SET record = excluded.record, reason = excluded.reason, quarantined_at = excluded.quarantined_at`,
+        // The owner column was written with the record but is not part of its bytes: it survives their damage.
+        `WITH moved AS (DELETE FROM ${this.#q}.tasks WHERE task_id = $1 RETURNING task_id, owner, record)
+         INSERT INTO ${this.#q}.quarantine (task_id, owner, record, reason, quarantined_at) SELECT task_id, owner, record, $2, $3 FROM moved
+         ON CONFLICT (task_id) DO UPDATE SET owner = excluded.owner, record = excluded.record, reason = excluded.reason,
+           quarantined_at = excluded.quarantined_at`,
         [taskId, reason, Date.now()],
       ),
     );
@@ -263,14 +270,15 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
 
   async listQuarantined(): Promise<QuarantinedRecord[]> {
     const pool = this.#assertOpen();
-    const result = await pool.query<{ task_id: string; record: string; reason: string; quarantined_at: string }>(
-      `SELECT task_id, record, reason, quarantined_at FROM ${this.#q}.quarantine ORDER BY quarantined_at, task_id`,
+    const result = await pool.query<{ task_id: string; record: string; reason: string; quarantined_at: string; owner: string | null }>(
+      `SELECT task_id, record, reason, quarantined_at, owner FROM ${this.#q}.quarantine ORDER BY quarantined_at, task_id`,
     );
     return result.rows.map((row) => ({
       taskId: row.task_id,
       reason: row.reason,
       quarantinedAt: Number(row.quarantined_at),
       stored: row.record,
+      ...(row.owner === null ? {} : { owner: row.owner }),
     }));
   }
 

@@ -27,6 +27,7 @@ import { dirname, resolve } from 'node:path';
 // Type-only: the native addon is loaded by open(), so using another store never loads (or needs) it.
 import type Database from 'better-sqlite3';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { mayReportDamaged, ownerOfStored } from '../tasks/storedOwner.js';
 import { errorCode, errorMessage, fsyncDir } from './DurableJsonFile.js';
 import { compareNewestFirst, normalizeLimit } from './query.js';
 import { invalidTaskIdReason } from './taskFiles.js';
@@ -63,7 +64,7 @@ export interface SqliteTaskStoreOptions {
  * Schema migrations, in order: entry `i` brings the schema from version `i`
  * to `i + 1`. Never edit a released migration; append a new one.
  */
-const MIGRATIONS: readonly string[] = [
+export const SQLITE_MIGRATIONS: readonly string[] = [
   // 1: the tasks table and its indexes.
   `
   CREATE TABLE tasks (
@@ -94,10 +95,27 @@ const MIGRATIONS: readonly string[] = [
     quarantined_at  INTEGER NOT NULL
   );
   `,
+  // 3: a quarantined record keeps its owner, so only that principal learns it was set aside (issue 13 × 12.6, I-7);
+  // NULL when it cannot be told. Rows set aside under schema 2 get it from their bytes (see migrate()).
+  `
+  ALTER TABLE quarantine ADD COLUMN owner TEXT;
+  `,
 ];
 
+/** Fills in what a migration's SQL cannot: run right after the migration to the keyed version, in the same transaction. */
+const AFTER_MIGRATION: Readonly<Record<number, (db: Database.Database) => void>> = {
+  3: (db) => {
+    const rows = db.prepare<[], { task_id: string; record: string }>('SELECT task_id, record FROM quarantine WHERE owner IS NULL').all();
+    const set = db.prepare<[string, string]>('UPDATE quarantine SET owner = ? WHERE task_id = ?');
+    for (const row of rows) {
+      const owner = ownerOfStored(row.record, row.task_id);
+      if (owner !== undefined) set.run(owner, row.task_id);
+    }
+  },
+};
+
 /** The schema version this code writes and reads. */
-export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+export const SQLITE_SCHEMA_VERSION = SQLITE_MIGRATIONS.length;
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
@@ -133,8 +151,11 @@ interface Statements {
   expired: Database.Statement<[number, number], string>;
   /** Copies a tasks row into quarantine (params: reason, at, id). */
   quarantine: Database.Statement<[string, number, string]>;
-  quarantined: Database.Statement<[string], string>;
-  listQuarantined: Database.Statement<[], { task_id: string; record: string; reason: string; quarantined_at: number }>;
+  quarantined: Database.Statement<[string], { reason: string; owner: string | null }>;
+  listQuarantined: Database.Statement<
+    [],
+    { task_id: string; record: string; reason: string; quarantined_at: number; owner: string | null }
+  >;
 }
 
 /**
@@ -278,8 +299,9 @@ export class SqliteTaskStore implements TaskStore {
     // Issue 12.6: with an owner the row is matched on it too; another owner's record is never fetched or parsed.
     const json = owner === undefined ? statements.get.get(taskId) : statements.getOwned.get(taskId, owner);
     if (json === undefined) {
-      const reason = statements.quarantined.get(taskId);
-      if (reason !== undefined) throw new TaskDamagedError(taskId, reason);
+      const setAside = statements.quarantined.get(taskId);
+      // Damaged only to its owner; any other principal gets what an unknown id gets (I-7).
+      if (setAside !== undefined && mayReportDamaged(setAside.owner, owner)) throw new TaskDamagedError(taskId, setAside.reason);
       return undefined;
     }
     try {
@@ -309,9 +331,13 @@ export class SqliteTaskStore implements TaskStore {
 
   async listQuarantined(): Promise<QuarantinedRecord[]> {
     const statements = this.#assertOpen();
-    return statements.listQuarantined
-      .all()
-      .map((row) => ({ taskId: row.task_id, reason: row.reason, quarantinedAt: row.quarantined_at, stored: row.record }));
+    return statements.listQuarantined.all().map((row) => ({
+      taskId: row.task_id,
+      reason: row.reason,
+      quarantinedAt: row.quarantined_at,
+      stored: row.record,
+      ...(row.owner === null ? {} : { owner: row.owner }),
+    }));
   }
 
   /** A row that cannot be parsed: reported, and quarantined when this store owns the file (a read-only view writes nothing). */
@@ -467,12 +493,13 @@ function prepareStatements(db: Database.Database): Statements {
     expired: db
       .prepare<[number, number], string>('SELECT task_id FROM tasks WHERE expires_at <= ? ORDER BY expires_at, task_id LIMIT ?')
       .pluck(),
+    // The owner column was written with the record but is not part of its bytes: it survives their damage.
     quarantine: db.prepare<[string, number, string]>(
-      `INSERT OR REPLACE INTO quarantine (task_id, record, reason, quarantined_at) SELECT task_id, record, ?, ? FROM tasks WHERE task_id = ?`,
+      `INSERT OR REPLACE INTO quarantine (task_id, owner, record, reason, quarantined_at) SELECT task_id, owner, record, ?, ? FROM tasks WHERE task_id = ?`,
     ),
-    quarantined: db.prepare<[string], string>('SELECT reason FROM quarantine WHERE task_id = ?').pluck(),
-    listQuarantined: db.prepare<[], { task_id: string; record: string; reason: string; quarantined_at: number }>(
-      'SELECT task_id, record, reason, quarantined_at FROM quarantine ORDER BY quarantined_at, task_id',
+    quarantined: db.prepare<[string], { reason: string; owner: string | null }>('SELECT reason, owner FROM quarantine WHERE task_id = ?'),
+    listQuarantined: db.prepare<[], { task_id: string; record: string; reason: string; quarantined_at: number; owner: string | null }>(
+      'SELECT task_id, record, reason, quarantined_at, owner FROM quarantine ORDER BY quarantined_at, task_id',
     ),
   };
 }
@@ -496,7 +523,8 @@ function migrate(db: Database.Database): void {
     }
     for (let version = current; version < SQLITE_SCHEMA_VERSION; version++) {
       try {
-        db.exec(MIGRATIONS[version] as string);
+        db.exec(SQLITE_MIGRATIONS[version] as string);
+        AFTER_MIGRATION[version + 1]?.(db);
       } catch (error) {
         throw new Error(
           `migrating the schema from version ${version} to ${version + 1} failed (is this a taskvisor store?): ${errorMessage(error)}`,

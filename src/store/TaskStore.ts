@@ -46,7 +46,10 @@ export interface TaskStore {
    * owner is `undefined` too — and is neither read nor parsed (issue 12.6):
    * a foreign id costs what an unknown one costs, whatever its size.
    * Rejects with {@link TaskDamagedError} when the stored bytes cannot be
-   * read as a record, or the record was quarantined (issue 13 item 3).
+   * read as a record, or the record was quarantined (issue 13 item 3) —
+   * with `owner`, only when the quarantined record is known to be that
+   * owner's: for anyone else (and for everyone when its owner could not be
+   * told) it is `undefined`, like an unknown id (I-7, T-14).
    */
   get(taskId: string, owner?: string): Promise<TaskRecord | undefined>;
   /** Removes a task; resolves `true` when it existed. */
@@ -78,6 +81,12 @@ export interface QuarantinedRecord {
   reason: string;
   /** Epoch ms. */
   quarantinedAt: number;
+  /**
+   * Principal the record belonged to, when it could be told (from the
+   * store's owner column or index, else parsed from the damaged bytes);
+   * `undefined` when not: then no principal is told the id exists.
+   */
+  owner?: string;
   /** The record exactly as it was stored (JSON text, or whatever bytes a file held). */
   stored: string;
 }

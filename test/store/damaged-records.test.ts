@@ -26,7 +26,8 @@ import { CLI, runNode } from '../support/processes.js';
 import { makeRecord } from './fixtures.js';
 
 const newId = () => randomBytes(16).toString('hex');
-const GARBAGE = '{"taskId": "cut short by a crash, not json';
+/** Bytes cut short by a crash: not JSON, but they still start as every record does, so their owner can be told. */
+const garbage = (taskId: string) => `{"taskId":${JSON.stringify(taskId)},"owner":"anonymous","tool":"sleepy","status":"work`;
 
 interface Site {
   /** `role` names the postgres instance: the seeding one is gone when the runtime's starts, so its tasks are adopted. */
@@ -106,7 +107,7 @@ for (const kind of ['lowdb', 'sqlite', 'postgres'] as const) {
         await seed.ownership?.leave();
         await seed.close();
         await s.plant(invalid, withoutTtl(invalid), 'working');
-        await s.plant(unreadable, GARBAGE, 'working');
+        await s.plant(unreadable, garbage(unreadable), 'working');
 
         const logged: string[] = [];
         const logger: Logger = { info: () => {}, error: (message) => logged.push(message) };
@@ -146,7 +147,10 @@ for (const kind of ['lowdb', 'sqlite', 'postgres'] as const) {
           const setAside = new Map((await store.listQuarantined()).map((entry) => [entry.taskId, entry]));
           assert.equal(JSON.parse(setAside.get(invalid)!.stored).ttlMs, undefined);
           assert.equal(JSON.parse(setAside.get(invalid)!.stored).taskId, invalid);
-          assert.equal(setAside.get(unreadable)!.stored, GARBAGE);
+          assert.equal(setAside.get(unreadable)!.stored, garbage(unreadable));
+          // Each keeps its owner (issue 13 × 12.6): only that principal is told it was set aside.
+          assert.equal(setAside.get(invalid)!.owner, 'anonymous');
+          assert.equal(setAside.get(unreadable)!.owner, 'anonymous');
           assert.equal(
             (await store.list()).some((record: TaskRecord) => record.taskId === invalid || record.taskId === unreadable),
             false,
@@ -172,7 +176,7 @@ for (const kind of ['lowdb', 'sqlite', 'postgres'] as const) {
           await seed.create(makeRecord({ taskId: newId(), owner: 'anonymous' }));
           await seed.close();
           await s.plant(invalid, withoutTtl(invalid), 'working');
-          await s.plant(unreadable, GARBAGE, 'working');
+          await s.plant(unreadable, garbage(unreadable), 'working');
           const config = join(tmpdir(), `taskvisor-check-${newId()}.yaml`);
           await writeFile(config, s.config!);
           try {
@@ -198,7 +202,7 @@ for (const kind of ['lowdb', 'sqlite', 'postgres'] as const) {
               await store.open();
               const kept = (await store.listQuarantined()).map((entry) => entry.stored);
               await store.close();
-              assert.ok(kept.includes(GARBAGE));
+              assert.ok(kept.includes(garbage(unreadable)));
             }
           } finally {
             await rm(config, { force: true });

@@ -158,7 +158,7 @@ describe('SqliteTaskStore specifics', () => {
     await store.close();
   });
 
-  it('uses WAL with synchronous=FULL and the indexed schema, at schema version 1', async () => {
+  it('uses WAL with synchronous=FULL and the indexed schema, at the current schema version', async () => {
     const file = freshFile();
     const store = await openStore({ file });
     await store.create(makeRecord({ createdAt: 1_000, ttlMs: 500 }));
@@ -168,7 +168,7 @@ describe('SqliteTaskStore specifics', () => {
     try {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(db.prepare(`SELECT value FROM meta WHERE key = 'schema_version'`).pluck().get(), SQLITE_SCHEMA_VERSION);
-      assert.equal(SQLITE_SCHEMA_VERSION, 2);
+      assert.equal(SQLITE_SCHEMA_VERSION, 3);
       const indexes = db
         .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name`)
         .pluck()

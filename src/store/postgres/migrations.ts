@@ -3,6 +3,7 @@
  * advisory lock, however many instances start at the same time.
  */
 import type pg from 'pg';
+import { ownerOfStored } from '../../tasks/storedOwner.js';
 import { escapeIdentifier } from './pgModule.js';
 
 /**
@@ -64,7 +65,23 @@ export const MIGRATIONS: readonly string[] = [
     quarantined_at bigint NOT NULL
   );
   `,
+  // 3: a quarantined record keeps its owner, so only that principal learns it was set aside (issue 13 × 12.6, I-7);
+  // NULL when it cannot be told. Rows set aside under version 2 get it from their bytes (AFTER_MIGRATION).
+  `
+  ALTER TABLE $S.quarantine ADD COLUMN owner text;
+  `,
 ];
+
+/** Fills in what a migration's SQL cannot: run right after the migration to the keyed version, in the same transaction. */
+const AFTER_MIGRATION: Readonly<Record<number, (client: pg.PoolClient, q: string) => Promise<void>>> = {
+  3: async (client, q) => {
+    const rows = await client.query<{ task_id: string; record: string }>(`SELECT task_id, record FROM ${q}.quarantine WHERE owner IS NULL`);
+    for (const row of rows.rows) {
+      const owner = ownerOfStored(row.record, row.task_id);
+      if (owner !== undefined) await client.query(`UPDATE ${q}.quarantine SET owner = $1 WHERE task_id = $2`, [owner, row.task_id]);
+    }
+  },
+};
 
 /** The schema version this code writes and reads. */
 export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
@@ -90,6 +107,7 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
     }
     for (let version = current; version < MIGRATIONS.length; version++) {
       await client.query(MIGRATIONS[version]!.replaceAll('$S', q));
+      await AFTER_MIGRATION[version + 1]?.(client, q);
       await client.query(`INSERT INTO ${q}.schema_migrations (version) VALUES ($1)`, [version + 1]);
     }
     await client.query('COMMIT');
