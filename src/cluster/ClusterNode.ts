@@ -7,7 +7,7 @@
  *   and joins again under a new id;
  * - adoption: on every beat, the unfinished tasks of instances whose lease
  *   expired are claimed atomically (new fencing token) and each goes through
- *   the supervisor's restart path (`resumeRecord`);
+ *   the supervisor's restart path (`resumeAll`, TaskRecovery);
  * - command routing: `tasks/update` and `tasks/cancel` received by another
  *   instance arrive as command rows; this one applies those of its live tasks;
  * - cross-instance listen: a write of a task by another instance arrives on
