@@ -35,7 +35,14 @@ const RESPONSE_SCHEMA: Record<InputRequest['method'], z.ZodType> = {
 export interface ForwardedTasks {
   owns(taskId: unknown): boolean;
   get(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<JsonObject>;
-  update(taskId: string, principal: string, responses: Record<string, unknown>, inbound: JsonObject | undefined): Promise<void>;
+  /** `dropped`: keys whose entries the SDK removed from `inputResponses` as malformed (P2). */
+  update(
+    taskId: string,
+    principal: string,
+    responses: Record<string, unknown>,
+    inbound: JsonObject | undefined,
+    dropped?: readonly string[],
+  ): Promise<void>;
   cancel(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<void>;
 }
 
@@ -92,7 +99,13 @@ export const TasksExtension = {
         }
         if (forwarder?.owns(taskId)) {
           // The upstream validates its own input requests' answers.
-          await forwarder.update(taskId, principal, responses as Record<string, unknown>, clientCapabilitiesOf(ctx));
+          await forwarder.update(
+            taskId,
+            principal,
+            responses as Record<string, unknown>,
+            clientCapabilitiesOf(ctx),
+            ctx.mcpReq.droppedInputResponseKeys ?? [],
+          );
           return { resultType: 'complete' };
         }
         const record = await supervisor.get(taskId, principal);

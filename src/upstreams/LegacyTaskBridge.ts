@@ -4,10 +4,13 @@
  * `"required"` or `"optional"`) becomes an ordinary forwarded task: passed
  * through under a wrapped id to a Tasks-capable caller, collapsed for any
  * other. The shape mapping is `legacyTaskShapes.ts`; this file is the I/O:
- * `tools/call` with `params.task`, `tasks/get`, `tasks/result` (only once the
- * task is terminal: it blocks until then), `tasks/cancel`.
+ * `tools/call` with `params.task`, `tasks/get`, `tasks/result` (blocks until
+ * the task ends: read once it is terminal, and held open while it waits for
+ * input, which the upstream delivers there), `tasks/update` answered from the
+ * held input requests, `tasks/cancel`.
  */
 import type { JsonObject } from '../../machines/task/index.js';
+import { ProtocolError } from '@modelcontextprotocol/server';
 import { ErrorCode } from '../core/errors.js';
 import { legacyCreatedTask, toModernResult, toModernTask } from './legacyTaskShapes.js';
 import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
@@ -17,8 +20,11 @@ export type LegacySend = (
   connection: UpstreamConnection,
   method: string,
   params: JsonObject,
-  options?: { signal?: AbortSignal; progressToken?: string },
+  options?: { signal?: AbortSignal; progressToken?: string; noDeadline?: boolean },
 ) => Promise<RawOutcome>;
+
+/** How long a `tasks/get` that finds the task `input_required` waits for its requests to arrive on `tasks/result`. */
+const INPUT_ARRIVAL_MS = 2_000;
 
 /** A `tasks/*` answer or the error to throw for it. */
 export type Answer = (outcome: RawOutcome) => JsonObject;
@@ -62,13 +68,44 @@ export class LegacyTaskBridge {
         return { resultType: 'complete', ...task, result: toModernResult(outcome.result) };
       return { resultType: 'complete', ...task, status: 'failed', error: failure(task, outcome) };
     }
-    if (task.status === 'input_required') return { resultType: 'complete', ...task, inputRequests: {} };
+    if (task.status === 'input_required') {
+      // The upstream delivers the task's requests only while tasks/result is open: keep one open, and give them a
+      // moment to arrive so this very answer carries them (T-12).
+      connection.inputs.drain(taskId, () => this.send(connection, 'tasks/result', { taskId }, { noDeadline: true }));
+      await connection.inputs.arrival(taskId, INPUT_ARRIVAL_MS);
+      const inputRequests = connection.inputs.outstanding(taskId);
+      // T-12: input_required always carries its requests. With none to show (just answered, or the upstream asks
+      // for something it never sent) the task is shown working: the caller keeps polling and sees what comes next.
+      if (Object.keys(inputRequests).length === 0) return { resultType: 'complete', ...task, status: 'working' };
+      return { resultType: 'complete', ...task, inputRequests };
+    }
     return { resultType: 'complete', ...task };
   }
 
-  /** `tasks/cancel` (2025-11-25 answers the Task; 2026-07-28 only acknowledges). */
+  /**
+   * `tasks/update`: each answer settles the upstream's held request (its
+   * `elicitation/create` gets it as the response); answers to keys not
+   * outstanding are ignored (T-22).
+   */
+  update(connection: UpstreamConnection, taskId: string, responses: Record<string, unknown>, dropped: readonly string[] = []): void {
+    const outstanding = connection.inputs.outstanding(taskId);
+    const { malformed } = connection.inputs.answer(
+      taskId,
+      // Entries the SDK dropped as malformed count as malformed answers when their key is outstanding.
+      { ...responses, ...Object.fromEntries(dropped.filter((key) => Object.hasOwn(outstanding, key)).map((key) => [key, null])) },
+    );
+    if (malformed.length > 0) {
+      throw new ProtocolError(
+        ErrorCode.InvalidParams,
+        `Invalid params for tasks/update: inputResponses.${malformed[0]} is not an elicitation result ({action, content?})`,
+      );
+    }
+  }
+
+  /** `tasks/cancel` (2025-11-25 answers the Task; 2026-07-28 only acknowledges); its held requests are answered `cancel`. */
   async cancel(connection: UpstreamConnection, taskId: string): Promise<void> {
     this.answer(await this.send(connection, 'tasks/cancel', { taskId }));
+    connection.inputs.cancel(taskId);
   }
 }
 

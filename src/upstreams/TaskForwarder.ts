@@ -110,12 +110,15 @@ export class TaskForwarder {
     taskSupport: LegacyTaskSupport = 'forbidden',
   ): Promise<ToolCallOutcome> {
     const connection = this.open(upstream);
+    // The MRTR retry of a collapsed call whose upstream task waits for input answers that task, in either era.
+    const resume = resumeOf(request);
+    if (resume?.kind === 'task') return this.resumeTask(upstream, connection, resume, request);
     const relay = this.relayFor(upstream, connection, request);
     try {
       const outcome =
         connection.era === 'legacy' && (taskSupport === 'required' || (taskSupport === 'optional' && request.declaresTasks))
           ? await this.callLegacyTask(upstream, connection, tool, request, relay)
-          : await this.callModern(upstream, connection, tool, request, relay);
+          : await this.callModern(upstream, connection, tool, request, relay, resume);
       return outcome;
     } finally {
       relay.end();
@@ -156,9 +159,8 @@ export class TaskForwarder {
     tool: string,
     request: ToolCallRequest,
     relay: CallRelay,
+    resume: ResumeRound | undefined,
   ): Promise<ToolCallOutcome> {
-    const resume = resumeOf(request);
-    if (resume?.kind === 'task') return this.resumeTask(upstream, connection, resume, request);
     // The caller's own capabilities go upstream on every call, collapsed ones too: the upstream checks them (T-19).
     // Upstream tasks are requested whenever the upstream supports them: passed through to a Tasks-capable caller,
     // collapsed for any other (the upstream never sees who is behind us).
@@ -228,14 +230,15 @@ export class TaskForwarder {
     request: ToolCallRequest,
   ): Promise<ToolCallOutcome> {
     const ref = this.ids.unwrap(resume.taskId, request.principal);
-    if (!ref || ref.upstream !== upstream || connection.era === 'legacy') {
+    if (!ref || ref.upstream !== upstream) {
       throw new ProtocolError(ErrorCode.InvalidParams, 'Invalid params: requestState does not belong to this call');
     }
     const ops = this.opsOf(connection);
     try {
       const responses = answersFor(resume.keys, request.answers);
       if (Object.keys(responses).length > 0) {
-        this.answer(await this.send(connection, 'tasks/update', { taskId: ref.taskId, inputResponses: responses }, TASKS_ONLY));
+        if (connection.era === 'legacy') this.legacy.update(connection, ref.taskId, responses);
+        else this.answer(await this.send(connection, 'tasks/update', { taskId: ref.taskId, inputResponses: responses }, TASKS_ONLY));
       }
       return await this.collapse(upstream, ops, ref.taskId, await ops.get(ref.taskId), request);
     } catch (error) {
@@ -366,15 +369,20 @@ export class TaskForwarder {
     return stop;
   }
 
-  /** `tasks/update` of a wrapped id: the input responses go to the upstream as they came. */
-  async update(taskId: string, principal: string, responses: Record<string, unknown>, inbound: JsonObject | undefined): Promise<void> {
+  /**
+   * `tasks/update` of a wrapped id: the input responses go to the upstream as
+   * they came. `dropped` names entries the SDK removed as malformed: a
+   * 2025-11-25 task's requests are held here, so refusing those is ours.
+   */
+  async update(
+    taskId: string,
+    principal: string,
+    responses: Record<string, unknown>,
+    inbound: JsonObject | undefined,
+    dropped: readonly string[] = [],
+  ): Promise<void> {
     const { connection, id } = this.route(taskId, principal);
-    if (connection.era === 'legacy') {
-      throw new ProtocolError(
-        ErrorCode.InvalidParams,
-        'Invalid params for tasks/update: the upstream task has no input requests to answer',
-      );
-    }
+    if (connection.era === 'legacy') return this.legacy.update(connection, id, responses, dropped);
     this.answer(
       await this.send(connection, 'tasks/update', { taskId: id, inputResponses: responses as JsonObject }, withTasks(inbound ?? {}, true)),
     );
@@ -460,10 +468,10 @@ export class TaskForwarder {
         if (!requests || request.cannotAnswerInput) {
           await cancelUpstream();
           if (request.cannotAnswerInput && requests) return { kind: 'input-required', requests, answers: request.answers ?? {} };
-          // A 2025-11-25 upstream task carries its input requests on tasks/result, which is not relayed yet.
+          // input_required with no request shown (a 2025-11-25 task whose request did not arrive in time): nothing to relay.
           throw new ProtocolError(
             ErrorCode.InternalError,
-            `The upstream tool ${request.name} asks for input in a way taskvisor cannot relay (a 2025-11-25 task); the call was cancelled`,
+            `The upstream tool ${request.name} asked for input but sent no input request; the call was cancelled`,
           );
         }
         const waiting: ResumeTask = {

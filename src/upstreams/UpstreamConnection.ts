@@ -24,6 +24,7 @@ import type { Logger } from '../runtime/Logger.js';
 import type { ListedTool } from '../tools/ToolRegistry.js';
 import type { CachedDiscovery } from '../state/RuntimeStateFile.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS, type UpstreamSpec } from './UpstreamSpec.js';
+import { LegacyInputRequests, RELATED_TASK_META_KEY, type ElicitAnswer } from './LegacyInputRequests.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
 
 export const UPSTREAM_CLIENT_INFO = { name: 'taskvisor-aggregator', version: '0.1.0' };
@@ -60,12 +61,19 @@ export class UpstreamConnection {
   private readonly logSinks = new Set<(message: LogMessage) => void>();
   /** Open upstream listen streams by request id: their frames and their end. */
   private readonly streams = new Map<string, { frame(params: JsonObject): void; ended(): void }>();
+  /** Input requests of this upstream's 2025-11-25 tasks, until a caller answers them. */
+  readonly inputs = new LegacyInputRequests();
 
   constructor(
     readonly spec: UpstreamSpec,
     private readonly logger: Logger,
   ) {
-    this.client = new Client(UPSTREAM_CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: 'auto' } } as never);
+    // `elicitation.form` lets a 2025-11-25 upstream task ask for input (relayed as the task's inputRequests); a
+    // 2026-07-28 upstream sees the caller's own capabilities on each request instead (T-01).
+    this.client = new Client(UPSTREAM_CLIENT_INFO, {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: 'auto' },
+    } as never);
   }
 
   get timeoutMs(): number {
@@ -102,6 +110,7 @@ export class UpstreamConnection {
     this.client.setNotificationHandler('notifications/tools/list_changed', () => {
       for (const listener of this.toolsChangedListeners) listener();
     });
+    this.client.setRequestHandler('elicitation/create', (request) => this.elicitationArrived(request.params as JsonObject));
     await withTimeout(
       this.client.connect(transport, prior ? ({ prior } as never) : undefined),
       this.timeoutMs,
@@ -181,7 +190,7 @@ export class UpstreamConnection {
     method: string,
     params: JsonObject,
     capabilities: JsonObject,
-    options: { signal?: AbortSignal; progressToken?: string } = {},
+    options: { signal?: AbortSignal; progressToken?: string; noDeadline?: boolean } = {},
   ): Promise<RawOutcome> {
     if (this.closed || !this.transport) {
       return Promise.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} is not connected`));
@@ -208,12 +217,16 @@ export class UpstreamConnection {
           ? { ...params, _meta: meta }
           : params;
     const answered = new Promise<RawOutcome>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (!this.pending.delete(id)) return;
-        reject(
-          new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} did not answer ${method} within ${this.timeoutMs} ms`),
-        );
-      }, this.timeoutMs);
+      // A request that blocks by design (2025-11-25 `tasks/result` until the task ends) has no deadline; closing ends it.
+      const timer = setTimeout(
+        () => {
+          if (!this.pending.delete(id)) return;
+          reject(
+            new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} did not answer ${method} within ${this.timeoutMs} ms`),
+          );
+        },
+        options.noDeadline ? 2 ** 31 - 1 : this.timeoutMs,
+      );
       timer.unref();
       this.pending.set(id, { resolve, reject, timer });
       const onAbort = () => {
@@ -358,6 +371,20 @@ export class UpstreamConnection {
     });
   }
 
+  /**
+   * A 2025-11-25 `elicitation/create`. One that names its task (related-task
+   * `_meta`) is held for that task's caller ({@link LegacyInputRequests});
+   * one that names none belongs to no call taskvisor could tell apart (the
+   * era's requests carry no request id on stdio), so it is declined: never
+   * shown to a caller it may not belong to (I-7).
+   */
+  private elicitationArrived(params: JsonObject): Promise<ElicitAnswer> {
+    const related = (params._meta as JsonObject | undefined)?.[RELATED_TASK_META_KEY] as { taskId?: unknown } | undefined;
+    if (typeof related?.taskId === 'string') return this.inputs.hold(related.taskId, params);
+    this.logger.info(`upstream ${this.spec.name} asked for input outside a task; declined (taskvisor relays only task input requests)`);
+    return Promise.resolve({ action: 'decline' });
+  }
+
   private logArrived(params: unknown): void {
     const { level, logger, data } = (params ?? {}) as Record<string, unknown>;
     if (typeof level !== 'string') return;
@@ -380,6 +407,7 @@ export class UpstreamConnection {
       this.streams.delete(id);
       stream.ended();
     }
+    this.inputs.cancelAll();
     for (const listener of this.closeListeners) listener(detail);
   }
 

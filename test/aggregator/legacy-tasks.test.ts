@@ -104,6 +104,93 @@ describe('2025-11-25 task-augmented upstream tools as 2026-07-28 tasks (server-e
     assert.equal(typeof again.code, 'number');
   });
 
+  it("input a 2025-11-25 task asks for (elicitation/create on tasks/result) becomes the task's inputRequests; tasks/update answers it", async () => {
+    const taskId = await createTask(tasksClient, RESEARCH, { topic: 'python', ambiguous: true });
+    const waiting = await waitFor(
+      async () => {
+        const task = resultOf(await getTask(tasksClient, taskId));
+        return task.status === 'input_required' ? task : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 300, what: 'the research task to ask for a clarification' },
+    );
+    const requests = waiting.inputRequests as Record<string, { method: string; params: Record<string, unknown> }>;
+    const keys = Object.keys(requests);
+    assert.equal(keys.length, 1, 'T-12: the outstanding request is shown');
+    const [key] = keys as [string];
+    assert.equal(requests[key]!.method, 'elicitation/create');
+    assert.match(String(requests[key]!.params.message), /could have multiple interpretations/);
+    assert.deepEqual(Object.keys((requests[key]!.params.requestedSchema as { properties: object }).properties), ['interpretation']);
+    assert.equal(requests[key]!.params._meta, undefined, 'the 2025-11-25 related-task _meta is not passed on');
+    // T-13: an unanswered request is shown again under the same key.
+    const again = resultOf(await getTask(tasksClient, taskId));
+    assert.deepEqual(Object.keys(again.inputRequests as object), [key]);
+    // T-22: an answer under a key not outstanding is ignored; a malformed answer to an outstanding one is refused.
+    resultOf(
+      await rawRequest(tasksClient, {
+        method: 'tasks/update',
+        params: { taskId, inputResponses: { nope: { action: 'accept' } }, _meta: envelope() },
+      }),
+    );
+    const malformed = errorOf(
+      await rawRequest(tasksClient, { method: 'tasks/update', params: { taskId, inputResponses: { [key]: 'snake' }, _meta: envelope() } }),
+    );
+    assert.equal(malformed.code, -32602);
+    const ack = resultOf(
+      await rawRequest(tasksClient, {
+        method: 'tasks/update',
+        params: { taskId, inputResponses: { [key]: { action: 'accept', content: { interpretation: 'snake' } } }, _meta: envelope() },
+      }),
+    );
+    assert.equal(ack.resultType, 'complete');
+    const done = await waitFor(
+      async () => {
+        const task = resultOf(await getTask(tasksClient, taskId));
+        assert.ok(task.status !== 'input_required' || Object.keys(task.inputRequests as object).length > 0, 'T-12');
+        assert.ok(!Object.keys((task.inputRequests as object | undefined) ?? {}).includes(key), 'an answered key is gone (T-18)');
+        return task.status === 'completed' ? task : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 300, what: 'the clarified task to complete' },
+    );
+    assert.match(JSON.stringify(done.result), /Research Report: python \(snake\)/, 'the upstream received the answer');
+  });
+
+  it("a collapsed call relays a 2025-11-25 task's input request as an MRTR round to a caller that declared elicitation.form", async () => {
+    const asked: string[] = [];
+    const formClient = await connect({ kind: 'http', url: aggregator.url }, { elicitation: { form: {} } });
+    formClient.client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(String(request.params.message));
+      return { action: 'accept', content: { interpretation: 'comedy' } };
+    });
+    try {
+      const result = await formClient.client.callTool({ name: RESEARCH, arguments: { topic: 'python', ambiguous: true } });
+      assert.notEqual(result.isError, true);
+      assert.match((result.content as Array<{ text: string }>)[0]!.text, /Research Report: python \(comedy\)/);
+      assert.equal(asked.length, 1);
+      assert.match(asked[0]!, /could have multiple interpretations/);
+    } finally {
+      await formClient.close();
+    }
+  });
+
+  it('cancelling a task that waits for input ends it cancelled upstream', async () => {
+    const taskId = await createTask(tasksClient, RESEARCH, { topic: 'python', ambiguous: true });
+    await waitFor(
+      async () => {
+        const task = resultOf(await getTask(tasksClient, taskId));
+        return task.status === 'input_required' ? task : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 300, what: 'the research task to ask for a clarification' },
+    );
+    resultOf(await rawRequest(tasksClient, { method: 'tasks/cancel', params: { taskId, _meta: envelope() } }));
+    const task = resultOf(await getTask(tasksClient, taskId));
+    assert.equal(task.status, 'cancelled');
+  });
+
+  it('an elicitation/create that names no task (a synchronous upstream tool asking mid-call) is declined, shown to nobody (I-7)', async () => {
+    const result = await plainClient.client.callTool({ name: 'x_everything_trigger-elicitation-request', arguments: {} });
+    assert.match(JSON.stringify(result.content), /User declined to provide the requested information/);
+  });
+
   it("another principal's use of the wrapped id is an unknown id", async () => {
     const taskId = await createTask(tasksClient, RESEARCH, { topic: 'mine' });
     const bob = await connect({ kind: 'http', url: aggregator.url, headers: { 'x-user': 'bob' } });
@@ -125,10 +212,18 @@ describe('2025-11-25 task-augmented upstream tools as 2026-07-28 tasks (server-e
 
   it('a collapsed call whose caller gives up is cancelled upstream (2025-11-25 tasks/cancel)', async () => {
     const connection = aggregator.runtime.upstreams!.connection('everything')!;
+    // Every page: earlier tests left tasks upstream.
     const upstreamTasks = async () => {
-      const outcome = await connection.request('tasks/list', {}, {});
-      assert.equal(outcome.kind, 'result');
-      return (outcome.kind === 'result' ? (outcome.result.tasks as Array<{ taskId: string; status: string }>) : []) ?? [];
+      const tasks: Array<{ taskId: string; status: string }> = [];
+      let cursor: unknown;
+      do {
+        const outcome = await connection.request('tasks/list', cursor === undefined ? {} : { cursor }, {});
+        assert.equal(outcome.kind, 'result');
+        if (outcome.kind !== 'result') break;
+        tasks.push(...((outcome.result.tasks as typeof tasks | undefined) ?? []));
+        cursor = outcome.result.nextCursor;
+      } while (typeof cursor === 'string');
+      return tasks;
     };
     const before = new Set((await upstreamTasks()).map((task) => task.taskId));
     const controller = new AbortController();
