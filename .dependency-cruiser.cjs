@@ -17,8 +17,8 @@ const LAYERS = [
   { name: 'machines', paths: ['machines'] },
   // Ids, errors, statuses, capability checks, shared constants, the task record shape, limits.
   { name: 'core', paths: ['src/core', 'src/tasks', 'src/limits'] },
-  // Task actors, executions, the tool model and the store port: no SDK types.
-  { name: 'domain', paths: ['src/runtime', 'src/tools', 'src/store/TaskStore.ts'] },
+  // Task actors, executions, the tool, resource and prompt models and the store port: no SDK types.
+  { name: 'domain', paths: ['src/runtime', 'src/tools', 'src/resources', 'src/prompts', 'src/store/TaskStore.ts'] },
   // Everything that talks to the outside world: the SDK, sockets, files, databases, other servers.
   {
     name: 'adapters',

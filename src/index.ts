@@ -11,7 +11,14 @@
  * ```
  * @packageDocumentation
  */
-export { createRuntime, TaskvisorRuntime, DEFAULT_STORE_DIR, type RuntimeOptions, type StartReport } from './server/TaskvisorRuntime.js';
+export {
+  createRuntime,
+  TaskvisorRuntime,
+  DEFAULT_STORE_DIR,
+  type RuntimeOptions,
+  type StartReport,
+  type Definition,
+} from './server/TaskvisorRuntime.js';
 export type { TaskChangeListener } from './runtime/TaskSupervisor.js';
 export { stderrLogger, silentLogger, type Logger } from './runtime/Logger.js';
 export { defineTool, type ToolModuleExport } from './tools/defineTool.js';
@@ -26,7 +33,33 @@ export type {
   ResumePolicy,
   ElicitParams,
   ElicitResult,
+  LogLevel,
 } from './tools/ToolDefinition.js';
+export { defineResource, defineResourceTemplate } from './resources/defineResource.js';
+export type {
+  ResourceOptions,
+  ResourceReader,
+  ResourceContext,
+  ResourceContents,
+  ReadResourceResult,
+  ResourceDefinition,
+  ResourceTemplateOptions,
+  ResourceTemplateReader,
+  ResourceTemplateDefinition,
+  ListedResource,
+  ListedResourceTemplate,
+} from './resources/ResourceDefinition.js';
+export type { Completer, CompletionContext } from './resources/Completer.js';
+export { definePrompt } from './prompts/definePrompt.js';
+export type {
+  PromptOptions,
+  PromptArgument,
+  PromptHandler,
+  PromptContext,
+  PromptMessage,
+  PromptResult,
+  PromptDefinition,
+} from './prompts/PromptDefinition.js';
 export { ToolError, ErrorCode } from './core/errors.js';
 export { TASKS_EXTENSION_ID } from './core/tasksExtension.js';
 export { LOCAL_PRINCIPAL, ANONYMOUS_PRINCIPAL, type Principal, type Authenticate } from './core/principal.js';

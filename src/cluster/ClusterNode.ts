@@ -7,7 +7,7 @@
  *   and joins again under a new id;
  * - adoption: on every beat, the unfinished tasks of instances whose lease
  *   expired are claimed atomically (new fencing token) and each goes through
- *   the supervisor's restart path (`resumeRecord`);
+ *   the supervisor's restart path (`resumeAll`, TaskRecovery);
  * - command routing: `tasks/update` and `tasks/cancel` received by another
  *   instance arrive as command rows; this one applies those of its live tasks;
  * - cross-instance listen: a write of a task by another instance arrives on
@@ -143,11 +143,15 @@ export class ClusterNode {
       return;
     }
     const sentAt = Date.now();
+    // Past this point the lease cannot be proven for the next beat. A stalled database answers nothing, not even
+    // an error: a renewal still unanswered then counts as lost, so this instance stops its tasks while the lease
+    // still covers them, before a survivor may adopt them (issue 13 item 4; it used to wait for the stall to end).
+    const provableUntil = this.#renewedAt + ownership.leaseMs - this.#beatMs;
     let renewed: boolean | undefined;
     // Twice on an error: a pooled connection killed meanwhile (a blip) fails once, the retry gets a fresh one.
-    for (let attempt = 1; attempt <= 2 && renewed === undefined && !this.#stopped; attempt++) {
+    for (let attempt = 1; attempt <= 2 && renewed === undefined && !this.#stopped && Date.now() < provableUntil; attempt++) {
       try {
-        renewed = await ownership.renewLease();
+        renewed = await answeredWithin(ownership.renewLease(), provableUntil - Date.now(), 'the lease renewal');
       } catch (error) {
         logger.error(`could not renew the instance lease (attempt ${attempt})`, error);
         publish('taskvisor:cluster.lease', () => ({ event: 'renewal-failed', instanceId: ownership.instanceId }));
@@ -183,7 +187,8 @@ export class ClusterNode {
     const { ownership, logger } = this.#options;
     const sentAt = Date.now();
     try {
-      await ownership.join();
+      // Bounded too: a join stuck in a stalled database must not stop the beats that retry it.
+      await answeredWithin(ownership.join(), ownership.leaseMs, 'joining the cluster');
     } catch (error) {
       logger.error('could not join the cluster again; retrying', error);
       return;
@@ -260,5 +265,23 @@ export class ClusterNode {
     if (isTerminal(record)) this.#published.delete(record.taskId);
     else this.#published.set(record.taskId, key);
     this.#options.hub.publishTask(record);
+  }
+}
+
+/**
+ * `operation`, or a rejection once `ms` passed without an answer (the
+ * operation itself goes on; its late answer is ignored).
+ */
+async function answeredWithin<T>(operation: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: the database did not answer within ${Math.round(ms)} ms`)), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([operation, late]);
+  } finally {
+    clearTimeout(timer);
+    // A late failure of the abandoned operation is not unhandled.
+    operation.catch(() => undefined);
   }
 }

@@ -252,64 +252,87 @@ export function resolveFromConfig(loaded: LoadedConfig | undefined, target: stri
   return path.resolve(loaded ? path.dirname(loaded.file) : process.cwd(), target);
 }
 
+/** The config keys naming modules; each module may export any kind of definition. */
+const MODULE_KEYS = ['tools', 'resources', 'prompts'] as const;
+
 /**
- * Imports the tool modules named in `tools`. A module exports tool
- * definitions (`defineTool`) as its default export or `tools`, or a function
- * that registers them.
+ * Imports the modules named in `tools`, `resources` and `prompts`. A module
+ * exports definitions (`defineTool`, `defineResource`,
+ * `defineResourceTemplate`, `definePrompt`) as its default export or under
+ * the key's name (`tools`, `resources`, `prompts`), or a function that
+ * registers them on the runtime it is given.
  */
 export async function loadToolModules(
   loaded: LoadedConfig,
-  register: { use(...definitions: ToolDefinition[]): unknown; tool(...args: never[]): unknown },
+  register: { use(...definitions: never[]): unknown; tool(...args: never[]): unknown },
 ): Promise<void> {
-  const entries: ToolModuleEntry[] = loaded.config.tools ?? [];
-  for (const [index, entry] of entries.entries()) {
-    const modulePath = typeof entry === 'string' ? entry : entry.module;
-    const exportName = typeof entry === 'string' ? undefined : entry.export;
-    const at = typeof entry === 'string' ? ['tools', index] : ['tools', index, 'module'];
-    const where = `${loaded.file}${loaded.positionOf?.(at) ?? ''}: tools[${index}]${typeof entry === 'string' ? '' : '.module'}`;
-    const absolute = resolveFromConfig(loaded, modulePath);
-    if (isTypeScriptModule(absolute)) {
-      try {
-        await ensureTypeScriptLoader();
-      } catch (error) {
-        throw new ConfigError(`${where}: ${modulePath}: ${(error as Error).message}`);
-      }
-    }
-    let mod: Record<string, unknown>;
+  for (const key of MODULE_KEYS) {
+    const entries: ToolModuleEntry[] = loaded.config[key] ?? [];
+    for (const [index, entry] of entries.entries()) await loadModule(loaded, key, index, entry, register);
+  }
+}
+
+async function loadModule(
+  loaded: LoadedConfig,
+  key: (typeof MODULE_KEYS)[number],
+  index: number,
+  entry: ToolModuleEntry,
+  register: { use(...definitions: never[]): unknown },
+): Promise<void> {
+  const modulePath = typeof entry === 'string' ? entry : entry.module;
+  const exportName = typeof entry === 'string' ? undefined : entry.export;
+  const at = typeof entry === 'string' ? [key, index] : [key, index, 'module'];
+  const where = `${loaded.file}${loaded.positionOf?.(at) ?? ''}: ${key}[${index}]${typeof entry === 'string' ? '' : '.module'}`;
+  const absolute = resolveFromConfig(loaded, modulePath);
+  if (isTypeScriptModule(absolute)) {
     try {
-      mod = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
-    } catch (error) {
-      throw new ConfigError(`${where}: cannot load ${modulePath} (${absolute}): ${(error as Error).message.split('\n')[0]}`);
-    }
-    const exported = exportName ? mod[exportName] : (mod.default ?? mod.tools);
-    if (exported === undefined) {
-      throw new ConfigError(`${where}: ${modulePath} has no export ${exportName ? JSON.stringify(exportName) : '"default" or "tools"'}`);
-    }
-    try {
-      if (typeof exported === 'function') {
-        await (exported as (registrar: unknown) => unknown)(register);
-      } else {
-        const definitions = Array.isArray(exported) ? exported : [exported];
-        for (const [i, definition] of definitions.entries()) {
-          if (!isDefinition(definition)) {
-            throw new Error(`export item ${i} is not a tool definition (use defineTool(name, options, handler))`);
-          }
-        }
-        register.use(...(definitions as ToolDefinition[]));
-      }
+      await ensureTypeScriptLoader();
     } catch (error) {
       throw new ConfigError(`${where}: ${modulePath}: ${(error as Error).message}`);
     }
   }
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`${where}: cannot load ${modulePath} (${absolute}): ${(error as Error).message.split('\n')[0]}`);
+  }
+  const exported = exportName ? mod[exportName] : (mod.default ?? mod[key]);
+  if (exported === undefined) {
+    throw new ConfigError(`${where}: ${modulePath} has no export ${exportName ? JSON.stringify(exportName) : `"default" or "${key}"`}`);
+  }
+  try {
+    if (typeof exported === 'function') {
+      await (exported as (registrar: unknown) => unknown)(register);
+    } else {
+      const definitions = Array.isArray(exported) ? exported : [exported];
+      for (const [i, definition] of definitions.entries()) {
+        if (!isDefinition(definition)) {
+          throw new Error(`export item ${i} is not a definition (use defineTool, defineResource, defineResourceTemplate or definePrompt)`);
+        }
+      }
+      register.use(...(definitions as never[]));
+    }
+  } catch (error) {
+    throw new ConfigError(`${where}: ${modulePath}: ${(error as Error).message}`);
+  }
 }
 
-function isDefinition(value: unknown): value is ToolDefinition {
-  const candidate = value as ToolDefinition | null;
-  return (
-    candidate !== null &&
-    typeof candidate === 'object' &&
-    typeof candidate.name === 'string' &&
-    typeof candidate.handler === 'function' &&
-    typeof candidate.options === 'object'
-  );
+/** A `defineTool` value, or a resource, resource template or prompt definition. */
+function isDefinition(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const candidate = value as Partial<ToolDefinition> & { kind?: unknown; uri?: unknown; uriTemplate?: unknown; read?: unknown };
+  if (typeof candidate.name !== 'string') return false;
+  switch (candidate.kind) {
+    case undefined:
+      return typeof candidate.handler === 'function' && typeof candidate.options === 'object';
+    case 'resource':
+      return typeof candidate.uri === 'string' && typeof candidate.read === 'function';
+    case 'resourceTemplate':
+      return typeof candidate.uriTemplate === 'string' && typeof candidate.read === 'function';
+    case 'prompt':
+      return typeof candidate.handler === 'function';
+    default:
+      return false;
+  }
 }

@@ -13,7 +13,7 @@ export const ToolModuleEntrySchema = z.union(
     z.strictObject({
       /** Path of a JS/TS module, relative to the config file. */
       module: z.string().min(1),
-      /** Export holding the tools (default: `default`, then `tools`). */
+      /** Export holding the definitions (default: `default`, then the key's name: `tools`, `resources`, `prompts`). */
       export: z.string().min(1).optional(),
     }),
   ],
@@ -220,6 +220,10 @@ export const ConfigSchema = z.strictObject({
     })
     .optional(),
   tools: z.array(ToolModuleEntrySchema).optional(),
+  /** Modules of resources and resource templates (any definition kind is accepted; docs/resources-and-prompts.md). */
+  resources: z.array(ToolModuleEntrySchema).optional(),
+  /** Modules of prompts (any definition kind is accepted). */
+  prompts: z.array(ToolModuleEntrySchema).optional(),
   /** Bearer authentication for `http` and `ws` (issue 7; docs/security.md). */
   auth: AuthConfigSchema.optional(),
   /** YAML workflows served as tools (docs/workflows.md). */

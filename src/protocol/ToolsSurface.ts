@@ -93,7 +93,7 @@ function traceOf(ctx: ServerContext): { trace?: TraceContext } {
 
 /**
  * Progress goes to the caller's own `progressToken` (only when it sent one);
- * log messages go as `notifications/message`. Both ride on this request's
+ * log messages go as `notifications/message`, filtered by the client's level. Both ride on this request's
  * response stream (`notify` relates them to it) and are dropped once it ended.
  */
 function callerRelay(ctx: ServerContext): CallerRelay {
@@ -106,6 +106,10 @@ function callerRelay(ctx: ServerContext): CallerRelay {
     ...(typeof token === 'string' || typeof token === 'number'
       ? { progress: (update) => send('notifications/progress', { ...update, progressToken: token }) }
       : {}),
-    log: (message) => send('notifications/message', { ...message }),
+    // The SDK applies the client's level: logging/setLevel (2025-11-25) or the request's logLevel (2026-07-28; none: nothing sent).
+    log: (message) => {
+      if (ctx.mcpReq.signal.aborted) return;
+      void ctx.mcpReq.log(message.level as never, message.data, message.logger).catch(() => undefined);
+    },
   };
 }

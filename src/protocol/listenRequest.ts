@@ -60,9 +60,10 @@ export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = 
     return invalid('notifications is required and must be an object');
   }
   const filter: ListenFilter = {};
-  if (notifications.toolsListChanged !== undefined) {
-    if (typeof notifications.toolsListChanged !== 'boolean') return invalid('notifications.toolsListChanged must be a boolean');
-    if (notifications.toolsListChanged) filter.toolsListChanged = true;
+  for (const flag of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const) {
+    if (notifications[flag] === undefined) continue;
+    if (typeof notifications[flag] !== 'boolean') return invalid(`notifications.${flag} must be a boolean`);
+    if (notifications[flag]) filter[flag] = true;
   }
   if (notifications.taskIds !== undefined) {
     const ids = notifications.taskIds;

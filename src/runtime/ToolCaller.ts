@@ -95,6 +95,7 @@ export class ToolCaller {
       maxPendingInputRequests: this.limits.maxPendingInputRequestsPerTask,
       ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
       ...(request.trace ? { trace: request.trace } : {}),
+      ...(request.relay ? { relay: request.relay } : {}),
     });
   }
 

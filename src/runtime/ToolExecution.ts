@@ -9,7 +9,16 @@ import type { TraceContext } from '../core/traceContext.js';
 import type { InputRequest, JsonObject, TaskError, TaskEvent } from '../../machines/task/index.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
 import { limitExceeded } from '../limits/Limits.js';
-import type { ElicitParams, ElicitResult, ToolContext, ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
+import {
+  LOG_LEVELS,
+  type ElicitParams,
+  type ElicitResult,
+  type LogLevel,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from '../tools/ToolDefinition.js';
+import { progressText, type CallerRelay } from '../tools/CallerRelay.js';
 import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
 import { schemasOf } from '../tools/ToolSchema.js';
 
@@ -48,6 +57,8 @@ export interface ToolExecutionOptions {
   maxPendingInputRequests?: number;
   /** W3C trace context of the creating call (`ctx.trace`). */
   trace?: TraceContext;
+  /** Progress and log messages for the synchronous request (`ctx.progress`, `ctx.log`), until the call is a task. */
+  relay?: CallerRelay;
   now?: () => number;
 }
 
@@ -240,10 +251,35 @@ export class ToolExecution {
       saveCheckpoint: (checkpoint: unknown) => this.saveCheckpoint(checkpoint),
       setStatus: (message: string) => {
         if (typeof message !== 'string') throw new TypeError('setStatus(message): message must be a string');
-        this.statusMessageValue = message;
-        this.emit({ type: 'STATUS', at: this.now(), message });
+        this.setStatus(message);
+      },
+      progress: (progress: number, total?: number, message?: string) => this.progress(progress, total, message),
+      log: (level: LogLevel, data: unknown, logger?: string) => {
+        if (!LOG_LEVELS.includes(level)) throw new TypeError(`log(level, data): level must be one of ${LOG_LEVELS.join(', ')}`);
+        if (logger !== undefined && typeof logger !== 'string') throw new TypeError('log(level, data, logger): logger must be a string');
+        // A task's request is over: nobody to send it to.
+        if (this.taskIdValue === undefined) this.options.relay?.log?.({ level, data, ...(logger !== undefined ? { logger } : {}) });
       },
     };
+  }
+
+  private setStatus(message: string): void {
+    this.statusMessageValue = message;
+    this.emit({ type: 'STATUS', at: this.now(), message });
+  }
+
+  private progress(progress: number, total?: number, message?: string): void {
+    if (typeof progress !== 'number' || !Number.isFinite(progress))
+      throw new TypeError('progress(progress): progress must be a finite number');
+    if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total))) {
+      throw new TypeError('progress(progress, total): total must be a finite number');
+    }
+    if (message !== undefined && typeof message !== 'string')
+      throw new TypeError('progress(progress, total, message): message must be a string');
+    const update = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
+    if (this.taskIdValue === undefined) this.options.relay?.progress?.(update);
+    // T-32: a task reports progress through its statusMessage; a call that may still become one keeps it for the task.
+    if (this.taskIdValue !== undefined || this.inputMode === 'wait') this.setStatus(progressText(update));
   }
 
   private async saveCheckpoint(checkpoint: unknown): Promise<void> {

@@ -12,6 +12,20 @@ import { LOCAL_PRINCIPAL } from '../core/principal.js';
 import { TasksExtension } from '../protocol/TasksExtension.js';
 import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
 import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
+import { ResourcesSurface } from '../protocol/ResourcesSurface.js';
+import { PromptsSurface } from '../protocol/PromptsSurface.js';
+import { CompletionsSurface } from '../protocol/CompletionsSurface.js';
+import { ResourceRegistry } from '../resources/ResourceRegistry.js';
+import type {
+  ResourceDefinition,
+  ResourceOptions,
+  ResourceReader,
+  ResourceTemplateDefinition,
+  ResourceTemplateOptions,
+  ResourceTemplateReader,
+} from '../resources/ResourceDefinition.js';
+import { PromptRegistry } from '../prompts/PromptRegistry.js';
+import type { PromptDefinition, PromptHandler, PromptOptions } from '../prompts/PromptDefinition.js';
 import { createTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import { DeadlineTaskStore, DEFAULT_STORE_DEADLINE_MS } from '../store/DeadlineTaskStore.js';
@@ -106,9 +120,16 @@ export interface StartReport {
 /** Re-exported: where the default store lives (moved to core so adapters need not import the runtime). */
 export { DEFAULT_STORE_DIR };
 
+/** Anything `runtime.use(...)` registers: `defineTool`, `defineResource`, `defineResourceTemplate`, `definePrompt` values. */
+export type Definition = ToolDefinition | ResourceDefinition | ResourceTemplateDefinition | PromptDefinition;
+
 export class TaskvisorRuntime {
   /** Registered tools. */
   readonly tools = new ToolRegistry();
+  /** Registered resources and resource templates (and upstream ones, with an aggregator). */
+  readonly resources = new ResourceRegistry();
+  /** Registered prompts (and upstream ones, with an aggregator). */
+  readonly prompts = new PromptRegistry();
   readonly store: TaskStore;
   readonly logger: Logger;
   /** Open `subscriptions/listen` streams, fed by task and tool-list changes. */
@@ -184,7 +205,9 @@ export class TaskvisorRuntime {
     this.cluster = ownership
       ? new ClusterNode({ store: this.store, ownership, supervisor: this.supervisor, hub: this.subscriptions, logger: this.logger })
       : undefined;
-    this.tools.onChange(() => this.subscriptions.publishToolsChanged());
+    this.tools.onChange(() => this.subscriptions.publishListChanged('tools'));
+    this.resources.onChange(() => this.subscriptions.publishListChanged('resources'));
+    this.prompts.onChange(() => this.subscriptions.publishListChanged('prompts'));
     this.upstreams = options.upstreams?.length
       ? new UpstreamManager({
           upstreams: options.upstreams,
@@ -214,9 +237,44 @@ export class TaskvisorRuntime {
     return this;
   }
 
-  /** Registers tools declared with `defineTool`. */
-  use(...definitions: ToolDefinition[]): this {
-    for (const definition of definitions) this.tools.add(definition.name, definition.options, definition.handler);
+  /**
+   * Registers a resource with a fixed URI. `read(uri, ctx)` returns a
+   * `ReadResourceResult` or a string (one text item). Clients hear of the
+   * change (`notifications/resources/list_changed`).
+   */
+  resource(name: string, uri: string, options: ResourceOptions, read: ResourceReader): this {
+    this.resources.add({ kind: 'resource', name, uri, options, read });
+    return this;
+  }
+
+  /**
+   * Registers a resource template (RFC 6570, e.g. `notes://{id}`):
+   * `read(uri, variables, ctx)` serves every URI it matches;
+   * `options.complete` completes its variables.
+   */
+  resourceTemplate(name: string, uriTemplate: string, options: ResourceTemplateOptions, read: ResourceTemplateReader): this {
+    this.resources.addTemplate({ kind: 'resourceTemplate', name, uriTemplate, options, read });
+    return this;
+  }
+
+  /**
+   * Registers a prompt. `handler(args, ctx)` returns a `PromptResult` or a
+   * string (one user message); `options.arguments[].complete` completes an argument.
+   */
+  prompt(name: string, options: PromptOptions, handler: PromptHandler): this {
+    this.prompts.add({ kind: 'prompt', name, options, handler });
+    return this;
+  }
+
+  /** Registers definitions made with `defineTool`, `defineResource`, `defineResourceTemplate` or `definePrompt`. */
+  use(...definitions: Definition[]): this {
+    for (const definition of definitions) {
+      if (!('kind' in definition)) this.tools.add(definition.name, definition.options, definition.handler);
+      else if (definition.kind === 'resource') this.resources.add(definition);
+      else if (definition.kind === 'resourceTemplate') this.resources.addTemplate(definition);
+      else if (definition.kind === 'prompt') this.prompts.add(definition);
+      else throw new Error(`runtime.use: unknown definition kind ${JSON.stringify((definition as { kind: unknown }).kind)}`);
+    }
     return this;
   }
 
@@ -342,18 +400,39 @@ export class TaskvisorRuntime {
    * resolves for it.
    */
   serverFactory(principalOf: (ctx: Parameters<McpServerFactory>[0]) => Principal): McpServerFactory {
-    return (ctx) => this.createServer(ctx.era, principalOf(ctx));
+    // Only stdio and WebSocket build an instance without an HTTP request: a connection that outlives one request.
+    return (ctx) => this.createServer(ctx.era, principalOf(ctx), { connection: ctx.requestInfo === undefined });
   }
 
-  /** One SDK server instance serving `principal` in `era`. */
-  createServer(era: 'modern' | 'legacy', principal: Principal): TaskvisorServer {
+  /**
+   * One SDK server instance serving `principal` in `era`. `connection`: the
+   * instance serves a whole connection (stdio, WebSocket), so a 2025-11-25
+   * client on it is sent `notifications/<list>/list_changed` directly (it has
+   * no `subscriptions/listen`).
+   */
+  createServer(era: 'modern' | 'legacy', principal: Principal, { connection = false }: { connection?: boolean } = {}): TaskvisorServer {
     if (this.state !== 'started') throw new Error('The runtime is not started: call runtime.start() first');
+    const servesResources = this.resources.size > 0;
+    const servesPrompts = this.prompts.size > 0;
     const server = new TaskvisorServer(this.serverInfo, {
-      // `logging`: forwarded upstream log messages are relayed as notifications/message (deprecated in 2026-07-28, still valid).
-      capabilities: { tools: { listChanged: true }, ...(this.upstreams ? { logging: {} } : {}) },
+      // Capabilities only for what is registered now. `logging`: any tool may `ctx.log`, and forwarded upstream
+      // log messages are relayed as notifications/message (deprecated in 2026-07-28, still valid).
+      capabilities: {
+        tools: { listChanged: true },
+        logging: {},
+        ...(servesResources ? { resources: { listChanged: true } } : {}),
+        ...(servesPrompts ? { prompts: { listChanged: true } } : {}),
+        ...(this.resources.completes || this.prompts.completes ? { completions: {} } : {}),
+      },
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       requestState: { verify: this.requestState.verify },
     });
+    if (servesResources) ResourcesSurface.attach(server, { resources: this.resources, principal: principal.id, logger: this.logger });
+    if (servesPrompts) PromptsSurface.attach(server, { prompts: this.prompts, principal: principal.id, logger: this.logger });
+    if (this.resources.completes || this.prompts.completes) {
+      CompletionsSurface.attach(server, { resources: this.resources, prompts: this.prompts, principal: principal.id, logger: this.logger });
+    }
+    if (era === 'legacy' && connection) this.sendListChanges(server, servesResources, servesPrompts);
     ToolsSurface.attach(server, {
       tools: this.tools,
       caller: this.caller,
@@ -374,9 +453,31 @@ export class TaskvisorRuntime {
     }
     return server;
   }
+
+  /**
+   * 2025-11-25 clients on a connection learn of list changes by unsolicited
+   * notifications (they have no listen), for the lists whose capability this
+   * instance advertised; until the connection closes.
+   */
+  private sendListChanges(server: TaskvisorServer, resources: boolean, prompts: boolean): void {
+    const send = (method: string) => () => {
+      if (!server.transport) return;
+      server.notification({ method } as never).catch(() => undefined); // the connection is going away
+    };
+    const stops = [
+      this.tools.onChange(send('notifications/tools/list_changed')),
+      ...(resources ? [this.resources.onChange(send('notifications/resources/list_changed'))] : []),
+      ...(prompts ? [this.prompts.onChange(send('notifications/prompts/list_changed'))] : []),
+    ];
+    const onclose = server.onclose;
+    server.onclose = () => {
+      for (const stop of stops) stop();
+      onclose?.();
+    };
+  }
 }
 
-/** Creates a runtime; register tools, `await start()`, then serve it. */
+/** Creates a runtime; register tools, resources and prompts, `await start()`, then serve it. */
 export function createRuntime(options?: RuntimeOptions): TaskvisorRuntime {
   return new TaskvisorRuntime(options);
 }

@@ -13,6 +13,10 @@ import { publish } from '../core/diagnostics.js';
 
 export type RequestId = string | number;
 
+/** The lists whose changes a listen can ask for (§4.6): each has a `<kind>ListChanged` filter flag. */
+export type ListKind = 'tools' | 'prompts' | 'resources';
+export const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources'];
+
 /** What a transport provides to carry one listen stream. */
 export interface ListenSink {
   /** Writes one JSON-RPC message on the stream. */
@@ -26,6 +30,8 @@ export interface ListenSink {
 /** The notification types a listen asked for and the server honours (§1.9, §4.6). */
 export interface ListenFilter {
   toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
   /** Task ids accepted for this stream: the caller's own, existing tasks only (T-10, D-11). */
   taskIds?: string[];
 }
@@ -45,7 +51,8 @@ export class ListenSubscription {
   readonly principal: string;
   /** Task ids still reported on this stream (a terminal task leaves the set after its last frame). */
   readonly taskIds = new Set<string>();
-  toolsListChanged = false;
+  /** The list-changed kinds this stream asked for and was granted. */
+  readonly lists = new Set<ListKind>();
   private acknowledged = false;
   private readonly early: Array<{ jsonrpc: string; method: string; params: JsonObject }> = [];
   private closedValue = false;

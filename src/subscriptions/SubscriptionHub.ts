@@ -8,7 +8,7 @@ import { TERMINAL_STATUSES, type JsonObject, type TaskStatus } from '../../machi
 import { toDetailedTask } from '../protocol/wire.js';
 import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import { ListenSubscription, type ListenFilter, type ListenSink, type RequestId } from './ListenSubscription.js';
+import { LIST_KINDS, ListenSubscription, type ListKind, type ListenFilter, type ListenSink, type RequestId } from './ListenSubscription.js';
 
 /**
  * Tasks that live on another server (the aggregator's forwarded upstream
@@ -48,7 +48,7 @@ export interface OpenListen {
 
 export class SubscriptionHub {
   private readonly byTask = new Map<string, Set<ListenSubscription>>();
-  private readonly toolWatchers = new Set<ListenSubscription>();
+  private readonly listWatchers = new Map<ListKind, Set<ListenSubscription>>(LIST_KINDS.map((kind) => [kind, new Set()]));
   private readonly open = new Set<ListenSubscription>();
   /** Streams still reading their tasks' current state, with the ids a newer change was queued for meanwhile. */
   private readonly opening = new Map<ListenSubscription, Set<string>>();
@@ -119,9 +119,10 @@ export class SubscriptionHub {
     this.openByPrincipal.set(request.principal, (this.openByPrincipal.get(request.principal) ?? 0) + 1);
     const changedMeanwhile = new Set<string>();
     this.opening.set(subscription, changedMeanwhile);
-    if (request.requested.toolsListChanged) {
-      subscription.toolsListChanged = true;
-      this.toolWatchers.add(subscription);
+    for (const kind of LIST_KINDS) {
+      if (!request.requested[`${kind}ListChanged`]) continue;
+      subscription.lists.add(kind);
+      this.listWatchers.get(kind)!.add(subscription);
     }
     const wanted = [...new Set(request.requested.taskIds ?? [])].slice(0, this.maxTaskIds);
     const remote = this.remote;
@@ -155,7 +156,7 @@ export class SubscriptionHub {
     this.opening.delete(subscription);
     if (subscription.closed) return subscription;
     const honoured: ListenFilter = {};
-    if (subscription.toolsListChanged) honoured.toolsListChanged = true;
+    for (const kind of subscription.lists) honoured[`${kind}ListChanged`] = true;
     if (request.requested.taskIds !== undefined) honoured.taskIds = wanted.filter((id) => accepted.includes(id));
     subscription.acknowledge(honoured);
     // The state right after the acknowledgement, so a client never waits for a change that already happened;
@@ -171,7 +172,7 @@ export class SubscriptionHub {
         remote!.follow(taskId, request.principal, task, (next) => this.deliverRemote(subscription, taskId, next)),
       );
     }
-    if (Object.keys(honoured).length === 0 || (honoured.taskIds?.length === 0 && !honoured.toolsListChanged)) {
+    if (Object.keys(honoured).length === 0 || (honoured.taskIds?.length === 0 && subscription.lists.size === 0)) {
       // Nothing will ever be sent: close gracefully at once, as the SDK's own router does.
       subscription.close({ graceful: true });
     }
@@ -187,7 +188,12 @@ export class SubscriptionHub {
 
   /** The tool list changed: `notifications/tools/list_changed` to streams that asked for it. */
   publishToolsChanged(): void {
-    for (const subscription of [...this.toolWatchers]) subscription.notify('notifications/tools/list_changed', {});
+    this.publishListChanged('tools');
+  }
+
+  /** A list changed: `notifications/<kind>/list_changed` to streams that asked for it (§4.6). */
+  publishListChanged(kind: ListKind): void {
+    for (const subscription of [...this.listWatchers.get(kind)!]) subscription.notify(`notifications/${kind}/list_changed`, {});
   }
 
   /** Whether an open stream watches `taskId` (a cluster reads other instances' changes only for these). */
@@ -248,7 +254,7 @@ export class SubscriptionHub {
       else this.openByPrincipal.delete(subscription.principal);
     }
     this.opening.delete(subscription);
-    this.toolWatchers.delete(subscription);
+    for (const watchers of this.listWatchers.values()) watchers.delete(subscription);
     for (const taskId of [...subscription.taskIds]) this.unwatch(subscription, taskId);
     for (const stop of this.follows.get(subscription)?.values() ?? []) stop();
     this.follows.delete(subscription);

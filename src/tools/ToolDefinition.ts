@@ -7,6 +7,10 @@ import type { JsonSchemaDocument } from './ToolSchema.js';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 import type { ToolCallOutcome, ToolCallRequest } from './ToolCall.js';
 
+/** MCP log levels (RFC 5424 severities), least severe first. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** Whether calls of a tool become tasks (ARCHITECTURE "Server-directed creation", T-02). */
 export type TaskBehavior = 'auto' | 'always' | 'never';
 
@@ -101,6 +105,21 @@ export interface ToolContext {
   requestInput(key: string, request: InputRequest): Promise<unknown>;
   /** Sets the task's `statusMessage`: progress for tasks goes there (T-32). */
   setStatus(message: string): void;
+  /**
+   * Reports progress. On a synchronous call whose request carried
+   * `_meta.progressToken` it is sent as `notifications/progress` on that
+   * request's stream; once the call is a task it becomes the task's
+   * `statusMessage` (`3/10: message`, T-32). `progress` should grow with every call.
+   */
+  progress(progress: number, total?: number, message?: string): void;
+  /**
+   * Sends a log message to the caller as `notifications/message` while the
+   * call is answered synchronously, if the client's log level lets it through
+   * (`logging/setLevel` on 2025-11-25, the request's
+   * `io.modelcontextprotocol/logLevel` on 2026-07-28, which sends nothing
+   * without it). Dropped once the call is a task (its request is over).
+   */
+  log(level: LogLevel, data: unknown, logger?: string): void;
   /**
    * The checkpoint this run was resumed with (`resume: 'resume'` after a
    * restart), else `undefined`.

@@ -321,9 +321,11 @@ describe('inspection off', () => {
         const taskId = created.message?.result?.taskId as string;
         const live = (
           runtime as unknown as {
-            supervisor: { live: Map<string, { actor: { options: { inspect?: unknown } }; persister: { inspect: unknown } }> };
+            supervisor: {
+              registry: { get(taskId: string): { actor: { options: { inspect?: unknown } }; persister: { inspect: unknown } } };
+            };
           }
-        ).supervisor.live.get(taskId);
+        ).supervisor.registry.get(taskId);
         assert.ok(live, 'the task actor is live');
         if (inspect === undefined) assert.equal(live.actor.options.inspect, live.persister.inspect, 'only the persister is hooked');
         else assert.notEqual(live.actor.options.inspect, live.persister.inspect, 'with an inspector the hook is a wrapper');

@@ -93,4 +93,91 @@ describe('postgres behind a proxy that stops forwarding', () => {
       await drop();
     }
   });
+
+  it(
+    'a stall longer than the lease: the instance gives its tasks up during the stall, and they end saying it lost its lease',
+    { timeout: 180_000 },
+    async () => {
+      const proxy = await stallableProxy();
+      const { schema, drop } = await freshSchema('tv_stall_lease');
+      // A short lease (an option) keeps the stall short; the default is 5 s.
+      const leaseMs = 3_000;
+      const store = new PostgresTaskStore({ url: proxy.url, schema, poolSize: 4, leaseMs });
+      const runtime = createRuntime({ store, logger: silentLogger, reapIntervalMs: 0, storeDeadlineMs: 1_000 });
+      const started: string[] = [];
+      const abortedAt: number[] = [];
+      // resume: 'fail' (the default): a task given up cannot run again anywhere, so it must end saying why.
+      runtime.tool('hold', { taskBehavior: 'always', inputSchema: z.object({}) }, (_args, ctx) => {
+        started.push(ctx.taskId ?? '');
+        return new Promise<string>((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => {
+            abortedAt.push(Date.now());
+            reject(ctx.signal.reason as Error);
+          }),
+        );
+      });
+      await runtime.start();
+      const http = await listenHttp(runtime, { port: 0 });
+      const client = await connect({ kind: 'http', url: http.url });
+      const raw = async (method: string, params: Record<string, unknown>) =>
+        (await client.raw({ method, params: { ...params, _meta: envelope() } } as never)) as unknown as {
+          result?: { taskId?: string; status?: string; statusMessage?: string };
+          error?: { code: number; message: string };
+        };
+      const until = async (what: string, probe: () => boolean | Promise<boolean>, timeoutMs: number) => {
+        const end = Date.now() + timeoutMs;
+        while (!(await probe())) {
+          if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
+      try {
+        const ids: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const created = await raw('tools/call', { name: 'hold', arguments: {} });
+          assert.equal(typeof created.result?.taskId, 'string', JSON.stringify(created));
+          ids.push(created.result!.taskId!);
+        }
+        await until('the three tools to run', () => started.length === 3, 60_000);
+
+        proxy.freeze();
+        const frozenAt = Date.now();
+        // No answer, no error: the renewal hangs. The instance cannot prove its lease and must stop its tasks
+        // before the lease could end (a survivor may adopt them then), not once the stall is over.
+        await until('the tasks to be given up during the stall', () => abortedAt.length === 3, 4 * leaseMs);
+        // Long enough that the lease has certainly expired in the database too.
+        while (Date.now() - frozenAt < 3 * leaseMs) await new Promise((resolve) => setTimeout(resolve, 100));
+        const thawedAt = Date.now();
+        proxy.thaw();
+        assert.ok(
+          abortedAt.every((at) => at < thawedAt && at - frozenAt <= leaseMs),
+          `given up ${abortedAt.map((at) => at - frozenAt).join(', ')} ms into a ${thawedAt - frozenAt} ms stall (lease ${leaseMs} ms)`,
+        );
+
+        // The instance joins again under a new id and adopts its own old tasks: they cannot resume, so they end
+        // failed saying the lease was lost, never "The server restarted" (this process never restarted).
+        for (const taskId of ids) {
+          let task: { status?: string; statusMessage?: string } | undefined;
+          await until(
+            `task ${taskId} to end`,
+            async () => {
+              task = (await raw('tasks/get', { taskId })).result;
+              return task?.status === 'failed';
+            },
+            60_000,
+          );
+          assert.match(task!.statusMessage ?? '', /lost its cluster lease/, JSON.stringify(task));
+          assert.doesNotMatch(task!.statusMessage ?? '', /server restarted/i);
+        }
+        assert.equal(started.length, 3, 'no tool ran twice');
+      } finally {
+        proxy.thaw();
+        await client.close();
+        await http.close();
+        await runtime.close();
+        await proxy.close();
+        await drop();
+      }
+    },
+  );
 });

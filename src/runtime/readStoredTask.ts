@@ -1,0 +1,53 @@
+/**
+ * Reads a task that does not run in this process from the store, as its
+ * owner may see it: unknown, foreign, history-only and expired ids answer the
+ * errors `tasks/*` give for them (T-14, I-7), a damaged record is set aside
+ * and answers a stable error (issue 13 item 3).
+ */
+import { TaskExpiredError, taskNotFound, TaskRecordDamagedError } from '../core/errors.js';
+import { TASK_ID_PATTERN } from '../core/ids.js';
+import { TaskDamagedError, type TaskStore } from '../store/TaskStore.js';
+import { isTerminal } from '../tasks/project.js';
+import { taskRecordProblem } from '../tasks/recordProblem.js';
+import { isExpired, type TaskRecord } from '../tasks/TaskRecord.js';
+import type { Logger } from './Logger.js';
+import { setAside } from './setAside.js';
+
+export interface StoredTaskReader {
+  store: TaskStore;
+  logger: Logger;
+  /** A finished task stays readable at least this long after it finished. */
+  finishedRetentionMs?: number | undefined;
+}
+
+export async function readStoredTask(
+  { store, logger, finishedRetentionMs }: StoredTaskReader,
+  taskId: string,
+  principal: string,
+  now: number,
+): Promise<TaskRecord> {
+  if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
+  let record: TaskRecord | undefined;
+  try {
+    // Issue 12.6: ownership first, in the store: another principal's record is never loaded or parsed.
+    record = await store.get(taskId, principal);
+  } catch (error) {
+    // Unreadable or set aside: the store reported it once; the client gets a stable error (issue 13 item 3).
+    if (error instanceof TaskDamagedError) throw new TaskRecordDamagedError();
+    throw error;
+  }
+  if (!record) throw taskNotFound();
+  const problem = taskRecordProblem(record, taskId);
+  if (problem !== undefined) {
+    // Another principal's damaged task stays indistinguishable from a missing one (I-7).
+    if (typeof record.owner === 'string' && record.owner !== principal) throw taskNotFound();
+    await setAside(store, logger, taskId, problem);
+    throw new TaskRecordDamagedError();
+  }
+  // A history-only record (a synchronous workflow run) was never a task: unknown to tasks/* (T-14).
+  if (record.owner !== principal || record.historyOnly) throw taskNotFound();
+  if (isTerminal(record) && isExpired(record, now, finishedRetentionMs)) {
+    throw new TaskExpiredError();
+  }
+  return record;
+}
