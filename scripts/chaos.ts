@@ -38,7 +38,7 @@ if (
 process.stdout.write(`chaos: seed ${seed}, ${runs} runs of ${kills} kills per store (${stores.join(', ')})\n`);
 const rows: ChaosRow[] = [];
 for (const store of stores) {
-  const row = await runChaos({ store, runs, kills, seed, log: (line) => process.stderr.write(`${line}\n`) });
+  const row = await runChaos({ store, runs, kills, seed, creators: 4, maxLifeMs: 4_000, log: (line) => process.stderr.write(`${line}\n`) });
   rows.push(row);
   for (const finding of row.findings) process.stdout.write(`${store}: ${finding}\n`);
 }

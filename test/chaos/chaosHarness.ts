@@ -172,7 +172,7 @@ async function oneRun(options: ChaosOptions, kills: number, seed: number, row: C
     for (let round = 0; round < kills; round++) {
       await start();
       const lifeMs = rng.int(200, options.maxLifeMs ?? 2_500);
-      const stopAt = Date.now() + lifeMs;
+      const ackedBefore = acked.length;
       let alive = true;
       // Creators: each create counts once its CreateTaskResult arrived (acknowledged), never before.
       const create = async () => {
@@ -204,7 +204,11 @@ async function oneRun(options: ChaosOptions, kills: number, seed: number, row: C
         if (seen.status === 'input_required' && answer) await send('tasks/update', answerFor(task));
       };
       const workers = [...Array.from({ length: options.creators ?? 3 }, create), watch()];
-      await sleep(Math.max(0, stopAt - Date.now()));
+      // The random kill point counts from this round's first acknowledgement (a loaded machine may take seconds
+      // to answer the first create): every round kills a server that has acknowledged work.
+      const firstAckBy = Date.now() + 30_000;
+      while (acked.length === ackedBefore && Date.now() < firstAckBy) await sleep(10);
+      await sleep(lifeMs);
       // kill -9 with requests in flight.
       await child!.kill('SIGKILL');
       row.kills++;
