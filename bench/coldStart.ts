@@ -1,10 +1,12 @@
 /**
  * Cold start (issue 15.5): MCP hosts spawn a stdio server for every
  * conversation, so the time from spawn to the first answer counts. Measures
- * `taskvisor serve --stdio --demo` from the built package (dist/, plain node,
- * what `npx taskvisor` runs) until its answer to `initialize` arrives, next to
- * `node -e 0` spawned to its exit (the floor), in interleaved rounds; and,
- * for reference, the same from the TypeScript sources through tsx.
+ * `taskvisor serve --stdio --demo` from the built package (the bundled CLI in
+ * dist/cli/, plain node: what `npx taskvisor` runs) until its answer to
+ * `initialize` arrives, next to `node -e 0` spawned to its exit (Node's own
+ * floor) and a bare v2 SDK stdio server (bench/bareStdio.mjs: the floor of
+ * any server on the SDK), in interleaved rounds; and, for reference, the same
+ * from the TypeScript sources through tsx.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, statSync, readdirSync } from 'node:fs';
@@ -16,7 +18,9 @@ import { fileURLToPath } from 'node:url';
 import { TSX_IMPORT } from './child.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BUILT_CLI = join(ROOT, 'dist', 'src', 'cli', 'run.js');
+/** What bin/taskvisor.js runs from the package. */
+const BUILT_CLI = join(ROOT, 'dist', 'cli', 'taskvisor.js');
+const BARE_SDK = join(ROOT, 'bench', 'bareStdio.mjs');
 const SOURCE_CLI = join(ROOT, 'src', 'cli', 'run.ts');
 
 export interface ColdStartResult {
@@ -24,6 +28,8 @@ export interface ColdStartResult {
   built: number[];
   /** ms from spawn to exit of `node -e 0`. */
   floor: number[];
+  /** ms from spawn to the answer of a bare v2 SDK stdio server. */
+  bare: number[];
   /** ms from spawn to the answer, TypeScript sources through tsx. */
   source: number[];
   /** Whether dist/ was (re)built for this run. */
@@ -93,13 +99,15 @@ export async function runColdStart(rounds: number, sourceRounds: number): Promis
   const rebuilt = await ensureBuilt();
   const cwd = await mkdtemp(join(tmpdir(), 'taskvisor-coldstart-'));
   const serve = ['serve', '--stdio', '--demo', '--quiet'];
-  const result: ColdStartResult = { built: [], floor: [], source: [], rebuilt };
+  const result: ColdStartResult = { built: [], floor: [], bare: [], source: [], rebuilt };
   try {
     // One unmeasured run of each warms the file cache (and creates the demo store).
     await timeToFirstAnswer([BUILT_CLI, ...serve], cwd);
     await timeToExit(['-e', '0']);
+    await timeToFirstAnswer([BARE_SDK], cwd);
     for (let round = 0; round < rounds; round++) {
       result.floor.push(await timeToExit(['-e', '0']));
+      result.bare.push(await timeToFirstAnswer([BARE_SDK], cwd));
       result.built.push(await timeToFirstAnswer([BUILT_CLI, ...serve], cwd));
     }
     for (let round = 0; round < sourceRounds; round++) {

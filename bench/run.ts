@@ -1255,6 +1255,21 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       verdict: verdict(built <= 300),
       note: `max ${fmt(Math.max(...cold.built))} ms${cold.rebuilt ? '; dist/ rebuilt first' : ''}`,
     });
+    if (cold.bare.length > 0) {
+      const bare = median(cold.bare);
+      add({
+        bench: '8. cold start',
+        case: `the same from the built package (median of ${cold.built.length})`,
+        figure: 'time to first answer',
+        value: built,
+        unit: 'ms',
+        baseline: 'bare v2 SDK stdio server (McpServer, one zod tool), spawn to the initialize answer',
+        baselineValue: bare,
+        baselineUnit: 'ms',
+        ratio: ratio(built, bare),
+        note: `the SDK alone: ${fmt(ratio(bare, floor))}× node -e 0`,
+      });
+    }
     if (cold.source.length > 0) {
       const source = median(cold.source);
       add({

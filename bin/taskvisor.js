@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The taskvisor command. From the package it runs the compiled CLI (dist/), with plain node.
+// The taskvisor command. From the package it runs the bundled CLI (dist/cli/), with plain node.
 // In a source checkout (src/ next to this folder) it runs the TypeScript sources through tsx,
 // a dev dependency, so the command always runs the code being edited; without tsx (a clone
 // installed with --omit=dev) it falls back to dist/ (`npm run build`).
@@ -21,5 +21,5 @@ if (register) {
 } else {
   // Node >= 22.1 caches compiled code between runs (issue 15.5: hosts spawn a stdio server per conversation).
   module.enableCompileCache?.();
-  await import('../dist/src/cli/run.js');
+  await import('../dist/cli/taskvisor.js');
 }

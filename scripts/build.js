@@ -3,14 +3,16 @@
  * `npm run build` (also run by `prepare`, so `npm install` in a clone and
  * `npm pack` both produce it): compiles src/, machines/ and the demo tools to
  * dist/ as ESM JavaScript with .d.ts and source maps, then copies the demo
- * config with its tool module renamed to the compiled one (issue 15.1).
- * Plain JavaScript, so it needs nothing but the compiler.
+ * config with its tool module renamed to the compiled one (issue 15.1), and
+ * bundles the CLI into dist/cli/ with esbuild (issue 15.5).
+ * Plain JavaScript, so it needs nothing but the compiler and esbuild.
  */
 import { spawnSync } from 'node:child_process';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = new URL('../dist/', import.meta.url);
@@ -23,6 +25,45 @@ if (compiled.status !== 0) {
   process.stderr.write(`build: the compiler failed (exit ${compiled.status ?? compiled.signal})\n`);
   process.exit(1);
 }
+
+// The CLI as one bundle (issue 15.5: MCP hosts spawn `taskvisor serve --stdio` for every
+// conversation). Resolving and compiling ~400 module files cost a third of its cold start; a
+// bundle of the compiled CLI with its pure-JS dependencies, split where the CLI imports on demand
+// (the chunks of other commands and transports load only when used), does not.
+// Left out, loaded from node_modules: native modules, optional peers (the user's own
+// instance), and what is required at run time by name (prom-client, Ajv).
+const cliOut = join(root, 'dist', 'cli');
+await build({
+  entryPoints: { taskvisor: join(root, 'dist', 'src', 'cli', 'run.js') },
+  outdir: cliOut,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  sourcemap: true,
+  logLevel: 'warning',
+  external: ['better-sqlite3', 'pg', 'pg-native', '@opentelemetry/api', 'tsx', '@statelyai/inspect', 'bufferutil', 'utf-8-validate'],
+  // CommonJS dependencies in an ES module bundle call require() for Node's own modules.
+  banner: {
+    js: "import { createRequire as __taskvisorCreateRequire } from 'node:module';\nconst require = __taskvisorCreateRequire(import.meta.url);",
+  },
+  plugins: [
+    {
+      // A compiled module finds files next to itself (the demo config, the dashboard's assets)
+      // through import.meta.url: it keeps meaning that module's place in dist/, not the chunk's.
+      name: 'keep-import-meta-url',
+      setup(bundler) {
+        bundler.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, async (args) => {
+          const text = await readFile(args.path, 'utf8');
+          if (!text.includes('import.meta.url')) return undefined;
+          const place = relative(cliOut, args.path).split('\\').join('/');
+          return { contents: text.replaceAll('import.meta.url', `new URL(${JSON.stringify(place)}, import.meta.url).href`), loader: 'js' };
+        });
+      },
+    },
+  ],
+});
 
 // The demo config names ./tools.ts; the package holds ./tools.js.
 const demoConfig = await readFile(new URL('../examples/demo/taskvisor.yaml', import.meta.url), 'utf8');

@@ -85,6 +85,8 @@ describe('the packed package, installed into a fresh project', { concurrency: 2 
       'dist/src/index.d.ts',
       'dist/src/index.js.map',
       'dist/src/cli/run.js',
+      // The bundled CLI bin/taskvisor.js runs (issue 15.5).
+      'dist/cli/taskvisor.js',
       'dist/examples/demo/taskvisor.yaml',
     ]) {
       assert.ok(existsSync(join(root, file)), `${file} is in the package`);
