@@ -20,4 +20,7 @@ export const LimitsSchema = z.strictObject({
   maxTaskTtlMs: positiveInt.nullable().optional(),
   maxOutboundBufferBytes: positiveInt.optional(),
   outboundGraceMs: positiveInt.max(2 ** 31 - 1).optional(),
+  maxHttpSessions: positiveInt.optional(),
+  maxHttpSessionsPerPrincipal: positiveInt.optional(),
+  httpSessionIdleMs: positiveInt.max(2 ** 31 - 1).optional(),
 });

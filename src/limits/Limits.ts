@@ -47,6 +47,12 @@ export interface Limits {
   maxOutboundBufferBytes: number;
   /** How long a connection may stay over `maxOutboundBufferBytes` before it is closed, ms. Default 10 s. */
   outboundGraceMs: number;
+  /** Open 2025-11-25 Streamable HTTP sessions (issue 14.3), all principals together; an `initialize` past it gets 503. Default 1000. */
+  maxHttpSessions: number;
+  /** Open 2025-11-25 Streamable HTTP sessions of one principal; an `initialize` past it gets 429. Default 32. */
+  maxHttpSessionsPerPrincipal: number;
+  /** How long a 2025-11-25 HTTP session lives without a request or an open stream, ms; then it ends (404 to its id). Default 10 min. */
+  httpSessionIdleMs: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -60,6 +66,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxTaskTtlMs: null,
   maxOutboundBufferBytes: 8 * 1024 * 1024,
   outboundGraceMs: 10_000,
+  maxHttpSessions: 1000,
+  maxHttpSessionsPerPrincipal: 32,
+  httpSessionIdleMs: 600_000,
 });
 
 /** Upper bounds that keep a limit meaningful (a timer cannot wait longer than 2^31-1 ms in one step). */
@@ -82,7 +91,7 @@ export function resolveLimits(partial: Partial<Limits> = {}): Limits {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new RangeError(`limits.${key}: expected a positive integer, got ${JSON.stringify(value)}`);
     }
-    if ((key === 'requestTimeoutMs' || key === 'outboundGraceMs') && value > MAX_TIMER_MS)
+    if ((key === 'requestTimeoutMs' || key === 'outboundGraceMs' || key === 'httpSessionIdleMs') && value > MAX_TIMER_MS)
       throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
     (limits as unknown as Record<string, number>)[key] = value;
   }

@@ -1,12 +1,12 @@
 /**
- * Streamable HTTP: the SDK's `createMcpHandler` (modern and stateless legacy
- * serving, the SEP-2243 header ladder incl. `Mcp-Name` on `tasks/*`:
- * T-60…T-63) behind a front door that owns the path, the Host check and
- * authentication (I-7).
+ * Streamable HTTP: the SDK's `createMcpHandler` (modern serving, the SEP-2243
+ * header ladder incl. `Mcp-Name` on `tasks/*`: T-60…T-63) and, for
+ * 2025-11-25 clients, sessions (`LegacyHttpSessions`, issue 14.3), behind a
+ * front door that owns the path, the Host check and authentication (I-7).
  */
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { classifyInboundRequest, createMcpHandler, isJsonContentType, type AuthInfo } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, createMcpHandler, isJsonContentType, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { admit, defaultAllowedOrigins, isLoopbackHost, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
@@ -20,6 +20,7 @@ import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
 import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
+import { LegacyHttpSessions } from './LegacyHttpSessions.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -86,14 +87,18 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     maxBodyBytes: options.maxBodyBytes ?? runtime.limits.maxRequestBodyBytes,
     maxJsonDepth: runtime.limits.maxJsonDepth,
   };
-  const handler = createMcpHandler(
-    runtime.serverFactory((ctx) => principalOf(ctx.authInfo)),
-    {
-      legacy: 'stateless',
-      maxRequestBodySize: bodyLimits.maxBodyBytes,
-      onerror: (error) => logTransportError(runtime.logger, 'http', error),
-    },
-  );
+  const factory = runtime.serverFactory((ctx) => principalOf(ctx.authInfo));
+  const onerror = (error: Error) => logTransportError(runtime.logger, 'http', error);
+  // 2025-era traffic never reaches this handler: it goes to the sessions below (routed with the SDK's own predicate).
+  const handler = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: bodyLimits.maxBodyBytes, onerror });
+  const sessions = new LegacyHttpSessions({
+    factory,
+    limits: runtime.limits,
+    logger: runtime.logger,
+    onerror,
+    maxBodyBytes: bodyLimits.maxBodyBytes,
+    ...(bearer ? { trackSession: (principal: Principal, end: (reason: string) => void) => bearer.trackSession(principal, end) } : {}),
+  });
 
   const fetch = async (request: Request): Promise<Response> => {
     if (options.routes?.owns(new URL(request.url).pathname)) return options.routes.fetch(request);
@@ -122,6 +127,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       const listen = serveListen(request, principal, parsedBody);
       if (listen) return listen;
     }
+    if (await isLegacyRequest(request, parsedBody)) return sessions.handle(request, principal, authInfo, parsedBody);
     return handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
   };
 
@@ -191,7 +197,10 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   const node = toNodeHandler({ fetch });
   // Mounted in someone else's server too: the head check and failure containment travel with the entry (issue 12.1).
   const guard = new ListenerGuard('http', runtime.logger);
-  const detach = runtime.onClose(() => handler.close());
+  const detach = runtime.onClose(async () => {
+    await sessions.close();
+    await handler.close();
+  });
   return {
     fetch,
     handleNode(req, res) {
@@ -212,6 +221,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     async close() {
       detach();
       bearer?.close();
+      await sessions.close();
       await handler.close();
     },
   };

@@ -7,13 +7,11 @@
  * result, also `sleep` longer than the 200 ms promotion threshold, and
  * `tasks/*` are not there (-32601).
  *
- * `hello_world` (elicits a name) differs by transport, because of the SDK's
- * legacy input-required shim:
- * - stdio: the shim turns our MRTR `input_required` into a server→client
- *   `elicitation/create`, the client's handler answers, the tool completes.
- * - stateless HTTP: the per-request instance has no connection to send a
- *   server→client request on, so the shim answers a tool result with
- *   `isError: true` and an explanatory text; the handler is never called.
+ * `hello_world` (elicits a name) works the same on both: the SDK's legacy
+ * input-required shim turns our MRTR `input_required` into a server→client
+ * `elicitation/create`, the client's handler answers, the tool completes.
+ * Over HTTP that needs the client's session (`Mcp-Session-Id`, issue 14.3):
+ * per-request serving had no connection to send the request on.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -33,8 +31,6 @@ import { CLI, createTask, DEMO_TOOLS, tempDir } from '../support/processes.js';
 const DEMO_TOOL_NAMES = ['echo', 'fail', 'hello_world', 'sleep', 'tool_error'];
 const NO_CAPABILITIES_TEXT =
   "Cannot request input 'name' (elicitation/create): the client on this 2025-era connection did not declare the required capability";
-const STATELESS_SUFFIX =
-  ' (no client capabilities are available on this connection — per-request legacy serving cannot receive server-to-client requests)';
 
 interface LegacyClient {
   client: Client;
@@ -176,7 +172,7 @@ function sharedCases(get: () => LegacyClient): void {
 }
 
 describe('2025-11-25 client (v1 SDK 1.32.2)', { concurrency: true }, () => {
-  describe('over Streamable HTTP (stateless legacy serving)', { concurrency: false }, () => {
+  describe('over Streamable HTTP (a 2025-11-25 session)', { concurrency: false }, () => {
     let runtime: TaskvisorRuntime;
     let http: HttpListener;
     let legacy: LegacyClient;
@@ -195,15 +191,16 @@ describe('2025-11-25 client (v1 SDK 1.32.2)', { concurrency: true }, () => {
 
     sharedCases(() => legacy);
 
-    it('hello_world: the SDK shim cannot send elicitation/create per request, so the call is an isError result', async () => {
+    it('the session is named in Mcp-Session-Id', () => {
+      assert.match(String((legacy.client.transport as StreamableHTTPClientTransport).sessionId), /^[0-9a-f-]{36}$/);
+    });
+
+    it('hello_world: the server→client elicitation/create goes on the session, the client answers, the tool completes', async () => {
       const result = await legacy.client.callTool({ name: 'hello_world', arguments: {} });
-      // Exactly what the client receives (the SDK's LegacyInputRequiredShim surfaces tools/call failures as isError).
-      assert.deepEqual(result, { content: [{ type: 'text', text: NO_CAPABILITIES_TEXT + STATELESS_SUFFIX }], isError: true });
-      assert.deepEqual(legacy.elicitations, [], 'the elicitation handler is never called over stateless HTTP');
-      assert.equal(
-        legacy.received.some((message) => message.method === 'elicitation/create'),
-        false,
-      );
+      assert.deepEqual(result, { content: [{ type: 'text', text: 'Hello, Ada!' }] });
+      assert.equal(legacy.elicitations.length, 1);
+      assert.equal(legacy.elicitations[0]!.message, 'Please enter your name.');
+      assert.ok(legacy.received.some((message) => message.method === 'elicitation/create'));
     });
 
     it('no legacy call left a task in the store', async () => {

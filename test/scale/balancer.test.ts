@@ -17,6 +17,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { postJsonRpc, type RawHttpReply } from '../support/httpRaw.js';
 import { freshSchema } from '../support/postgres.js';
 import { delay, freePort, REPO_ROOT, tempDir, waitFor } from '../support/processes.js';
@@ -128,6 +130,44 @@ for (const [name, path, start] of [
 ] as const) {
   const skip = path ? false : `${name} is not installed: run scripts/ensure-balancers.sh (apt-get install nginx-light haproxy)`;
   describe(`examples/cluster with ${name}`, { skip }, () => {
+    it('a 2025-11-25 client keeps its HTTP session: every request reaches the instance that opened it (issue 14.3)', async () => {
+      const dir = await tempDir('taskvisor-balancer-');
+      const { schema, drop } = await freshSchema('tv_balancer');
+      const instances: Instance[] = [];
+      let balancer: Balancer | undefined;
+      const clients: V1Client[] = [];
+      try {
+        await mkdir(join(dir.path, 'body'));
+        const config = await writeClusterConfig(dir.path, schema, 60_000);
+        instances.push(
+          ...(await Promise.all(['A', 'B'].map((label) => startInstance(config, label, join(dir.path, 'runs.log'), dir.path)))),
+        );
+        const [a, b] = instances as [Instance, Instance];
+        balancer = await start(path!, dir.path, hostPort(a.url), hostPort(b.url));
+        const url = balancer.url;
+        await waitFor(async () => balancer!.process.exitCode === null && (await postJsonRpc(url, 'tools/list', {})).status === 200, {
+          timeoutMs: 20_000,
+          intervalMs: 200,
+          what: `${name} to answer`,
+        });
+        // Several sessions side by side: without pinning, later requests of some land on the other instance (404).
+        for (let i = 0; i < 4; i++) {
+          const client = new V1Client({ name: `v1-${i}`, version: '1.0.0' });
+          await client.connect(new V1HttpTransport(new URL(url)));
+          clients.push(client);
+        }
+        for (let round = 0; round < 5; round++) {
+          for (const client of clients) assert.ok((await client.listTools()).tools.length > 0);
+        }
+      } finally {
+        await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+        await balancer?.stop();
+        await stopAll(instances);
+        await drop();
+        await dir.remove();
+      }
+    });
+
     it('an in-flight tasks/get to a killed instance is resent and answered; an in-flight tools/call is not resent', async () => {
       const dir = await tempDir('taskvisor-balancer-');
       const { schema, drop } = await freshSchema('tv_balancer');
