@@ -1,9 +1,10 @@
 /**
  * `resources/list`, `resources/templates/list` and `resources/read` on one
  * SDK server instance, from the runtime's `ResourceRegistry`. A URI is read
- * from, in order: the resource registered with exactly that URI, the first
+ * from, in order: the resource registered with exactly that URI, the
+ * upstream whose reserved prefix it carries (the aggregator's), the first
  * template (registration order) whose RFC 6570 pattern matches it (the SDK's
- * `UriTemplate`), the upstream space whose prefix it carries. Anything else
+ * `UriTemplate`). Anything else
  * is the SDK's `ResourceNotFoundError` (-32602 with `data.uri`).
  */
 import { ProtocolError, ResourceNotFoundError, UriTemplate, type Server, type ServerContext } from '@modelcontextprotocol/server';
@@ -47,14 +48,15 @@ export const ResourcesSurface = {
         const { uri } = request.params;
         const fixed = resources.get(uri);
         if (fixed) return normalize(fixed.name, uri, fixed.options.mimeType, await fixed.read(uri, context(ctx))) as never;
+        // An upstream's prefix is reserved for it: no local template may take its URIs.
+        const space = resources.spaceOf(uri);
+        if (space) return (await space.read(uri, context(ctx))) as never;
         for (const template of resources.templateDefinitions()) {
           const variables = uriTemplateOf(template).match(uri);
           if (variables) {
             return normalize(template.name, uri, template.options.mimeType, await template.read(uri, variables, context(ctx))) as never;
           }
         }
-        const space = resources.spaceOf(uri);
-        if (space) return (await space.read(uri, context(ctx))) as never;
         throw new ResourceNotFoundError(uri);
       }, logger),
     );

@@ -214,6 +214,8 @@ export class TaskvisorRuntime {
           ...(options.toolNamespace !== undefined ? { namespace: options.toolNamespace } : {}),
           stateFile: options.stateFile ?? defaultStateFile(options.store),
           tools: this.tools,
+          resources: this.resources,
+          prompts: this.prompts,
           logger: this.logger,
         })
       : undefined;
@@ -355,6 +357,11 @@ export class TaskvisorRuntime {
     return this.startedSignal.promise;
   }
 
+  /** Whether `start()` is recovering unfinished tasks now (the store is open; see {@link ServingRuntime.recovering}). */
+  recovering(): boolean {
+    return this.state === 'starting';
+  }
+
   /** Runs `close` when the runtime closes (transports register themselves). */
   onClose(close: () => Promise<void>): () => void {
     this.closers.add(close);
@@ -411,9 +418,12 @@ export class TaskvisorRuntime {
    * no `subscriptions/listen`).
    */
   createServer(era: 'modern' | 'legacy', principal: Principal, { connection = false }: { connection?: boolean } = {}): TaskvisorServer {
-    if (this.state !== 'started') throw new Error('The runtime is not started: call runtime.start() first');
-    const servesResources = this.resources.size > 0;
-    const servesPrompts = this.prompts.size > 0;
+    // While recovering too: transports let tasks/* through then (issue 13 item 6); everything else waits for ready().
+    if (this.state !== 'started' && this.state !== 'starting') throw new Error('The runtime is not started: call runtime.start() first');
+    // An aggregator may gain upstream resources and prompts at any time: it always offers the methods.
+    const servesResources = this.resources.size > 0 || this.upstreams !== undefined;
+    const servesPrompts = this.prompts.size > 0 || this.upstreams !== undefined;
+    const completes = this.resources.completes || this.prompts.completes || this.upstreams !== undefined;
     const server = new TaskvisorServer(this.serverInfo, {
       // Capabilities only for what is registered now. `logging`: any tool may `ctx.log`, and forwarded upstream
       // log messages are relayed as notifications/message (deprecated in 2026-07-28, still valid).
@@ -422,14 +432,14 @@ export class TaskvisorRuntime {
         logging: {},
         ...(servesResources ? { resources: { listChanged: true } } : {}),
         ...(servesPrompts ? { prompts: { listChanged: true } } : {}),
-        ...(this.resources.completes || this.prompts.completes ? { completions: {} } : {}),
+        ...(completes ? { completions: {} } : {}),
       },
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       requestState: { verify: this.requestState.verify },
     });
     if (servesResources) ResourcesSurface.attach(server, { resources: this.resources, principal: principal.id, logger: this.logger });
     if (servesPrompts) PromptsSurface.attach(server, { prompts: this.prompts, principal: principal.id, logger: this.logger });
-    if (this.resources.completes || this.prompts.completes) {
+    if (completes) {
       CompletionsSurface.attach(server, { resources: this.resources, prompts: this.prompts, principal: principal.id, logger: this.logger });
     }
     if (era === 'legacy' && connection) this.sendListChanges(server, servesResources, servesPrompts);

@@ -107,9 +107,16 @@ export class UpstreamConnection {
     const transport = this.createTransport();
     this.transport = transport;
     this.client.onclose = () => this.markClosed('the connection closed');
-    this.client.setNotificationHandler('notifications/tools/list_changed', () => {
-      for (const listener of this.toolsChangedListeners) listener();
-    });
+    // Any catalog list changing re-reads the whole catalog (tools, resources, prompts).
+    for (const method of [
+      'notifications/tools/list_changed',
+      'notifications/resources/list_changed',
+      'notifications/prompts/list_changed',
+    ] as const) {
+      this.client.setNotificationHandler(method, () => {
+        for (const listener of this.toolsChangedListeners) listener();
+      });
+    }
     this.client.setRequestHandler('elicitation/create', (request) => this.elicitationArrived(request.params as JsonObject));
     await withTimeout(
       this.client.connect(transport, prior ? ({ prior } as never) : undefined),
@@ -166,6 +173,44 @@ export class UpstreamConnection {
       if (!cursor) break;
     }
     return tools;
+  }
+
+  /**
+   * The upstream's resources, resource templates and prompts (all pages),
+   * each only when it advertised the capability; and whether it completes.
+   */
+  async listCatalog(): Promise<{ resources: JsonObject[]; templates: JsonObject[]; prompts: JsonObject[]; completes: boolean }> {
+    const capabilities = (this.client.getServerCapabilities() ?? {}) as JsonObject;
+    const all = async (method: string, key: string, list: (cursor?: string) => Promise<JsonObject>): Promise<JsonObject[]> => {
+      const items: JsonObject[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 1000; page++) {
+        const result = await withTimeout(list(cursor), this.timeoutMs, () => `${method} timed out after ${this.timeoutMs} ms`);
+        if (Array.isArray(result[key])) items.push(...(result[key] as JsonObject[]));
+        cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+        if (!cursor) break;
+      }
+      return items;
+    };
+    const page = (cursor?: string) => (cursor ? { cursor } : undefined);
+    const hasResources = capabilities.resources !== undefined;
+    return {
+      resources: hasResources
+        ? await all('resources/list', 'resources', async (c) => (await this.client.listResources(page(c))) as unknown as JsonObject)
+        : [],
+      templates: hasResources
+        ? await all(
+            'resources/templates/list',
+            'resourceTemplates',
+            async (c) => (await this.client.listResourceTemplates(page(c))) as unknown as JsonObject,
+          )
+        : [],
+      prompts:
+        capabilities.prompts !== undefined
+          ? await all('prompts/list', 'prompts', async (c) => (await this.client.listPrompts(page(c))) as unknown as JsonObject)
+          : [],
+      completes: capabilities.completions !== undefined,
+    };
   }
 
   /**
@@ -346,6 +391,7 @@ export class UpstreamConnection {
     return () => this.closeListeners.delete(listener);
   }
 
+  /** Calls `listener` when the upstream says its tools, resources or prompts changed. */
   onToolsChanged(listener: () => void): () => void {
     this.toolsChangedListeners.add(listener);
     return () => this.toolsChangedListeners.delete(listener);

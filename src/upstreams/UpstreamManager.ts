@@ -21,8 +21,12 @@ import type { JsonObject } from '../../machines/task/index.js';
 import type { Logger } from '../runtime/Logger.js';
 import { RuntimeStateFile, type UpstreamHealth } from '../state/RuntimeStateFile.js';
 import type { ListedTool, ToolRegistry } from '../tools/ToolRegistry.js';
+import type { ResourceRegistry } from '../resources/ResourceRegistry.js';
+import type { PromptRegistry } from '../prompts/PromptRegistry.js';
+import { forwardedCatalog } from './ForwardedCatalog.js';
+import { upstreamResourcePrefix } from './resourceUris.js';
 import { legacyTaskSupport } from './legacyTaskShapes.js';
-import { TaskForwarder, type UpstreamDirectory } from './TaskForwarder.js';
+import { TaskForwarder, upstreamUnavailable, type UpstreamDirectory } from './TaskForwarder.js';
 import { upstreamActors } from './UpstreamActors.js';
 // Loaded on the first connect: the SDK client costs startup time servers without upstreams should not pay.
 import type { UpstreamConnection, UpstreamTool } from './UpstreamConnection.js';
@@ -40,6 +44,10 @@ export interface UpstreamManagerOptions {
   /** The runtime state file (secret, discover cache, health). */
   stateFile: string;
   tools: ToolRegistry;
+  /** Where upstream resources and templates are served (`<namespace>-<prefix>+<uri>`); none: not forwarded. */
+  resources?: ResourceRegistry;
+  /** Where upstream prompts are served (`<namespace>_<prefix>_<prompt>`); none: not forwarded. */
+  prompts?: PromptRegistry;
   logger: Logger;
 }
 
@@ -78,6 +86,8 @@ export class UpstreamManager implements UpstreamDirectory {
     }
     // Reserved before any local tool could take a name in it.
     options.tools.reserve(`${this.namespace}_`);
+    options.prompts?.reserve(`${this.namespace}_`);
+    for (const spec of this.specs.values()) options.resources?.reserve(upstreamResourcePrefix(this.namespace, this.prefixOf(spec)));
   }
 
   /** Routes forwarded calls and wrapped task ids; available once started. */
@@ -272,6 +282,30 @@ export class UpstreamManager implements UpstreamDirectory {
     return entries.length;
   }
 
+  /** Serves `name`'s resources, templates and prompts (each registry: one change). */
+  private registerResourcesAndPrompts(name: string, listing: Awaited<ReturnType<UpstreamConnection['listCatalog']>>): void {
+    const spec = this.specs.get(name)!;
+    const prefix = this.prefixOf(spec);
+    const { space, prompts } = forwardedCatalog(listing, {
+      upstream: name,
+      namespace: this.namespace,
+      prefix,
+      connection: () => this.connections.get(name),
+      completes: listing.completes,
+      unavailable: (error) => upstreamUnavailable(error.upstream, this.describeDown(error.upstream)),
+    });
+    const empty = space.resources.length === 0 && space.templates.length === 0;
+    this.options.resources?.replaceForwarded(space.prefix, empty ? undefined : space);
+    this.options.prompts?.replaceForwarded(upstreamToolPrefix(this.namespace, prefix), prompts);
+  }
+
+  /** Stops serving `name`'s resources and prompts (it is offline). */
+  private dropResourcesAndPrompts(name: string): void {
+    const prefix = this.prefixOf(this.specs.get(name)!);
+    this.options.resources?.replaceForwarded(upstreamResourcePrefix(this.namespace, prefix), undefined);
+    this.options.prompts?.replaceForwarded(upstreamToolPrefix(this.namespace, prefix), []);
+  }
+
   private actorHost() {
     return {
       connect: async (name: string, signal: AbortSignal): Promise<ConnectOutput> => {
@@ -285,12 +319,20 @@ export class UpstreamManager implements UpstreamDirectory {
           await connection.open(cached?.discovery);
           if (signal.aborted) throw new Error('stopped while connecting');
           const tools = await connection.listTools();
+          const listing = await connection.listCatalog();
           if (signal.aborted) throw new Error('stopped while connecting');
           await this.state?.setUpstream(name, { discovery: connection.discovery, savedAt: Date.now() });
           this.connections.set(name, connection);
           const toolCount = this.registerCatalog(name, tools);
+          this.registerResourcesAndPrompts(name, listing);
+          const extra = [
+            listing.resources.length + listing.templates.length > 0
+              ? `${listing.resources.length + listing.templates.length} resources`
+              : '',
+            listing.prompts.length > 0 ? `${listing.prompts.length} prompts` : '',
+          ].filter(Boolean);
           this.options.logger.info(
-            `upstream ${name}: ready (${connection.protocolVersion}${connection.tasks ? ', tasks' : ''}), ${toolCount} tools`,
+            `upstream ${name}: ready (${connection.protocolVersion}${connection.tasks ? ', tasks' : ''}), ${toolCount} tools${extra.map((e) => `, ${e}`).join('')}`,
           );
           return { toolCount, protocolVersion: connection.protocolVersion, tasks: connection.tasks };
         } catch (error) {
@@ -307,7 +349,9 @@ export class UpstreamManager implements UpstreamDirectory {
       refreshCatalog: async (name: string) => {
         const connection = this.connections.get(name);
         if (!connection) throw new Error('not connected');
-        return this.registerCatalog(name, await connection.listTools());
+        const tools = await connection.listTools();
+        this.registerResourcesAndPrompts(name, await connection.listCatalog());
+        return this.registerCatalog(name, tools);
       },
       watch: (name: string, on: { closed(reason: string): void; toolsChanged(): void }) => {
         const connection = this.connections.get(name);
@@ -321,7 +365,10 @@ export class UpstreamManager implements UpstreamDirectory {
       },
       offline: (name: string) => {
         const spec = this.specs.get(name);
-        if (spec && !this.stopping) this.options.tools.replaceForwarded(upstreamToolPrefix(this.namespace, this.prefixOf(spec)), []);
+        if (spec && !this.stopping) {
+          this.options.tools.replaceForwarded(upstreamToolPrefix(this.namespace, this.prefixOf(spec)), []);
+          this.dropResourcesAndPrompts(name);
+        }
         const connection = this.connections.get(name);
         this.connections.delete(name);
         if (connection) void connection.close();
