@@ -34,7 +34,11 @@ if (compiled.status !== 0) {
 // instance), and what is required at run time by name (prom-client, Ajv).
 const cliOut = join(root, 'dist', 'cli');
 await build({
-  entryPoints: { taskvisor: join(root, 'dist', 'src', 'cli', 'run.js') },
+  entryPoints: {
+    taskvisor: join(root, 'dist', 'src', 'cli', 'run.js'),
+    // The demo tools share the CLI's chunks (zod, defineTool): `serve --demo` loads one zod, not two.
+    'demo-tools': join(root, 'dist', 'examples', 'demo', 'tools.js'),
+  },
   outdir: cliOut,
   bundle: true,
   splitting: true,
@@ -50,6 +54,24 @@ await build({
   },
   plugins: [
     {
+      // zod's namespace (`z`, and the SDK's `import * as z`) re-exports every locale, which keeps all
+      // of them (~40 modules, a third of zod's bytes) in the bundle although nothing in the CLI
+      // switches zod's language: the bundle's zod has English, its default, only.
+      name: 'zod-english-only',
+      setup(bundler) {
+        bundler.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+          /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+            ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: 'zod-locales' }
+            : undefined,
+        );
+        bundler.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+          contents: `export { default as en } from ${JSON.stringify(args.path)};\n`,
+          resolveDir: dirname(args.path),
+          loader: 'js',
+        }));
+      },
+    },
+    {
       // A compiled module finds files next to itself (the demo config, the dashboard's assets)
       // through import.meta.url: it keeps meaning that module's place in dist/, not the chunk's.
       name: 'keep-import-meta-url',
@@ -64,6 +86,13 @@ await build({
     },
   ],
 });
+
+// The demo config's ./tools.js hands over to the bundled demo tools.
+await writeFile(
+  new URL('examples/demo/tools.js', dist),
+  "// The demo tools, bundled with the CLI so that they share its modules (issue 15.5).\n// Their source: examples/demo/tools.ts in the repository.\nexport { default } from '../../cli/demo-tools.js';\n",
+);
+await rm(new URL('examples/demo/tools.js.map', dist), { force: true });
 
 // The demo config names ./tools.ts; the package holds ./tools.js.
 const demoConfig = await readFile(new URL('../examples/demo/taskvisor.yaml', import.meta.url), 'utf8');

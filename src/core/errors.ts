@@ -113,6 +113,21 @@ export class StoreTimeoutError extends TaskvisorError {
   }
 }
 
+/**
+ * The server is recovering its unfinished tasks after a start (issue 13 item
+ * 6) and this one is not running here yet: an input response or a cancel
+ * given now could not reach it. Retryable: nothing was done; `tasks/get`
+ * answers from the store meanwhile.
+ */
+export class RecoveringError extends TaskvisorError {
+  constructor() {
+    super(ErrorCode.InternalError, 'The server is recovering its tasks; retry the request shortly', {
+      retryable: true,
+      state: 'recovering',
+    });
+  }
+}
+
 /** The runtime is closing and takes no new work (I-9). */
 export class ShuttingDownError extends TaskvisorError {
   constructor() {

@@ -10,7 +10,7 @@
  * - {@link TaskReaper}: purges expired finished tasks (T-26).
  */
 import { TASK_MACHINE_VERSION } from '../../machines/task/index.js';
-import { ShuttingDownError } from '../core/errors.js';
+import { RecoveringError, ShuttingDownError } from '../core/errors.js';
 import { newTaskId } from '../core/ids.js';
 import { DEFAULT_LIMITS } from '../limits/Limits.js';
 import { isTerminal, recordOf, visibleKey } from '../tasks/project.js';
@@ -34,6 +34,8 @@ export class TaskSupervisor {
   private readonly listeners = new Set<TaskChangeListener>();
   private readonly now: () => number;
   private stopping = false;
+  /** While start-up recovery runs: tasks not yet taken over cannot be updated or cancelled (issue 13 item 6). */
+  private recovering = false;
 
   constructor(private readonly options: TaskSupervisorOptions) {
     const { store, tools, logger } = options;
@@ -69,7 +71,15 @@ export class TaskSupervisor {
 
   /** Recovers unfinished tasks from the store and starts the reaper. */
   async start(): Promise<{ resumed: number; failed: number; quarantined: number }> {
-    const outcome = this.options.recoverOnStart === false ? { resumed: 0, failed: 0, quarantined: 0 } : await this.recovery.recoverAll();
+    let outcome = { resumed: 0, failed: 0, quarantined: 0 };
+    if (this.options.recoverOnStart !== false) {
+      this.recovering = true;
+      try {
+        outcome = await this.recovery.recoverAll();
+      } finally {
+        this.recovering = false;
+      }
+    }
     this.reaper.start(this.options.reapIntervalMs ?? 60_000);
     return outcome;
   }
@@ -158,6 +168,8 @@ export class TaskSupervisor {
       return;
     }
     const record = await readStoredTask(this.options, taskId, principal, this.now());
+    // Not taken over yet by start-up recovery: acknowledging now would drop the answers (T-20). Retry shortly.
+    if (this.recovering && !isTerminal(record) && !this.options.forward) throw new RecoveringError();
     // Running on another instance: its worker gets the responses there (T-20 acknowledges at once).
     if (!isTerminal(record) && this.options.forward) await this.options.forward(record, { type: 'update', principal, responses });
   }
@@ -170,6 +182,8 @@ export class TaskSupervisor {
       return;
     }
     const record = await readStoredTask(this.options, taskId, principal, this.now());
+    // Not taken over yet by start-up recovery: the cancel would be lost. Retry shortly.
+    if (this.recovering && !isTerminal(record) && !this.options.forward) throw new RecoveringError();
     // Running on another instance: cancellation is eventually consistent (T-24), the owner applies it.
     if (!isTerminal(record) && this.options.forward) await this.options.forward(record, { type: 'cancel', principal });
   }

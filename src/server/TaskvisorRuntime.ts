@@ -357,6 +357,11 @@ export class TaskvisorRuntime {
     return this.startedSignal.promise;
   }
 
+  /** Whether `start()` is recovering unfinished tasks now (the store is open; see {@link ServingRuntime.recovering}). */
+  recovering(): boolean {
+    return this.state === 'starting';
+  }
+
   /** Runs `close` when the runtime closes (transports register themselves). */
   onClose(close: () => Promise<void>): () => void {
     this.closers.add(close);
@@ -413,7 +418,8 @@ export class TaskvisorRuntime {
    * no `subscriptions/listen`).
    */
   createServer(era: 'modern' | 'legacy', principal: Principal, { connection = false }: { connection?: boolean } = {}): TaskvisorServer {
-    if (this.state !== 'started') throw new Error('The runtime is not started: call runtime.start() first');
+    // While recovering too: transports let tasks/* through then (issue 13 item 6); everything else waits for ready().
+    if (this.state !== 'started' && this.state !== 'starting') throw new Error('The runtime is not started: call runtime.start() first');
     // An aggregator may gain upstream resources and prompts at any time: it always offers the methods.
     const servesResources = this.resources.size > 0 || this.upstreams !== undefined;
     const servesPrompts = this.prompts.size > 0 || this.upstreams !== undefined;

@@ -23,6 +23,12 @@ export interface ServingRuntime {
    * on it. Absent: the runtime was started before the transport was built.
    */
   ready?(): Promise<void>;
+  /**
+   * True while the runtime recovers its unfinished tasks (store open, not yet
+   * serving): a transport may then let `tasks/get|update|cancel` through, which
+   * answer from the store or with a retryable error (issue 13 item 6).
+   */
+  recovering?(): boolean;
   /** Runs `close` when the runtime closes; returns the unregistration. */
   onClose(close: () => Promise<void>): () => void;
 }

@@ -71,6 +71,9 @@ export interface HttpEntry {
   close(): Promise<void>;
 }
 
+/** Methods a recovering runtime answers instead of holding (issue 13 item 6): from the store, or a retryable error. */
+const ANSWERED_WHILE_RECOVERING: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
 const optionalHeader = <K extends string>(key: K, value: string | null) =>
   (value === null ? {} : { [key]: value.trim() }) as Partial<Record<K, string>>;
 
@@ -111,9 +114,13 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       logger: runtime.logger,
     });
     if (admitted instanceof Response) return admitted;
-    // Bound before recovery (issue 13 item 2): requests wait for the runtime to serve.
-    const notServing = await untilServing(runtime);
-    if (notServing) return notServing;
+    // Bound before recovery (issue 13 item 2): requests wait for the runtime to serve — except, while it
+    // recovers, a 2026-07-28 tasks/get|update|cancel (named by its Mcp-Method header, T-60), answered from the
+    // store or with a retryable error naming the state (issue 13 item 6): recovery is not dark.
+    if (!(runtime.recovering?.() === true && ANSWERED_WHILE_RECOVERING.has(request.headers.get('mcp-method')?.trim() ?? ''))) {
+      const notServing = await untilServing(runtime);
+      if (notServing) return notServing;
+    }
     const principal = admitted;
     const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
     // Size and nesting depth are refused before anything parses or validates the body (limits).
