@@ -19,6 +19,13 @@ type JsonValue = Extract<RawResponse, { kind: 'result' }>['result'];
 export interface RawDispatchOptions {
   /** A request unanswered after this long is rejected (a stream that ended without a response). Default 60 s. */
   timeoutMs?: number;
+  /**
+   * Sees the JSON-RPC error response of a raw request that came as the body
+   * of an HTTP error status (404 -32601, 400 -32021/-32020) rather than on the
+   * transport's message stream, with the request's id: for a caller that
+   * records every response (the message stream it can watch itself).
+   */
+  onHttpErrorResponse?: (response: Record<string, unknown>, id: string) => void;
 }
 
 /** Installs the raw path on a connected `transport` and returns its dispatch function. */
@@ -62,7 +69,10 @@ export function attachRawDispatch(transport: Transport, options: RawDispatchOpti
         if (typeof text === 'string') {
           try {
             const body = JSON.parse(text) as { error?: ErrorV2 };
-            if (body.error) return resolve({ kind: 'error', error: body.error });
+            if (body.error) {
+              options.onHttpErrorResponse?.(body as Record<string, unknown>, id);
+              return resolve({ kind: 'error', error: body.error });
+            }
           } catch {
             // not JSON: the transport error stands
           }
