@@ -15,7 +15,9 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { createRuntime, listenHttp, MemoryTaskStore, silentLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, type HttpListener } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import catalog from '../../examples/resources-and-prompts/catalog.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { TSX_IMPORT, waitFor } from '../support/processes.js';
