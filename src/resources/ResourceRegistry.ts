@@ -44,6 +44,7 @@ export class ResourceRegistry {
   private readonly spaces = new Map<string, ForwardedResourceSpace>();
   private readonly reserved = new Set<string>();
   private readonly listeners = new Set<() => void>();
+  private completesValue: boolean | undefined;
 
   /** Registers a resource; a malformed or taken URI or name is refused with an error naming it. */
   add(definition: ResourceDefinition): void {
@@ -129,12 +130,12 @@ export class ResourceRegistry {
     return this.resources.size + this.templates.size + this.spaces.size;
   }
 
-  /** Whether any template variable can be completed (local or forwarded). */
+  /** Whether any template variable can be completed (local or forwarded); read on every request, kept per change. */
   get completes(): boolean {
-    return (
+    this.completesValue ??=
       [...this.templates.values()].some((t) => Object.keys(t.options.complete ?? {}).length > 0) ||
-      [...this.spaces.values()].some((space) => space.complete !== undefined && space.templates.length > 0)
-    );
+      [...this.spaces.values()].some((space) => space.complete !== undefined && space.templates.length > 0);
+    return this.completesValue;
   }
 
   /** `resources/list` entries: fixed resources, then what templates list, then forwarded ones. */
@@ -171,6 +172,7 @@ export class ResourceRegistry {
   }
 
   private changed(): void {
+    this.completesValue = undefined;
     for (const listener of this.listeners) listener();
   }
 }
