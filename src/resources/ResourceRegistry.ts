@@ -44,6 +44,7 @@ export class ResourceRegistry {
   private readonly spaces = new Map<string, ForwardedResourceSpace>();
   private readonly reserved = new Set<string>();
   private readonly listeners = new Set<() => void>();
+  private readonly updateListeners = new Set<(uri: string) => void>();
   private completesValue: boolean | undefined;
 
   /** Registers a resource; a malformed or taken URI or name is refused with an error naming it. */
@@ -156,6 +157,22 @@ export class ResourceRegistry {
     });
     for (const space of this.spaces.values()) listed.push(...space.templates);
     return listed;
+  }
+
+  /**
+   * Says the content of the resource at `uri` changed: clients that
+   * subscribed to it get `notifications/resources/updated` (`resources/subscribe`
+   * on a 2025-11-25 connection, a listen's `resourceSubscriptions` on 2026-07-28).
+   */
+  notifyUpdated(uri: string): void {
+    if (typeof uri !== 'string' || uri.length === 0) throw new TypeError('notifyUpdated(uri): uri must be a non-empty string');
+    for (const listener of this.updateListeners) listener(uri);
+  }
+
+  /** Calls `listener` with every URI {@link notifyUpdated} names; returns the unsubscribe function. */
+  onUpdated(listener: (uri: string) => void): () => void {
+    this.updateListeners.add(listener);
+    return () => this.updateListeners.delete(listener);
   }
 
   /** Calls `listener` after every change; returns the unsubscribe function. */
