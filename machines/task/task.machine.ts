@@ -63,6 +63,7 @@ export const taskMachine = setup({
     answersSomeOutstanding: ({ context, event }) =>
       event.type === 'INPUT_RESPONSES' && outstandingKeys(context, event.responses).length > 0,
     isCancelRequested: ({ context }) => context.cancelRequested,
+    hasOutstandingInput: ({ context }) => Object.keys(context.inputRequests).length > 0,
     isFirstCancel: ({ context }) => !context.cancelRequested,
   },
   actions: {
@@ -138,8 +139,9 @@ export const taskMachine = setup({
     ...(input.clientCapabilities !== undefined ? { clientCapabilities: input.clientCapabilities } : {}),
     ...(input.trace !== undefined ? { trace: input.trace } : {}),
     cancelRequested: false,
-    inputRequests: {},
-    issuedKeys: [],
+    // fromEntries: a "__proto__" key stays a plain own key (I-4).
+    inputRequests: Object.fromEntries(Object.entries(input.inputRequests ?? {})),
+    issuedKeys: Object.keys(input.inputRequests ?? {}),
     answers: {},
   }),
   initial: 'active',
@@ -164,6 +166,9 @@ export const taskMachine = setup({
       initial: 'working',
       states: {
         working: {
+          // Seeded with pending input (created by promotion while the call waited for input): input_required
+          // from the first snapshot. `working` never holds outstanding requests otherwise, so this never fires later.
+          always: { guard: 'hasOutstandingInput', target: 'input_required' },
           on: {
             INPUT_NEEDED: [
               // Asked to cancel, the worker now waits for input: nothing runs any more, so cancel at once

@@ -39,6 +39,12 @@ export interface TaskInput {
   ttlMs: number | null;
   pollIntervalMs?: number;
   statusMessage?: string;
+  /**
+   * Input requests already pending when the task is created (an `auto` call
+   * promoted because it asked for input): the task starts `input_required`
+   * with them (the seed status may be any status, spec §1.3).
+   */
+  inputRequests?: Record<string, InputRequest>;
   /** Client capabilities declared on the creating `tools/call` (D-10). */
   clientCapabilities?: JsonObject;
   /** W3C trace context of the creating `tools/call` (`_meta.traceparent`...): kept, handed to the tool, sent on. */

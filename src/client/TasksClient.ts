@@ -153,9 +153,8 @@ export class TasksClient {
       ...(options.onInputRequest || options.elicitation ? { elicitation: { form: {} } } : {}),
       extensions: { [TASKS_EXTENSION_ID]: {} },
     };
-    // The published ClientOptions type has no `extensions` in capabilities yet; the SDK sends them as given.
     const mcp = new Client(clientInfo, {
-      capabilities: capabilities as never,
+      capabilities,
       versionNegotiation: { mode: { pin: CLIENT_PROTOCOL_VERSION } },
     });
     const transport = transportFor(endpoint);

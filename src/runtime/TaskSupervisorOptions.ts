@@ -70,6 +70,8 @@ export function taskInputOf(options: CreateTaskOptions, taskId: string, now: num
     ttlMs: options.ttlMs,
     ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
     ...(options.execution?.statusMessage !== undefined ? { statusMessage: options.execution.statusMessage } : {}),
+    // The run already waits for input: the task is created input_required with it (issue 14 item 5).
+    ...(options.execution?.pendingInputRequests ? { inputRequests: options.execution.pendingInputRequests } : {}),
     ...(options.clientCapabilities !== undefined ? { clientCapabilities: options.clientCapabilities } : {}),
     ...(options.trace !== undefined ? { trace: options.trace } : {}),
   };

@@ -99,6 +99,8 @@ export class ToolExecution {
   private readonly outstanding: Set<string>;
   private readonly answers: Record<string, unknown>;
   private readonly waiters = new Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  /** Requests this run issued that nobody answered yet, by key. */
+  private readonly pending = new Map<string, InputRequest>();
   private readonly buffered: TaskEvent[] = [];
   private sink: ((event: TaskEvent) => void) | undefined;
   private cancelRequested = false;
@@ -135,6 +137,11 @@ export class ToolExecution {
   /** The last `setStatus` message, to seed a task created by promotion. */
   get statusMessage(): string | undefined {
     return this.statusMessageValue;
+  }
+
+  /** The input requests waiting for an answer (a task created now starts `input_required` with them); `undefined` when none. */
+  get pendingInputRequests(): Record<string, InputRequest> | undefined {
+    return this.pending.size > 0 ? Object.fromEntries(this.pending) : undefined;
   }
 
   /** Calls `listener` every time the handler asks for input nobody has answered yet. */
@@ -188,6 +195,7 @@ export class ToolExecution {
     for (const [key, response] of Object.entries(responses)) {
       Object.defineProperty(this.answers, key, { value: response, enumerable: true, writable: true, configurable: true });
       this.outstanding.delete(key);
+      this.pending.delete(key);
       const waiter = this.waiters.get(key);
       if (waiter) {
         this.waiters.delete(key);
@@ -338,6 +346,7 @@ export class ToolExecution {
     this.issuedKeys.add(key);
     this.outstanding.add(key);
     const answered = this.wait(key);
+    this.pending.set(key, request);
     this.emit({ type: 'INPUT_NEEDED', at: this.now(), key, request });
     for (const listener of this.inputNeededListeners) listener();
     return answered;

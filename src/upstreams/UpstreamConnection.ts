@@ -14,9 +14,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { publish } from '../core/diagnostics.js';
-import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, StreamableHTTPClientTransport, type PriorDiscovery, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { tapStdoutNoise, type StdoutNoise } from './stdoutNoise.js';
+import { responseId, tapInbound } from '../protocol/transportTap.js';
 import type { JsonObject } from '../../machines/task/index.js';
 import { declaresTasksExtension, tasksCapability } from '../core/tasksExtension.js';
 import type { LogMessage, ProgressUpdate } from '../tools/CallerRelay.js';
@@ -73,7 +74,7 @@ export class UpstreamConnection {
     this.client = new Client(UPSTREAM_CLIENT_INFO, {
       capabilities: { elicitation: { form: {} } },
       versionNegotiation: { mode: 'auto' },
-    } as never);
+    });
   }
 
   get timeoutMs(): number {
@@ -97,9 +98,7 @@ export class UpstreamConnection {
   /** What to cache so the next connect needs no probe. */
   get discovery(): CachedDiscovery {
     const discover = this.client.getDiscoverResult();
-    return this.era === 'modern' && discover
-      ? { kind: 'modern', discover: discover as unknown as Record<string, unknown> }
-      : { kind: 'legacy' };
+    return this.era === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' };
   }
 
   /** Connects (with the cached verdict when there is one) and wires the raw path. */
@@ -119,7 +118,7 @@ export class UpstreamConnection {
     }
     this.client.setRequestHandler('elicitation/create', (request) => this.elicitationArrived(request.params as JsonObject));
     await withTimeout(
-      this.client.connect(transport, prior ? ({ prior } as never) : undefined),
+      this.client.connect(transport, prior ? { prior: prior as PriorDiscovery } : undefined),
       this.timeoutMs,
       () => `connecting timed out after ${this.timeoutMs} ms`,
     ).catch((error: unknown) => {
@@ -127,35 +126,40 @@ export class UpstreamConnection {
       const note = this.noiseNote();
       throw note ? new Error(`${(error as Error)?.message ?? String(error)}${note}`) : error;
     });
-    const original = transport.onmessage;
-    transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
-      const id = message.id;
-      if (message.method === 'notifications/progress' && id === undefined) return this.progressArrived(message.params);
-      if (message.method === 'notifications/message' && id === undefined) return this.logArrived(message.params);
+    // P5: task traffic and our listen streams are answered on this transport, past the SDK Client (protocol/transportTap.ts).
+    tapInbound(transport, (inbound) => {
+      const message = inbound as Record<string, unknown>;
+      const id = responseId(inbound);
+      if (message.method === 'notifications/progress' && message.id === undefined) {
+        this.progressArrived(message.params);
+        return true;
+      }
+      if (message.method === 'notifications/message' && message.id === undefined) {
+        this.logArrived(message.params);
+        return true;
+      }
       const subscription = ((message.params as JsonObject | undefined)?._meta as JsonObject | undefined)?.[
         'io.modelcontextprotocol/subscriptionId'
       ];
       if (typeof message.method === 'string' && typeof subscription === 'string' && this.streams.has(subscription)) {
         if (message.method === 'notifications/tasks') this.streams.get(subscription)!.frame(message.params as JsonObject);
-        return;
+        return true;
       }
-      if (typeof id === 'string' && this.streams.has(id) && ('result' in message || 'error' in message)) {
+      if (typeof id === 'string' && this.streams.has(id)) {
         const stream = this.streams.get(id)!;
         this.streams.delete(id);
         stream.ended();
-        return;
+        return true;
       }
-      if (typeof id === 'string' && this.pending.has(id) && ('result' in message || 'error' in message)) {
-        const pending = this.pending.get(id)!;
-        this.pending.delete(id);
-        clearTimeout(pending.timer);
-        pending.resolve(
-          'error' in message ? { kind: 'error', error: message.error as never } : { kind: 'result', result: message.result as JsonObject },
-        );
-        return;
-      }
-      (original as ((m: unknown, e?: unknown) => void) | undefined)?.call(transport, message, extra);
-    }) as never;
+      const pending = typeof id === 'string' ? this.pending.get(id) : undefined;
+      if (!pending) return false;
+      this.pending.delete(id as string);
+      clearTimeout(pending.timer);
+      pending.resolve(
+        'error' in inbound ? { kind: 'error', error: inbound.error } : { kind: 'result', result: message.result as JsonObject },
+      );
+      return true;
+    });
   }
 
   /** Every tool the upstream lists (all pages). */
@@ -281,11 +285,11 @@ export class UpstreamConnection {
             jsonrpc: '2.0',
             method: 'notifications/cancelled',
             params: { requestId: id, reason: 'The inbound request was cancelled' },
-          } as never)
+          })
           .catch(() => {});
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      transport.send({ jsonrpc: '2.0', id, method, params: framed } as never).catch((error: unknown) => {
+      transport.send({ jsonrpc: '2.0', id, method, params: framed }).catch((error: unknown) => {
         const pending = this.pending.get(id);
         if (!pending) return;
         this.pending.delete(id);
@@ -348,15 +352,13 @@ export class UpstreamConnection {
     const end = () => {
       if (this.streams.delete(id)) ended();
     };
-    transport
-      .send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params } as never, { requestSignal: abort.signal } as never)
-      .catch(end);
+    transport.send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params }, { requestSignal: abort.signal }).catch(end);
     return () => {
       if (!this.streams.delete(id)) return;
       if ((transport as { hasPerRequestStream?: boolean }).hasPerRequestStream) abort.abort();
       else
         void transport
-          .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'no longer followed' } } as never)
+          .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'no longer followed' } })
           .catch(() => {});
     };
   }

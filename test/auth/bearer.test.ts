@@ -25,7 +25,7 @@ import { postJsonRpc, type RawHttpReply } from '../support/httpRaw.js';
 import { startIssuer, UNKNOWN_TOKEN, writeTokenFile, type Issuer } from '../support/authFixtures.js';
 import { tempDir } from '../support/processes.js';
 import { error_, taskOps, unknownTaskId } from '../support/taskOps.js';
-import { WebSocketUpgradeError, WsClientTransport } from '../support/wsClientTransport.js';
+import { WebSocketClientTransport, WebSocketUpgradeError } from '../../src/client/index.js';
 import { startE2eRuntime } from '../e2e/fixtures/runtime.js';
 
 const ALICE = 'alice-token-0123456789abcdef';
@@ -41,7 +41,7 @@ const assertAdmitted = (reply: RawHttpReply, what: string) => {
 const challengeOf = (reply: RawHttpReply, headers: Headers) => ({ status: reply.status, challenge: headers.get('www-authenticate') });
 
 async function refusedUpgrade(target: string, headers: Record<string, string> = {}): Promise<WebSocketUpgradeError> {
-  const error = await new WsClientTransport(target, { headers }).start().then(
+  const error = await new WebSocketClientTransport(target, { headers }).start().then(
     () => assert.fail('the upgrade was accepted'),
     (error: unknown) => error,
   );

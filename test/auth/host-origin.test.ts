@@ -12,7 +12,7 @@ import { listenHttp, listenWebSocket, tokenFileVerifier, type TaskvisorRuntime }
 import { writeTokenFile } from '../support/authFixtures.js';
 import { PROTOCOL_VERSION, envelope } from '../support/extTasksClient.js';
 import { tempDir } from '../support/processes.js';
-import { WebSocketUpgradeError, WsClientTransport } from '../support/wsClientTransport.js';
+import { WebSocketClientTransport, WebSocketUpgradeError } from '../../src/client/index.js';
 import { startE2eRuntime } from '../e2e/fixtures/runtime.js';
 
 const TOKEN = 'host-origin-token-0123456789';
@@ -67,7 +67,7 @@ const noCors = (reply: Reply, what: string) => {
 };
 
 async function upgrade(url: string, headers: Record<string, string>): Promise<number> {
-  const transport = new WsClientTransport(url, { headers });
+  const transport = new WebSocketClientTransport(url, { headers });
   try {
     await transport.start();
     await transport.close();

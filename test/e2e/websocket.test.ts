@@ -15,7 +15,7 @@ import { WebSocket } from 'ws';
 import { listenWebSocket, type TaskvisorRuntime, type WebSocketListener } from '../../src/index.js';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { error_, result_, taskOps, textOf, unknownTaskId, type Json } from '../support/taskOps.js';
-import { WebSocketUpgradeError, WsClientTransport } from '../support/wsClientTransport.js';
+import { WebSocketClientTransport, WebSocketUpgradeError } from '../../src/client/index.js';
 import { startE2eRuntime } from './fixtures/runtime.js';
 import { registerScenarios } from './scenarios.js';
 
@@ -62,7 +62,7 @@ async function rawSocket(target: string, options: { headers?: Record<string, str
 
 /** The HTTP status (and headers) an upgrade to `target` is refused with. */
 async function refusedUpgrade(target: string, headers: Record<string, string> = {}): Promise<WebSocketUpgradeError> {
-  const transport = new WsClientTransport(target, { headers });
+  const transport = new WebSocketClientTransport(target, { headers });
   const error = await transport.start().then(
     () => assert.fail(`the upgrade to ${target} was accepted`),
     (error: unknown) => error,
@@ -337,11 +337,11 @@ describe('WebSocket: shutdown and keepalive', () => {
       await runtime.close();
       assert.equal(await subscription.closed, 'graceful', 'the listen got its result before the socket went');
       assert.deepEqual(await raw.closed, { code: 1001, reason: 'server shutting down' });
-      const transport = modern.transport as WsClientTransport;
+      const transport = modern.transport as WebSocketClientTransport;
       assert.equal(transport.closeInfo?.code, 1001);
       assert.equal(listener.connections, 0);
       // Nothing listens any more.
-      await assert.rejects(new WsClientTransport(listener.url).start());
+      await assert.rejects(new WebSocketClientTransport(listener.url).start());
     } finally {
       await modern.close().catch(() => {});
       await raw.close();
@@ -356,7 +356,7 @@ describe('WebSocket: shutdown and keepalive', () => {
       const created = await taskOps(() => modern).createTask('blocking');
       await modern.client.listen({ taskIds: [created.taskId] } as never);
       assert.equal(runtime.subscriptions.size, 1);
-      (modern.transport as WsClientTransport).socket!.terminate();
+      (modern.transport as WebSocketClientTransport).socket!.terminate();
       const deadline = Date.now() + 2_000;
       while (runtime.subscriptions.size > 0 || listener.connections > 0) {
         if (Date.now() > deadline) assert.fail(`still open: ${runtime.subscriptions.size} streams, ${listener.connections} sockets`);

@@ -19,7 +19,7 @@ import { attachStatelyInspector, type StatelyInspector } from '../../src/inspect
 import { createTraceInspector, type TraceLine } from '../../src/inspection/trace.js';
 import { composeInspectors } from '../../src/inspection/redact.js';
 import { createRuntime, listenHttp, MemoryTaskStore, silentLogger, ToolError, type TaskvisorRuntime } from '../../src/index.js';
-import { connect, taskSession } from '../support/extTasksClient.js';
+import { TaskFailedError, TasksClient } from '../../src/client/index.js';
 import { postJsonRpc } from '../support/httpRaw.js';
 import { CLI, spawnNode, tempDir, waitFor } from '../support/processes.js';
 
@@ -62,17 +62,19 @@ async function startRuntime(inspect?: (event: InspectionEvent) => void) {
   return { runtime, http };
 }
 
-/** Runs `vault` to its end through the ext-tasks client over HTTP; returns the task id. */
+/** Runs `vault` to its end through taskvisor/client over HTTP; returns the task id. */
 async function runVault(url: string, pin: string): Promise<string> {
-  const connected = await connect({ kind: 'http', url });
-  const session = taskSession(connected, async () => ({ action: 'accept', content: { pin } }) as never);
+  const client = await TasksClient.connect({ url }, { onInputRequest: () => ({ action: 'accept', content: { pin } }) });
+  let taskId = '';
   try {
-    const execution = await session.callTool('vault', { password: SECRET });
-    await execution.settle();
-    return (execution as unknown as { handle: { taskId: string } }).handle.taskId;
+    await client.callTool('vault', { password: SECRET }, { onTask: (id) => (taskId = id) }).catch((error: unknown) => {
+      // The PIN `fail` fails the task on purpose: what the trace shows of it is the point.
+      if (!(error instanceof TaskFailedError && pin === 'fail')) throw error;
+    });
+    assert.notEqual(taskId, '', 'vault ran as a task');
+    return taskId;
   } finally {
-    await session.close();
-    await connected.close();
+    await client.close();
   }
 }
 

@@ -20,12 +20,25 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { TasksClient } from '../../src/client/index.js';
-import { REPO_ROOT, runNode, spawnCommand, tempDir } from '../support/processes.js';
+import { freePort, REPO_ROOT, runNode, spawnCommand, tempDir } from '../support/processes.js';
 
 const run = promisify(execFile);
 /** npm pack builds (tsc) and packs: generous on a loaded machine. */
 const PACK_TIMEOUT_MS = 240_000;
 const SERVING = /serving MCP over Streamable HTTP at (\S+)\n/;
+
+/**
+ * The first ```ts block after the `## heading` line of a document in the repository: the docs'
+ * examples run as written (issue 15.7), with only the port changed (`port` for 3000).
+ */
+async function docExample(document: string, heading: string, port: number): Promise<string> {
+  const text = await readFile(join(REPO_ROOT, document), 'utf8');
+  const start = text.indexOf(`\n## ${heading}\n`);
+  assert.notEqual(start, -1, `${document} has a section ${heading}`);
+  const block = /```ts\n([\s\S]*?)```/.exec(text.slice(start));
+  assert.ok(block, `${document} § ${heading} has a ts example`);
+  return block[1]!.replaceAll('3000', String(port));
+}
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let project = '';
@@ -48,6 +61,15 @@ async function installLinked(tarball: string): Promise<void> {
   await mkdir(join(project, 'node_modules', '.bin'), { recursive: true });
   for (const [command, file] of Object.entries(manifest.bin)) {
     await symlink(join('..', 'taskvisor', file), join(project, 'node_modules', '.bin', command));
+  }
+}
+
+/** Runs `attempt` until its process exits 0 or its output shows anything but a refused connection (the server starting). */
+async function waitForAnswer(attempt: () => ReturnType<typeof runNode>): ReturnType<typeof runNode> {
+  for (let tries = 0; ; tries++) {
+    const outcome = await attempt();
+    if (outcome.code === 0 || tries >= 60 || !/ECONNREFUSED/.test(outcome.stderr)) return outcome;
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 
@@ -136,6 +158,49 @@ process.stdout.write(JSON.stringify({ text: result.content[0].text, task: typeof
     assert.equal(report.task, 'string', 'the call became a task');
     assert.ok(report.statuses.includes('working:adding'), ran.stdout);
     assert.doesNotMatch(ran.stderr, /ERR_UNKNOWN_FILE_EXTENSION|tsx/);
+  });
+
+  it("the README's embed and client examples and getting-started's client example run as written with plain node", async () => {
+    // Each in a folder of its own: both use the default store (./.taskvisor), and a store has one owner.
+    const readme = join(project, 'readme');
+    const started = join(project, 'getting-started');
+    await mkdir(readme);
+    await mkdir(started);
+    // README "Embed it": a server of its own (it keeps listening), called by README "Call tools".
+    const embedPort = await freePort();
+    await writeFile(join(readme, 'embed.mjs'), await docExample('README.md', 'Embed it', embedPort));
+    const embed = spawnCommand(process.execPath, ['embed.mjs'], { cwd: readme });
+    // getting-started "Call it from code" calls the demo tools: the packaged demo server.
+    const demoPort = await freePort();
+    const demo = spawnCommand(
+      process.execPath,
+      [join(project, 'node_modules', '.bin', 'taskvisor'), 'serve', '--demo', '--http', `127.0.0.1:${demoPort}`],
+      { cwd: started },
+    );
+    try {
+      await demo.waitForOutput(SERVING, { stream: 'stderr', timeoutMs: 60_000 });
+      await writeFile(
+        join(readme, 'client.mjs'),
+        `${await docExample('README.md', 'Call tools', embedPort)}process.stdout.write(JSON.stringify(result) + '\\n');\n`,
+      );
+      // The server is up once it answers: the example connects once.
+      const client = await waitForAnswer(() => runNode(['client.mjs'], { cwd: readme, timeoutMs: 120_000 }));
+      assert.equal(client.code, 0, `${client.stderr}\nthe embedding server: ${embed.stderr}`);
+      assert.match(client.stdout, /^working Adding slowly$/m, 'onStatus saw the task working');
+      assert.deepEqual(JSON.parse(client.stdout.trim().split('\n').at(-1)!).content, [{ type: 'text', text: '3' }]);
+
+      await writeFile(
+        join(started, 'client.mjs'),
+        `${await docExample('docs/getting-started.md', 'Call it from code', demoPort)}process.stdout.write(JSON.stringify(greeting) + '\\n');\n`,
+      );
+      const call = await runNode(['client.mjs'], { cwd: started, timeoutMs: 120_000 });
+      assert.equal(call.code, 0, call.stderr);
+      assert.match(call.stdout, /^working Sleeping for 5000 ms$/m, call.stdout);
+      assert.deepEqual(JSON.parse(call.stdout.trim().split('\n').at(-1)!).content, [{ type: 'text', text: 'Hello, Ada!' }]);
+    } finally {
+      await demo.kill('SIGTERM');
+      await embed.kill('SIGTERM');
+    }
   });
 
   it('a TypeScript consumer type-checks against the shipped declarations', async () => {

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
-import { connect, taskSession, type ConnectedClient } from '../support/extTasksClient.js';
+import { TasksClient } from '../../src/client/index.js';
 import { REPO_ROOT, spawnNode, tempDir, TSX_IMPORT, type Child } from '../support/processes.js';
 
 const EMBED_SERVER = join(REPO_ROOT, 'examples', 'embed', 'server.ts');
@@ -42,24 +41,25 @@ describe('examples/embed/server.ts', { skip: !existsSync(EMBED_SERVER) && 'examp
   });
 
   it('serves a tool call end to end: a 2026 client gets a task that completes, a 2025 client a plain result', async () => {
-    const modern: ConnectedClient = await connect({ kind: 'http', url });
+    const modern = await TasksClient.connect({ url });
     const legacy = new Client({ name: 'legacy', version: '1.0.0' });
     await legacy.connect(new StreamableHTTPClientTransport(new URL(url)));
     try {
-      const session = taskSession(modern);
-      const [settled, plain] = await Promise.all([
-        session.callTool('slow_add', { a: 2, b: 3 }).then((execution) => execution.settle()),
+      let taskId = '';
+      const statuses: string[] = [];
+      const [result, plain] = await Promise.all([
+        modern.callTool(
+          'slow_add',
+          { a: 2, b: 3 },
+          { onTask: (id) => (taskId = id), onStatus: ({ status }) => void statuses.push(status) },
+        ),
         legacy.callTool({ name: 'slow_add', arguments: { a: 40, b: 2 } }),
       ]);
-      // 1 s is past the 200 ms promotion threshold: the 2026 call became a task.
-      const created = modern.received.find((message) => (message as { result?: { resultType?: string } }).result?.resultType === 'task') as
-        { result: { taskId: string; status: string } } | undefined;
-      assert.ok(created, 'the tools/call answered a CreateTaskResult');
-      assert.equal(created.result.status, 'working');
-      const result = resultFromTaskOutcome(settled.outcome) as { content: unknown };
+      // 1 s is past the 200 ms promotion threshold: the 2026 call became a task, created working.
+      assert.match(taskId, /^[0-9a-f]{32}$/, 'the tools/call answered a CreateTaskResult');
+      assert.equal(statuses[0], 'working');
       assert.deepEqual(result.content, [{ type: 'text', text: '5' }]);
       assert.deepEqual(plain, { content: [{ type: 'text', text: '42' }] });
-      await session.close();
     } finally {
       await modern.close();
       await legacy.close();

@@ -5,13 +5,17 @@
  *
  * The SDK Client cannot decode `resultType: "task"` (P5), so ext-tasks needs
  * a host request coordinator (`rawDispatch`) on the Client's own transport
- * (sdk-v2-notes §3). Every message the server sends back is recorded so
- * tests can validate it with the ext-tasks V2 schemas.
+ * (sdk-v2-notes §3): the one `taskvisor/client` ships
+ * (src/client/rawDispatch.ts), so these suites exercise it. What this helper
+ * adds is for tests only: every message the server sends back is recorded so
+ * tests can validate it with the ext-tasks V2 schemas. A test that only calls
+ * tools and settles tasks uses `TasksClient` (taskvisor/client) instead.
  */
-import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createTaskSessionFromClient, type ApplicationInputHandler, type RawClientDispatch } from '@modelcontextprotocol/ext-tasks/client';
-import { WsClientTransport } from './wsClientTransport.js';
+import { attachRawDispatch } from '../../src/client/rawDispatch.js';
+import { WebSocketClientTransport } from '../../src/client/index.js';
 
 export const PROTOCOL_VERSION = '2026-07-28';
 export const CLIENT_INFO = { name: 'taskvisor-tests', version: '1.0.0' };
@@ -67,7 +71,7 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
           endpoint.headers ? { requestInit: { headers: endpoint.headers } } : undefined,
         )
       : endpoint.kind === 'ws'
-        ? new WsClientTransport(endpoint.url, endpoint.headers ? { headers: endpoint.headers } : {})
+        ? new WebSocketClientTransport(endpoint.url, endpoint.headers ? { headers: endpoint.headers } : {})
         : new StdioClientTransport({
             command: endpoint.command,
             args: endpoint.args,
@@ -111,64 +115,21 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
     previousOnError?.call(transport, error);
   };
 
-  const pending = new Map<
-    string,
-    (
-      response: Parameters<Parameters<RawClientDispatch>[0] extends never ? never : (r: Awaited<ReturnType<RawClientDispatch>>) => void>[0],
-    ) => void
-  >();
-  let counter = 0;
-  const original = transport.onmessage!;
+  // The raw path is the shipped client's own (src/client/rawDispatch.ts); this helper only records.
+  const raw = attachRawDispatch(transport, {
+    // A response stream that ends without a response must fail the test, not hang it.
+    timeoutMs: 30_000,
+    onHttpErrorResponse: (response, id) => {
+      received.push(response);
+      recordResponse(response, id);
+    },
+  });
+  const dispatch = transport.onmessage!;
   transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
     received.push(message);
     recordResponse(message);
-    const id = message.id;
-    if (typeof id === 'string' && pending.has(id) && ('result' in message || 'error' in message)) {
-      const settle = pending.get(id)!;
-      pending.delete(id);
-      settle('error' in message ? { kind: 'error', error: message.error as never } : { kind: 'result', result: message.result as never });
-      return;
-    }
-    (original as (m: unknown, e?: unknown) => void).call(transport, message, extra);
+    (dispatch as (m: unknown, e?: unknown) => void).call(transport, message, extra);
   }) as never;
-
-  const raw: RawClientDispatch = (request, options) =>
-    new Promise((resolve, reject) => {
-      const id = `raw:${++counter}`;
-      // A response stream that ends without a response must fail the test, not hang it.
-      const timer = setTimeout(() => {
-        if (!pending.delete(id)) return;
-        reject(new Error(`no response to ${(request as { method?: string }).method} (${id}) within 30 s`));
-      }, 30_000);
-      timer.unref();
-      pending.set(id, (response) => {
-        clearTimeout(timer);
-        resolve(response);
-      });
-      const message = { jsonrpc: '2.0', id, ...(request as object) };
-      transport
-        .send(message as never, options?.signal ? ({ requestSignal: options.signal } as never) : undefined)
-        .catch((error: unknown) => {
-          pending.delete(id);
-          if (error instanceof ProtocolError)
-            return resolve({ kind: 'error', error: { code: error.code, message: error.message } as never });
-          // A JSON-RPC error answered with an HTTP error status (404 -32601, 400 -32021/-32020) arrives as SdkHttpError.
-          const text = (error as { data?: { text?: unknown } })?.data?.text;
-          if (typeof text === 'string') {
-            try {
-              const body = JSON.parse(text) as { error?: unknown };
-              if (body.error) {
-                received.push(body);
-                recordResponse(body as Record<string, unknown>, id);
-                return resolve({ kind: 'error', error: body.error as never });
-              }
-            } catch {
-              // not JSON: fall through
-            }
-          }
-          reject(error);
-        });
-    });
 
   return {
     client,
