@@ -13,6 +13,7 @@ export class PromptRegistry {
   private readonly forwarded = new Map<string, ForwardedPrompt>();
   private readonly reserved = new Set<string>();
   private readonly listeners = new Set<() => void>();
+  private completesValue: boolean | undefined;
 
   /** Registers a prompt; a duplicate or malformed name, or a malformed argument list, is refused with an error naming it. */
   add(definition: PromptDefinition): void {
@@ -87,12 +88,12 @@ export class PromptRegistry {
     return this.prompts.size + this.forwarded.size;
   }
 
-  /** Whether any prompt argument can be completed. */
+  /** Whether any prompt argument can be completed; read on every request, kept per change. */
   get completes(): boolean {
-    return (
+    this.completesValue ??=
       [...this.prompts.values()].some((p) => (p.options.arguments ?? []).some((a) => a.complete !== undefined)) ||
-      [...this.forwarded.values()].some((p) => p.complete !== undefined)
-    );
+      [...this.forwarded.values()].some((p) => p.complete !== undefined);
+    return this.completesValue;
   }
 
   /** `prompts/list` entries. */
@@ -115,6 +116,7 @@ export class PromptRegistry {
   }
 
   private changed(): void {
+    this.completesValue = undefined;
     for (const listener of this.listeners) listener();
   }
 }

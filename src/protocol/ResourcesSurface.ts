@@ -18,6 +18,12 @@ export interface ResourcesSurfaceOptions {
   resources: ResourceRegistry;
   principal: string;
   logger?: Logger;
+  /**
+   * A 2025-11-25 connection's subscribed URIs: `resources/subscribe` and
+   * `resources/unsubscribe` are served and keep this set (the runtime sends
+   * `notifications/resources/updated` for its URIs). Absent: not offered.
+   */
+  subscriptions?: Set<string>;
 }
 
 /** Compiled templates, kept with their definition (the registry copies a definition once, on add). */
@@ -34,13 +40,18 @@ export function uriTemplateOf(template: ResourceTemplateDefinition): UriTemplate
 }
 
 export const ResourcesSurface = {
-  attach(server: Server, { resources, principal, logger }: ResourcesSurfaceOptions): void {
+  attach(server: Server, { resources, principal, logger, subscriptions }: ResourcesSurfaceOptions): void {
     const context = (ctx: ServerContext): ResourceContext => ({ principal, signal: ctx.mcpReq.signal });
 
     server.setRequestHandler(
       'resources/list',
       mappingErrors(async (_request, ctx) => ({ resources: (await resources.list(context(ctx))) as never }), logger),
     );
+    if (subscriptions) {
+      // Any URI may be watched, also one not readable yet: its updates are the application's to announce.
+      server.setRequestHandler('resources/subscribe', async (request) => (subscriptions.add(request.params.uri), {}));
+      server.setRequestHandler('resources/unsubscribe', async (request) => (subscriptions.delete(request.params.uri), {}));
+    }
     server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: resources.listTemplates() as never }));
     server.setRequestHandler(
       'resources/read',

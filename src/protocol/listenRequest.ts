@@ -65,6 +65,20 @@ export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = 
     if (typeof notifications[flag] !== 'boolean') return invalid(`notifications.${flag} must be a boolean`);
     if (notifications[flag]) filter[flag] = true;
   }
+  if (notifications.resourceSubscriptions !== undefined) {
+    const uris = notifications.resourceSubscriptions;
+    if (!Array.isArray(uris) || uris.some((uri) => typeof uri !== 'string')) {
+      return invalid('notifications.resourceSubscriptions must be an array of strings');
+    }
+    if (uris.length > maxTaskIds) {
+      return {
+        ok: false,
+        httpStatus: 400,
+        error: limitExceededError('maxTaskIdsPerListen', maxTaskIds, `notifications.resourceSubscriptions names ${uris.length} resources`),
+      };
+    }
+    filter.resourceSubscriptions = uris as string[];
+  }
   if (notifications.taskIds !== undefined) {
     const ids = notifications.taskIds;
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {

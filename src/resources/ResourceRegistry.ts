@@ -44,6 +44,8 @@ export class ResourceRegistry {
   private readonly spaces = new Map<string, ForwardedResourceSpace>();
   private readonly reserved = new Set<string>();
   private readonly listeners = new Set<() => void>();
+  private readonly updateListeners = new Set<(uri: string) => void>();
+  private completesValue: boolean | undefined;
 
   /** Registers a resource; a malformed or taken URI or name is refused with an error naming it. */
   add(definition: ResourceDefinition): void {
@@ -129,12 +131,12 @@ export class ResourceRegistry {
     return this.resources.size + this.templates.size + this.spaces.size;
   }
 
-  /** Whether any template variable can be completed (local or forwarded). */
+  /** Whether any template variable can be completed (local or forwarded); read on every request, kept per change. */
   get completes(): boolean {
-    return (
+    this.completesValue ??=
       [...this.templates.values()].some((t) => Object.keys(t.options.complete ?? {}).length > 0) ||
-      [...this.spaces.values()].some((space) => space.complete !== undefined && space.templates.length > 0)
-    );
+      [...this.spaces.values()].some((space) => space.complete !== undefined && space.templates.length > 0);
+    return this.completesValue;
   }
 
   /** `resources/list` entries: fixed resources, then what templates list, then forwarded ones. */
@@ -157,6 +159,22 @@ export class ResourceRegistry {
     return listed;
   }
 
+  /**
+   * Says the content of the resource at `uri` changed: clients that
+   * subscribed to it get `notifications/resources/updated` (`resources/subscribe`
+   * on a 2025-11-25 connection, a listen's `resourceSubscriptions` on 2026-07-28).
+   */
+  notifyUpdated(uri: string): void {
+    if (typeof uri !== 'string' || uri.length === 0) throw new TypeError('notifyUpdated(uri): uri must be a non-empty string');
+    for (const listener of this.updateListeners) listener(uri);
+  }
+
+  /** Calls `listener` with every URI {@link notifyUpdated} names; returns the unsubscribe function. */
+  onUpdated(listener: (uri: string) => void): () => void {
+    this.updateListeners.add(listener);
+    return () => this.updateListeners.delete(listener);
+  }
+
   /** Calls `listener` after every change; returns the unsubscribe function. */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
@@ -171,6 +189,7 @@ export class ResourceRegistry {
   }
 
   private changed(): void {
+    this.completesValue = undefined;
     for (const listener of this.listeners) listener();
   }
 }

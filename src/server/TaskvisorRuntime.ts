@@ -208,6 +208,7 @@ export class TaskvisorRuntime {
     this.tools.onChange(() => this.subscriptions.publishListChanged('tools'));
     this.resources.onChange(() => this.subscriptions.publishListChanged('resources'));
     this.prompts.onChange(() => this.subscriptions.publishListChanged('prompts'));
+    this.resources.onUpdated((uri) => this.subscriptions.publishResourceUpdated(uri));
     this.upstreams = options.upstreams?.length
       ? new UpstreamManager({
           upstreams: options.upstreams,
@@ -406,9 +407,13 @@ export class TaskvisorRuntime {
    * server instance per serving unit, bound to the principal `principalOf`
    * resolves for it.
    */
-  serverFactory(principalOf: (ctx: Parameters<McpServerFactory>[0]) => Principal): McpServerFactory {
-    // Only stdio and WebSocket build an instance without an HTTP request: a connection that outlives one request.
-    return (ctx) => this.createServer(ctx.era, principalOf(ctx), { connection: ctx.requestInfo === undefined });
+  serverFactory(
+    principalOf: (ctx: Parameters<McpServerFactory>[0]) => Principal,
+    options: { connection?: boolean } = {},
+  ): McpServerFactory {
+    // Without a say (`connection`: an HTTP session), only stdio and WebSocket build an instance without an
+    // HTTP request: a connection that outlives one request.
+    return (ctx) => this.createServer(ctx.era, principalOf(ctx), { connection: options.connection ?? ctx.requestInfo === undefined });
   }
 
   /**
@@ -430,19 +435,28 @@ export class TaskvisorRuntime {
       capabilities: {
         tools: { listChanged: true },
         logging: {},
-        ...(servesResources ? { resources: { listChanged: true } } : {}),
+        // `subscribe`: 2026-07-28 through listen's resourceSubscriptions; 2025-11-25 only where updates can reach the client.
+        ...(servesResources ? { resources: { listChanged: true, ...(era === 'modern' || connection ? { subscribe: true } : {}) } } : {}),
         ...(servesPrompts ? { prompts: { listChanged: true } } : {}),
         ...(completes ? { completions: {} } : {}),
       },
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       requestState: { verify: this.requestState.verify },
     });
-    if (servesResources) ResourcesSurface.attach(server, { resources: this.resources, principal: principal.id, logger: this.logger });
+    const subscribed = era === 'legacy' && connection ? new Set<string>() : undefined;
+    if (servesResources) {
+      ResourcesSurface.attach(server, {
+        resources: this.resources,
+        principal: principal.id,
+        logger: this.logger,
+        ...(subscribed ? { subscriptions: subscribed } : {}),
+      });
+    }
     if (servesPrompts) PromptsSurface.attach(server, { prompts: this.prompts, principal: principal.id, logger: this.logger });
     if (completes) {
       CompletionsSurface.attach(server, { resources: this.resources, prompts: this.prompts, principal: principal.id, logger: this.logger });
     }
-    if (era === 'legacy' && connection) this.sendListChanges(server, servesResources, servesPrompts);
+    if (era === 'legacy' && connection) this.sendListChanges(server, servesResources, servesPrompts, subscribed!);
     ToolsSurface.attach(server, {
       tools: this.tools,
       caller: this.caller,
@@ -469,13 +483,15 @@ export class TaskvisorRuntime {
    * notifications (they have no listen), for the lists whose capability this
    * instance advertised; until the connection closes.
    */
-  private sendListChanges(server: TaskvisorServer, resources: boolean, prompts: boolean): void {
-    const send = (method: string) => () => {
+  private sendListChanges(server: TaskvisorServer, resources: boolean, prompts: boolean, subscribed: Set<string>): void {
+    const send = (method: string, params?: Record<string, unknown>) => (): void => {
       if (!server.transport) return;
-      server.notification({ method } as never).catch(() => undefined); // the connection is going away
+      server.notification({ method, ...(params ? { params } : {}) } as never).catch(() => undefined); // the connection is going away
     };
     const stops = [
       this.tools.onChange(send('notifications/tools/list_changed')),
+      // Only URIs this connection subscribed to (resources/subscribe).
+      this.resources.onUpdated((uri) => subscribed.has(uri) && send('notifications/resources/updated', { uri })()),
       ...(resources ? [this.resources.onChange(send('notifications/resources/list_changed'))] : []),
       ...(prompts ? [this.prompts.onChange(send('notifications/prompts/list_changed'))] : []),
     ];

@@ -32,6 +32,8 @@ export interface ListenFilter {
   toolsListChanged?: boolean;
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
+  /** Resource URIs whose `notifications/resources/updated` the stream wants (§4.6). */
+  resourceSubscriptions?: string[];
   /** Task ids accepted for this stream: the caller's own, existing tasks only (T-10, D-11). */
   taskIds?: string[];
 }
@@ -53,6 +55,8 @@ export class ListenSubscription {
   readonly taskIds = new Set<string>();
   /** The list-changed kinds this stream asked for and was granted. */
   readonly lists = new Set<ListKind>();
+  /** The resource URIs this stream watches. */
+  readonly resourceUris = new Set<string>();
   private acknowledged = false;
   private readonly early: Array<{ jsonrpc: string; method: string; params: JsonObject }> = [];
   private closedValue = false;

@@ -48,6 +48,7 @@ export interface OpenListen {
 
 export class SubscriptionHub {
   private readonly byTask = new Map<string, Set<ListenSubscription>>();
+  private readonly resourceWatchers = new Map<string, Set<ListenSubscription>>();
   private readonly listWatchers = new Map<ListKind, Set<ListenSubscription>>(LIST_KINDS.map((kind) => [kind, new Set()]));
   private readonly open = new Set<ListenSubscription>();
   /** Streams still reading their tasks' current state, with the ids a newer change was queued for meanwhile. */
@@ -124,6 +125,12 @@ export class SubscriptionHub {
       subscription.lists.add(kind);
       this.listWatchers.get(kind)!.add(subscription);
     }
+    for (const uri of [...new Set(request.requested.resourceSubscriptions ?? [])].slice(0, this.maxTaskIds)) {
+      subscription.resourceUris.add(uri);
+      let watchers = this.resourceWatchers.get(uri);
+      if (!watchers) this.resourceWatchers.set(uri, (watchers = new Set()));
+      watchers.add(subscription);
+    }
     const wanted = [...new Set(request.requested.taskIds ?? [])].slice(0, this.maxTaskIds);
     const remote = this.remote;
     const remoteWanted = remote ? wanted.filter((taskId) => remote.owns(taskId)) : [];
@@ -157,6 +164,7 @@ export class SubscriptionHub {
     if (subscription.closed) return subscription;
     const honoured: ListenFilter = {};
     for (const kind of subscription.lists) honoured[`${kind}ListChanged`] = true;
+    if (request.requested.resourceSubscriptions !== undefined) honoured.resourceSubscriptions = [...subscription.resourceUris];
     if (request.requested.taskIds !== undefined) honoured.taskIds = wanted.filter((id) => accepted.includes(id));
     subscription.acknowledge(honoured);
     // The state right after the acknowledgement, so a client never waits for a change that already happened;
@@ -172,7 +180,10 @@ export class SubscriptionHub {
         remote!.follow(taskId, request.principal, task, (next) => this.deliverRemote(subscription, taskId, next)),
       );
     }
-    if (Object.keys(honoured).length === 0 || (honoured.taskIds?.length === 0 && subscription.lists.size === 0)) {
+    if (
+      Object.keys(honoured).length === 0 ||
+      (honoured.taskIds?.length === 0 && subscription.lists.size === 0 && subscription.resourceUris.size === 0)
+    ) {
       // Nothing will ever be sent: close gracefully at once, as the SDK's own router does.
       subscription.close({ graceful: true });
     }
@@ -189,6 +200,11 @@ export class SubscriptionHub {
   /** The tool list changed: `notifications/tools/list_changed` to streams that asked for it. */
   publishToolsChanged(): void {
     this.publishListChanged('tools');
+  }
+
+  /** A resource's content changed: `notifications/resources/updated` to streams that watch its URI (§4.6). */
+  publishResourceUpdated(uri: string): void {
+    for (const subscription of [...(this.resourceWatchers.get(uri) ?? [])]) subscription.notify('notifications/resources/updated', { uri });
   }
 
   /** A list changed: `notifications/<kind>/list_changed` to streams that asked for it (§4.6). */
@@ -255,6 +271,11 @@ export class SubscriptionHub {
     }
     this.opening.delete(subscription);
     for (const watchers of this.listWatchers.values()) watchers.delete(subscription);
+    for (const uri of subscription.resourceUris) {
+      const watchers = this.resourceWatchers.get(uri);
+      watchers?.delete(subscription);
+      if (watchers?.size === 0) this.resourceWatchers.delete(uri);
+    }
     for (const taskId of [...subscription.taskIds]) this.unwatch(subscription, taskId);
     for (const stop of this.follows.get(subscription)?.values() ?? []) stop();
     this.follows.delete(subscription);

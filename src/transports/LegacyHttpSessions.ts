@@ -37,6 +37,8 @@ const SESSION_NOT_FOUND = -32001;
 export interface LegacyHttpSessionsOptions {
   /** The runtime's server factory (the principal comes from the `authInfo` each request is served with). */
   factory: McpServerFactory;
+  /** The factory of session instances (default: `factory`). */
+  sessionFactory?: McpServerFactory;
   limits: Pick<Limits, 'maxHttpSessions' | 'maxHttpSessionsPerPrincipal' | 'httpSessionIdleMs'>;
   logger: Logger;
   onerror: (error: Error) => void;
@@ -123,7 +125,11 @@ export class LegacyHttpSessions {
     }
     this.opening.set(principal.id, (this.opening.get(principal.id) ?? 0) + 1);
     let opened: string | undefined;
-    const server = await this.options.factory({ era: 'legacy', authInfo: options.authInfo, requestInfo: request });
+    const server = await (this.options.sessionFactory ?? this.options.factory)({
+      era: 'legacy',
+      authInfo: options.authInfo,
+      requestInfo: request,
+    });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {

@@ -16,7 +16,13 @@ export interface ServingRuntime {
   /** Open `subscriptions/listen` streams: transports hand every modern listen to it (P8). */
   readonly subscriptions: SubscriptionHub;
   /** One SDK server instance per serving unit, bound to the principal `principalOf` resolves (P7). */
-  serverFactory(principalOf: (ctx: Parameters<McpServerFactory>[0]) => Principal): McpServerFactory;
+  serverFactory(
+    principalOf: (ctx: Parameters<McpServerFactory>[0]) => Principal,
+    options?: {
+      /** The instances serve a connection (a 2025-11-25 HTTP session): list changes and resource updates are pushed to it. */
+      connection?: boolean;
+    },
+  ): McpServerFactory;
   /**
    * Resolves once the runtime serves (recovery done); rejects when it closed
    * first. A transport bound before recovery (issue 13 item 2) holds requests

@@ -96,6 +96,8 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   const handler = createMcpHandler(factory, { legacy: 'reject', maxRequestBodySize: bodyLimits.maxBodyBytes, onerror });
   const sessions = new LegacyHttpSessions({
     factory,
+    // A session is a connection: it is told of list changes and subscribed resource updates.
+    sessionFactory: runtime.serverFactory((ctx) => principalOf(ctx.authInfo), { connection: true }),
     limits: runtime.limits,
     logger: runtime.logger,
     onerror,

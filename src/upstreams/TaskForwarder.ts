@@ -465,6 +465,11 @@ export class TaskForwarder {
       if (status === 'cancelled') throw new ProtocolError(ErrorCode.InternalError, 'The upstream task was cancelled');
       if (status === 'input_required') {
         const requests = inputRequestsOf(task);
+        if (!requests && task === first) {
+          // A CreateTaskResult never carries inputRequests (spec §1.3), also when it is created input_required: read them.
+          task = await ops.get(upstreamId);
+          continue;
+        }
         if (!requests || request.cannotAnswerInput) {
           await cancelUpstream();
           if (request.cannotAnswerInput && requests) return { kind: 'input-required', requests, answers: request.answers ?? {} };

@@ -3,7 +3,10 @@
  * client hears `notifications/{tools,prompts,resources}/list_changed` on a
  * `subscriptions/listen` stream that asked for them (§4.6); a 2025-11-25
  * client on a connection (stdio) gets them unsolicited, for the lists whose
- * capability it was shown. Real HTTP, a real stdio child, v2 and v1 clients.
+ * capability it was shown. Resource updates likewise: a listen's
+ * `resourceSubscriptions`, or `resources/subscribe` on a 2025-11-25
+ * connection (stdio, an HTTP session). Real HTTP, a real stdio child, v2 and
+ * v1 clients.
  */
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +16,10 @@ import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/
 import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createRuntime, listenHttp, MemoryTaskStore, silentLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
 import catalog from '../../examples/resources-and-prompts/catalog.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
@@ -67,6 +72,58 @@ describe('list changes after start, 2026-07-28 over HTTP (subscriptions/listen)'
     }
   });
 
+  it('resourceSubscriptions: notifications/resources/updated for the watched URIs only', async () => {
+    const subscription = await modern.client.listen({ resourceSubscriptions: ['notes://note/todo'] });
+    try {
+      const acks = modern.received.filter((m) => (m as Json).method === 'notifications/subscriptions/acknowledged') as Array<{
+        params: Json;
+      }>;
+      assert.deepEqual(acks.at(-1)!.params.notifications, { resourceSubscriptions: ['notes://note/todo'] });
+      const since = modern.received.length;
+      runtime.resources.notifyUpdated('notes://note/ideas');
+      runtime.resources.notifyUpdated('notes://note/todo');
+      await waitFor(() => modern.received.length > since, { what: 'resources/updated' });
+      assert.deepEqual(
+        modern.received.slice(since).map((m) => [(m as Json).method, (m as { params: Json }).params.uri]),
+        [['notifications/resources/updated', 'notes://note/todo']],
+      );
+    } finally {
+      await subscription.close();
+    }
+  });
+
+  it('2025-11-25 over an HTTP session: resources/subscribe, updates for it, unsubscribe stops them, list changes too', async () => {
+    const client = new V1Client({ name: 'v1', version: '1.0.0' });
+    const updated: string[] = [];
+    let listChanges = 0;
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => void updated.push(n.params.uri));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, async () => void listChanges++);
+    const transport = new V1HttpTransport(new URL(listener.url));
+    await client.connect(transport);
+    try {
+      assert.deepEqual((client.getServerCapabilities() as Json).resources, { listChanged: true, subscribe: true });
+      await client.subscribeResource({ uri: 'notes://note/todo' });
+      // The session's standalone GET stream carries what belongs to no request.
+      await waitFor(
+        async () => {
+          runtime.resources.notifyUpdated('notes://note/todo');
+          return updated.length > 0;
+        },
+        { what: 'resources/updated on the session', intervalMs: 200 },
+      );
+      await client.unsubscribeResource({ uri: 'notes://note/todo' });
+      const count = updated.length;
+      runtime.resources.notifyUpdated('notes://note/todo');
+      runtime.prompt(`session-${Date.now()}`, {}, () => 'x');
+      await waitFor(() => listChanges > 0, { what: 'prompts/list_changed on the session' });
+      assert.equal(updated.length, count, 'no update after unsubscribe');
+      assert.ok(updated.every((uri) => uri === 'notes://note/todo'));
+    } finally {
+      await transport.terminateSession().catch(() => undefined);
+      await client.close();
+    }
+  });
+
   it('a stream that asked only for prompts hears nothing of resource changes', async () => {
     const subscription = await modern.client.listen({ promptsListChanged: true });
     try {
@@ -98,6 +155,21 @@ describe('list changes after start, 2025-11-25 over stdio (unsolicited notificat
 
   after(async () => {
     await client?.close();
+  });
+
+  it('resources/subscribe: an update of a subscribed URI arrives, none after resources/unsubscribe', async () => {
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => void updated.push(n.params.uri));
+    assert.deepEqual((client.getServerCapabilities() as Json).resources, { listChanged: true, subscribe: true });
+    await client.subscribeResource({ uri: 'notes://note/todo' });
+    await client.callTool({ name: 'touch', arguments: { uri: 'notes://note/ideas' } });
+    await client.callTool({ name: 'touch', arguments: { uri: 'notes://note/todo' } });
+    await waitFor(() => updated.length > 0, { what: 'resources/updated' });
+    await client.unsubscribeResource({ uri: 'notes://note/todo' });
+    await client.callTool({ name: 'touch', arguments: { uri: 'notes://note/todo' } });
+    // The touch answer follows its notifications on the same pipe: by now an update would have arrived.
+    await client.callTool({ name: 'touch', arguments: { uri: 'notes://nothing' } });
+    assert.deepEqual(updated, ['notes://note/todo']);
   });
 
   it('each registration is one list_changed, and the new entry is listed', async () => {

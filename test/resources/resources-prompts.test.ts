@@ -143,7 +143,7 @@ describe('resources, prompts and completions over Streamable HTTP', () => {
     const modernCapabilities = modern.client.getServerCapabilities() as Record<string, unknown>;
     const legacyCapabilities = legacy.getServerCapabilities() as Record<string, unknown>;
     for (const capabilities of [modernCapabilities, legacyCapabilities]) {
-      assert.deepEqual(capabilities.resources, { listChanged: true });
+      assert.deepEqual(capabilities.resources, { listChanged: true, subscribe: true }); // a 2025-11-25 HTTP client has a session
       assert.deepEqual(capabilities.prompts, { listChanged: true });
       assert.deepEqual(capabilities.completions, {});
       assert.deepEqual(capabilities.logging, {});
