@@ -75,7 +75,7 @@ export const ToolsSurface = {
               requestState: await requestState.mint({
                 principal,
                 tool: name,
-                answers: outcome.answers as JsonObject,
+                answers: outcome.answers,
                 ...(outcome.resume ? { resume: outcome.resume } : {}),
               }),
             }) as never;
@@ -100,7 +100,7 @@ function callerRelay(ctx: ServerContext): CallerRelay {
   const token = (ctx.mcpReq._meta as { progressToken?: unknown } | undefined)?.progressToken;
   const send = (method: string, params: Record<string, unknown>) => {
     if (ctx.mcpReq.signal.aborted) return;
-    void ctx.mcpReq.notify({ method, params } as never).catch(() => undefined);
+    void ctx.mcpReq.notify({ method, params }).catch(() => undefined);
   };
   return {
     ...(typeof token === 'string' || typeof token === 'number'
