@@ -1064,7 +1064,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         figure: r.partial ? 'runtime.start() (projected)' : 'runtime.start()',
         value,
         unit: 's',
-        baseline: 'store open + listNonTerminal (same start)',
+        baseline: 'plain read of the same records: store open + listNonTerminal (same child, before start)',
         baselineValue: read,
         baselineUnit: 's',
         ratio: ratio(value, read),

@@ -10,6 +10,7 @@
  * a task nobody was told about, so it is deleted as soon as it lands.
  */
 import { StoreTimeoutError } from '../core/errors.js';
+import { nonTerminalPages } from './query.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { QuarantinedRecord, TaskListQuery, TaskOwnership, TaskStore } from './TaskStore.js';
 
@@ -40,6 +41,10 @@ export class DeadlineTaskStore implements TaskStore {
 
   listNonTerminal(): Promise<TaskRecord[]> {
     return this.inner.listNonTerminal();
+  }
+
+  scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
+    return nonTerminalPages(this.inner, pageSize);
   }
 
   create(record: TaskRecord): Promise<void> {

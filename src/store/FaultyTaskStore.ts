@@ -18,6 +18,7 @@
  */
 import type { QuarantinedRecord, TaskListQuery, TaskOwnership, TaskStore } from './TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { nonTerminalPages } from './query.js';
 
 /** The writes a fault can match. */
 export type WriteOp = 'create' | 'put' | 'delete';
@@ -162,6 +163,10 @@ export class FaultyTaskStore implements TaskStore {
 
   listNonTerminal(): Promise<TaskRecord[]> {
     return this.inner.listNonTerminal();
+  }
+
+  scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
+    return nonTerminalPages(this.inner, pageSize);
   }
 
   listExpired(now: number, limit: number): Promise<string[]> {

@@ -307,6 +307,19 @@ export class LowdbTaskStore implements TaskStore {
     return this.#readMany(ids);
   }
 
+  /** Unfinished records page by page: ids from the index, each page's files read as it is consumed. */
+  async *scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
+    this.#assertOpen();
+    const size = Math.max(1, Math.floor(pageSize));
+    const ids: string[] = [];
+    for (const entry of this.#index.values()) if (isNonTerminal(entry.status)) ids.push(entry.taskId);
+    for (let start = 0; start < ids.length; start += size) {
+      this.#assertOpen();
+      // A task that finished since the index was read is not unfinished any more.
+      yield (await this.#readMany(ids.slice(start, start + size))).filter((record) => isNonTerminal(record.status));
+    }
+  }
+
   /** Ids whose `createdAt + ttlMs <= now`, most overdue first, at most `limit`; answered from the index. */
   async listExpired(now: number, limit: number): Promise<string[]> {
     this.#assertOpen();

@@ -148,6 +148,8 @@ interface Statements {
   get: Database.Statement<[string], string>;
   getOwned: Database.Statement<[string, string], string>;
   nonTerminal: Database.Statement<[], { task_id: string; record: string }>;
+  /** One page of one unfinished status after a rowid (params: status, after, limit): a range of the status index. */
+  nonTerminalPage: Database.Statement<[string, number, number], { rowid: number; task_id: string; record: string }>;
   expired: Database.Statement<[number, number], string>;
   /** Copies a tasks row into quarantine (params: reason, at, id). */
   quarantine: Database.Statement<[string, number, string]>;
@@ -372,6 +374,25 @@ export class SqliteTaskStore implements TaskStore {
     return this.#parseRows(statements.nonTerminal.all());
   }
 
+  /**
+   * Unfinished records page by page: per status, keyset pages over the
+   * `(status, rowid)` index — one indexed range read per page, never a sort
+   * or an OFFSET, and nothing read before it is consumed.
+   */
+  async *scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
+    const size = Math.max(1, Math.floor(pageSize));
+    for (const status of ['working', 'input_required']) {
+      let after = 0;
+      for (;;) {
+        const rows = this.#assertOpen().nonTerminalPage.all(status, after, size);
+        if (rows.length === 0) break;
+        after = rows[rows.length - 1]!.rowid;
+        yield this.#parseRows(rows);
+        if (rows.length < size) break;
+      }
+    }
+  }
+
   /** Ids whose `createdAt + ttlMs <= now`, most overdue first, at most `limit` (index on `expires_at`). */
   async listExpired(now: number, limit: number): Promise<string[]> {
     const statements = this.#assertOpen();
@@ -489,6 +510,9 @@ function prepareStatements(db: Database.Database): Statements {
     getOwned: db.prepare<[string, string], string>('SELECT record FROM tasks WHERE task_id = ? AND owner = ?').pluck(),
     nonTerminal: db.prepare<[], { task_id: string; record: string }>(
       `SELECT task_id, record FROM tasks WHERE status IN ('working', 'input_required')`,
+    ),
+    nonTerminalPage: db.prepare<[string, number, number], { rowid: number; task_id: string; record: string }>(
+      'SELECT rowid, task_id, record FROM tasks WHERE status = ? AND rowid > ? ORDER BY rowid LIMIT ?',
     ),
     expired: db
       .prepare<[number, number], string>('SELECT task_id FROM tasks WHERE expires_at <= ? ORDER BY expires_at, task_id LIMIT ?')

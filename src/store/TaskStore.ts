@@ -54,8 +54,17 @@ export interface TaskStore {
   get(taskId: string, owner?: string): Promise<TaskRecord | undefined>;
   /** Removes a task; resolves `true` when it existed. */
   delete(taskId: string): Promise<boolean>;
-  /** Every task whose status is `working` or `input_required` (recovery on start). */
+  /** Every task whose status is `working` or `input_required`. */
   listNonTerminal(): Promise<TaskRecord[]>;
+  /**
+   * The same records in pages of at most `pageSize`, read as they are
+   * consumed (start-up recovery, issue 13 item 6): recovering 100k tasks
+   * never holds them all in memory at once. Each record that stays
+   * unfinished throughout is yielded exactly once; one whose status changes
+   * meanwhile may be yielded again (recovery skips a task already running).
+   * Optional: {@link nonTerminalPages} falls back to `listNonTerminal`.
+   */
+  scanNonTerminal?(pageSize: number): AsyncIterable<TaskRecord[]>;
   /** Ids of tasks whose `createdAt + ttlMs` is at or before `now` (the reaper). */
   listExpired(now: number, limit: number): Promise<string[]>;
   /** Out-of-band admin listing, newest first. Never exposed on the wire. */

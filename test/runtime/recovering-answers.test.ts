@@ -26,11 +26,18 @@ function gatedListing(inner: TaskStore): { store: TaskStore; open(): void; reach
   const reached = new Promise<void>((resolve) => (reach = resolve));
   const store = new Proxy(inner, {
     get(target, key) {
+      // Recovery reads through the paged scan (issue 13 item 6), a store without one through listNonTerminal.
       if (key === 'listNonTerminal')
         return async () => {
           reach();
           await gate;
           return target.listNonTerminal();
+        };
+      if (key === 'scanNonTerminal')
+        return async function* (pageSize: number) {
+          reach();
+          await gate;
+          yield* target.scanNonTerminal!(pageSize);
         };
       const value = Reflect.get(target, key, target) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;

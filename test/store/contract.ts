@@ -221,6 +221,40 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
         assert.deepEqual(await store.listNonTerminal(), [byStatus.get('input_required')]);
       }));
 
+    it('scanNonTerminal (where a store has it) yields every unfinished record once, in pages of at most the size, none finished', () =>
+      withStore(async ({ store }) => {
+        if (!store.scanNonTerminal) return;
+        const unfinished: TaskRecord[] = [];
+        for (let i = 0; i < 23; i++) {
+          const record = makeRecord({ status: i % 3 === 0 ? 'input_required' : 'working' });
+          unfinished.push(record);
+          await store.create(record);
+        }
+        for (const status of ['completed', 'failed', 'cancelled'] as const) await store.create(makeRecord({ status }));
+        const pages: TaskRecord[][] = [];
+        for await (const page of store.scanNonTerminal(5)) pages.push(page);
+        assert.ok(
+          pages.every((page) => page.length >= 1 && page.length <= 5),
+          `page sizes ${pages.map((page) => page.length).join(', ')}`,
+        );
+        assert.deepEqual(sortById(pages.flat()), sortById(unfinished));
+        // A task finished while the scan runs: every other one is still yielded exactly once.
+        const again = store.scanNonTerminal(5)[Symbol.asyncIterator]();
+        const first = await again.next();
+        const seen = (first.value as TaskRecord[]).map((record) => record.taskId);
+        const later = unfinished.find((record) => !seen.includes(record.taskId))!;
+        await store.put({ ...later, version: 2, status: 'completed' });
+        for (let next = await again.next(); !next.done; next = await again.next()) seen.push(...next.value.map((record) => record.taskId));
+        const others = seen.filter((taskId) => taskId !== later.taskId);
+        assert.deepEqual(
+          others.sort(),
+          unfinished
+            .filter((record) => record !== later)
+            .map((record) => record.taskId)
+            .sort(),
+        );
+      }));
+
     it('listExpired: createdAt + ttlMs <= now, null never expires, limit honoured', () =>
       withStore(async ({ store }) => {
         const now = 1_000_000;
