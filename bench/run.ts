@@ -1253,8 +1253,10 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       baselineValue: floor,
       baselineUnit: 'ms',
       ratio: ratio(built, floor),
-      target: '≤ 300 ms',
-      verdict: verdict(built <= 300),
+      // Issue 15.5 asks ≤ 300 ms where node -e 0 takes 100 ms: as a ratio, so a loaded machine
+      // (which slows both alike) does not decide the verdict.
+      target: '≤ 3× node -e 0 (300 ms at 100 ms)',
+      verdict: verdict(ratio(built, floor) <= 3),
       note: `max ${fmt(Math.max(...cold.built))} ms${cold.rebuilt ? '; dist/ rebuilt first' : ''}`,
     });
     if (cold.bare.length > 0) {
