@@ -87,7 +87,7 @@ const SIZES = quick
       ],
       recoveryBudgetMs: 3_000,
       replayN: 0,
-      listeners: 20,
+      listeners: 40, // above the default listen limit of 32 per principal, like the full run's 1,000
       pokes: 3,
       pollTasks: 16,
     }
@@ -596,7 +596,13 @@ async function recoveryBenchmarks(dataDir: string, templates: Templates, stores:
 
 async function fanoutBenchmark(dataDir: string): Promise<void> {
   const dir = join(dataDir, 'fanout');
-  const server = await startServer({ mode: 'taskvisor', store: { kind: 'lowdb', dir } });
+  // One principal opens every stream: it needs a listen limit above the default 32 (limits.maxListenStreamsPerPrincipal),
+  // set the same way in the quick run (whose listener count is above 32 too, so it meets the limit the full run meets).
+  const server = await startServer({
+    mode: 'taskvisor',
+    store: { kind: 'lowdb', dir },
+    limits: { maxListenStreamsPerPrincipal: SIZES.listeners + 8 },
+  });
   try {
     const one: FanoutResult[] = [];
     one.push(await runFanout(server.url, { listeners: 1, pokes: SIZES.pokes }));
