@@ -72,8 +72,10 @@ const SIZES = quick
         { label: '20', n: 20 },
         { label: '200', n: 200 },
       ],
-      sliceMs: 250,
-      sliceWarmupMs: 80,
+      // A slice must outlast one request even on a loaded machine (a durable create took 241 ms at load 22:
+      // a 170 ms window then measured 0 req/s and no ratio).
+      sliceMs: 600,
+      sliceWarmupMs: 100,
       interleaveRounds: 1,
       prewarmMs: 200,
       heapN: 300,
