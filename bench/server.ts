@@ -32,6 +32,8 @@ export interface ServerConfig {
   resume?: ResumePolicy;
   /** Default task ttl; null = unlimited. Default 1 hour. */
   ttlMs?: number | null;
+  /** taskvisor only: limits over the bench's own defaults (e.g. listen streams for the fan-out cell). */
+  limits?: Record<string, number>;
 }
 
 const EchoArgs = z.object({ text: z.string() });
@@ -75,7 +77,7 @@ if (config.mode === 'bare') {
     ...(config.ttlMs !== undefined ? { ttlMs: config.ttlMs } : {}),
     reapIntervalMs: 0,
     // The bench measures capacity with one principal; the per-principal limit (default 1000) would cut it short.
-    limits: { maxLiveTasksPerPrincipal: Number.MAX_SAFE_INTEGER },
+    limits: { maxLiveTasksPerPrincipal: Number.MAX_SAFE_INTEGER, ...config.limits },
     logger: quietLogger,
   });
   registerBenchTools(runtime, config.resume ? { resume: config.resume } : {});
