@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import demoTools from '../examples/demo/tools.js';
-import { createRuntime, listenHttp } from '../src/index.js';
+import { createRuntime } from '../src/index.js';
+import { listenHttp } from '../src/transports/index.js';
 import { median } from './stats.js';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as { store?: 'lowdb' | 'sqlite'; n?: number; resultBytes?: number };

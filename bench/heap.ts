@@ -22,7 +22,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createActor } from 'xstate';
-import { createRuntime, MemoryTaskStore, silentLogger, taskMachine, type TaskRecord, type TaskStore } from '../src/index.js';
+import { createRuntime, silentLogger, type TaskRecord, type TaskStore } from '../src/index.js';
+import { MemoryTaskStore } from '../src/store/index.js';
+import { taskMachine } from '../src/inspection/index.js';
 import type { ToolCaller } from '../src/runtime/ToolCaller.js';
 import { registerBenchTools } from './tools.js';
 

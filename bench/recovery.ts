@@ -17,7 +17,8 @@
  * Prints `PROGRESS {…}` lines and one `RESULT {…}` on stdout.
  */
 import { performance } from 'node:perf_hooks';
-import { createRuntime, createTaskStore, type ResumePolicy, type TaskRecord, type TaskStore, type TaskStoreConfig } from '../src/index.js';
+import { createRuntime, type ResumePolicy, type TaskRecord, type TaskStore, type TaskStoreConfig } from '../src/index.js';
+import { createTaskStore } from '../src/store/index.js';
 import { registerBenchTools } from './tools.js';
 
 interface RecoveryArgs {

@@ -16,16 +16,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import {
-  createHttpEntry,
-  createRuntime,
-  createTaskStore,
-  MemoryTaskStore,
-  silentLogger,
-  type TaskRecord,
-  type TaskStore,
-  type TaskStoreConfig,
-} from '../src/index.js';
+import { createHttpEntry } from '../src/transports/index.js';
+import { createRuntime, silentLogger, type TaskRecord, type TaskStore, type TaskStoreConfig } from '../src/index.js';
+import { createTaskStore, MemoryTaskStore } from '../src/store/index.js';
 import { locateTask } from '../src/store/taskFiles.js';
 import { encodeRequest, parseReply, type Json } from './protocol.js';
 import { registerBenchTools } from './tools.js';

@@ -22,7 +22,8 @@ import { performance } from 'node:perf_hooks';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { z } from 'zod';
-import { createRuntime, listenHttp, type ResumePolicy, type TaskStoreConfig, type TaskvisorRuntime } from '../src/index.js';
+import { createRuntime, type ResumePolicy, type TaskStoreConfig, type TaskvisorRuntime } from '../src/index.js';
+import { listenHttp } from '../src/transports/index.js';
 import { registerBenchTools } from './tools.js';
 
 export interface ServerConfig {

@@ -6,7 +6,8 @@
  */
 import http from 'node:http';
 import { z } from 'zod';
-import { createHttpEntry, createRuntime } from '../../src/index.js';
+import { createHttpEntry } from '../../src/transports/index.js';
+import { createRuntime } from '../../src/index.js';
 
 const runtime = createRuntime({ store: { kind: 'lowdb', dir: './.taskvisor-embed' } });
 runtime.tool('slow_add', { inputSchema: z.object({ a: z.number(), b: z.number() }) }, async ({ a, b }, ctx) => {

@@ -4,7 +4,8 @@
  * Nothing but protocol may go to stdout.
  */
 import { z } from 'zod';
-import { createRuntime, serveStdio } from '../../src/index.js';
+import { createRuntime } from '../../src/index.js';
+import { serveStdio } from '../../src/transports/index.js';
 
 const runtime = createRuntime({ store: { kind: 'lowdb', dir: './.taskvisor-embed' } });
 runtime.tool('slow_add', { inputSchema: z.object({ a: z.number(), b: z.number() }) }, async ({ a, b }) => {

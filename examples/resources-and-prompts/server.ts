@@ -10,7 +10,9 @@
  * connection on 2025-11-25).
  */
 import { z } from 'zod';
-import { createRuntime, listenHttp, MemoryTaskStore } from '../../src/index.js';
+import { createRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 
 const runtime = createRuntime({ name: 'notes', store: new MemoryTaskStore() });
 const notes = new Map([

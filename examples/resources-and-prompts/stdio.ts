@@ -3,7 +3,9 @@
  * for hosts that spawn their servers: `npx tsx examples/resources-and-prompts/stdio.ts`.
  * Nothing but protocol goes to stdout.
  */
-import { createRuntime, MemoryTaskStore, serveStdio } from '../../src/index.js';
+import { createRuntime } from '../../src/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
+import { serveStdio } from '../../src/transports/index.js';
 import catalog from './catalog.js';
 
 const runtime = createRuntime({ store: new MemoryTaskStore() });

@@ -51,6 +51,20 @@ import { DEFAULT_STORE_DIR } from '../core/constants.js';
 import type { RuntimePhase } from '../core/runtimePhase.js';
 
 /** Options of {@link createRuntime}. */
+/** The `workflows` runtime option. */
+export interface WorkflowsOption {
+  /** Folder of the workflow files (`*.yaml`); every file must be valid or `start()` fails naming it. */
+  dir: string;
+  /** Tool name prefix. Default `workflow_`. */
+  prefix?: string;
+  /** Reload when the folder changes (default true). */
+  watch?: boolean;
+  /** How long a finished run stays in the history. */
+  historyRetentionMs?: number;
+  /** Most runs the history keeps. */
+  historyMaxRuns?: number;
+}
+
 export interface RuntimeOptions {
   /** `serverInfo` reported to clients. */
   name?: string;
@@ -99,6 +113,12 @@ export interface RuntimeOptions {
   upstreams?: UpstreamSpec[];
   /** First part of upstream tool names; the whole `<toolNamespace>_` space is reserved for them. Default `x`. */
   toolNamespace?: string;
+  /**
+   * YAML workflows served as tools (docs/workflows.md): the files of `dir`
+   * are loaded on `start()`, before recovery (so unfinished runs resume), and
+   * every run is recorded in the store (the execution history tools).
+   */
+  workflows?: WorkflowsOption;
   /**
    * The runtime state file (secrets, upstream discover cache, upstream health).
    * Default: `runtime-state.json` next to the store (`./.taskvisor/` for a memory store).
@@ -308,6 +328,8 @@ export class TaskvisorRuntime {
     if (this.state !== 'open') throw new Error(`The runtime cannot start: it is ${this.state}`);
     this.state = 'starting';
     this.#phase = 'recovering';
+    // Workflows are tools too: registered before recovery so their unfinished runs can resume.
+    if (this.options.workflows) await this.openWorkflows(this.options.workflows);
     const report = await this.supervisor.start();
     await this.cluster?.start();
     await this.upstreams?.start();
@@ -320,6 +342,39 @@ export class TaskvisorRuntime {
       );
     }
     return report;
+  }
+
+  /**
+   * Loads the `workflows` option's folder (loaded lazily: the template
+   * engines cost start-up time, issue 15.5), records runs in the store, and
+   * watches the folder unless told not to.
+   */
+  private async openWorkflows(option: WorkflowsOption): Promise<void> {
+    const [{ WorkflowCatalog }, { RunHistory }] = await Promise.all([
+      import('../workflows/WorkflowCatalog.js'),
+      import('../workflows/RunHistory.js'),
+    ]);
+    const history = new RunHistory({
+      store: this.store,
+      logger: this.logger,
+      ...(option.historyRetentionMs !== undefined ? { retentionMs: option.historyRetentionMs } : {}),
+      ...(option.historyMaxRuns !== undefined ? { maxRuns: option.historyMaxRuns } : {}),
+    });
+    const catalog = new WorkflowCatalog({
+      tools: this.tools,
+      dir: option.dir,
+      history,
+      logger: this.logger,
+      ...(option.prefix !== undefined ? { prefix: option.prefix } : {}),
+      ...(this.inspect ? { inspect: this.inspect } : {}),
+    });
+    await catalog.load();
+    if (option.watch !== false) catalog.watch();
+    const stopSweep = history.sweep();
+    this.onClose(async () => {
+      stopSweep();
+      catalog.close();
+    });
   }
 
   /** Stops serving, stops writing (I-9), stops task actors, closes the store. */

@@ -5,7 +5,8 @@
  * over stdio (spawned by the aggregator) or over Streamable HTTP.
  */
 import { join } from 'node:path';
-import { createRuntime, listenHttp, silentLogger, stderrLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, silentLogger, stderrLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, type HttpListener } from '../../src/transports/index.js';
 import type { UpstreamSpec } from '../../src/upstreams/UpstreamSpec.js';
 import { CLI, freePort, REPO_ROOT, spawnNode, tempDir, type Child } from '../support/processes.js';
 

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createRuntime, listenHttp, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
 import { connect, envelope } from '../support/extTasksClient.js';
 import { rawRequest, resultOf, waitFor } from '../support/processes.js';
 import { startAggregator, type Aggregator } from './harness.js';

@@ -10,16 +10,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exportSPKI, exportPKCS8, UnsecuredJWT } from 'jose';
-import {
-  createHttpEntry,
-  jwtVerifier,
-  JwtConfigError,
-  listenHttp,
-  listenWebSocket,
-  tokenFileVerifier,
-  type BearerAuthOptions,
-  type TaskvisorRuntime,
-} from '../../src/index.js';
+import { createHttpEntry, listenHttp, listenWebSocket } from '../../src/transports/index.js';
+import { jwtVerifier, JwtConfigError, tokenFileVerifier, type BearerAuthOptions } from '../../src/auth/index.js';
+import { type TaskvisorRuntime } from '../../src/index.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { postJsonRpc, type RawHttpReply } from '../support/httpRaw.js';
 import { startIssuer, UNKNOWN_TOKEN, writeTokenFile, type Issuer } from '../support/authFixtures.js';

@@ -21,17 +21,10 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import demoTools from '../../examples/demo/tools.js';
-import {
-  createRuntime,
-  jwtVerifier,
-  listenHttp,
-  listenWebSocket,
-  MemoryTaskStore,
-  silentLogger,
-  tokenFileVerifier,
-  type BearerAuthOptions,
-  type TaskvisorRuntime,
-} from '../../src/index.js';
+import { createRuntime, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { jwtVerifier, tokenFileVerifier, type BearerAuthOptions } from '../../src/auth/index.js';
+import { listenHttp, listenWebSocket } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import { testTools } from '../e2e/fixtures/testTools.js';
 import { startIssuer, writeTokenFile, type Issuer } from '../support/authFixtures.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { addTokenToFile, InvalidTokenError, tokenDigest, tokenFileVerifier, TokenFileError } from '../../src/index.js';
+import { addTokenToFile, InvalidTokenError, tokenDigest, tokenFileVerifier, TokenFileError } from '../../src/auth/index.js';
 import { writeTokenFile } from '../support/authFixtures.js';
 import { tempDir } from '../support/processes.js';
 

@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TasksClient } from '../../src/client/index.js';
-import { createRuntime, listenHttp, MemoryTaskStore, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import demoTools from '../../examples/demo/tools.js';
 import { CLI, REPO_ROOT, runNode, spawnNode, TSX_IMPORT } from '../support/processes.js';
 

@@ -16,7 +16,9 @@ import {
   type TaskStatusUpdate,
   type TasksEndpoint,
 } from '../../src/client/index.js';
-import { createRuntime, listenHttp, listenWebSocket, MemoryTaskStore, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, listenWebSocket } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import demoTools from '../../examples/demo/tools.js';
 import { REPO_ROOT, TSX_IMPORT } from '../support/processes.js';
 

@@ -10,7 +10,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createRuntime, defineTool, listenHttp, MemoryTaskStore, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, defineTool, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { postJsonRpc } from '../support/httpRaw.js';
 import { isTerminalTask, pollTask } from '../support/processes.js';

@@ -8,7 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listenHttp, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { type TaskvisorRuntime } from '../../src/index.js';
 import { startE2eRuntime } from '../e2e/fixtures/runtime.js';
 import { envelope } from '../support/extTasksClient.js';
 import { standardHeaders } from '../support/httpRaw.js';

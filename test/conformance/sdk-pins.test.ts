@@ -13,7 +13,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { toWebRequest } from '@modelcontextprotocol/node';
 import * as serverSdk from '@modelcontextprotocol/server';
 import { InMemoryTransport, Server, type JSONRPCMessage } from '@modelcontextprotocol/server';
-import { createRuntime, listenHttp, MemoryTaskStore, silentLogger } from '../../src/index.js';
+import { createRuntime, silentLogger } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import { TaskvisorServer } from '../../src/protocol/TaskvisorServer.js';
 import { tapInbound } from '../../src/protocol/transportTap.js';
 

@@ -9,7 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listenHttp, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { type TaskvisorRuntime } from '../../src/index.js';
 import { startE2eRuntime } from '../e2e/fixtures/runtime.js';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { postJsonRpc } from '../support/httpRaw.js';

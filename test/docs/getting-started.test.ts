@@ -13,7 +13,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import demo from '../../examples/demo/tools.js';
-import { createRuntime, listenHttp, MemoryTaskStore, silentLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, type HttpListener } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import { postJsonRpc } from '../support/httpRaw.js';
 import { REPO_ROOT } from '../support/processes.js';
 

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listenHttp, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { type TaskvisorRuntime } from '../../src/index.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { collectListen, postJsonRpc } from '../support/httpRaw.js';
 import { error_, NO_TASKS_CAPABILITIES, result_, taskOps, textOf, unknownTaskId, type Json } from '../support/taskOps.js';

@@ -24,7 +24,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema, McpError, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import demo from '../../examples/demo/tools.js';
-import { createRuntime, listenHttp, MemoryTaskStore, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, type HttpListener } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import { connect } from '../support/extTasksClient.js';
 import { CLI, createTask, DEMO_TOOLS, tempDir } from '../support/processes.js';
 

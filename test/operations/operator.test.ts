@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
-import { tokenFileVerifier } from '../../src/index.js';
+import { tokenFileVerifier } from '../../src/auth/index.js';
 import { connect } from '../support/extTasksClient.js';
 import { taskOps } from '../support/taskOps.js';
 import { serve } from '../../src/cli/serve.js';

@@ -3,7 +3,10 @@
  * memory store served over real HTTP on 127.0.0.1 with the operations routes
  * mounted, and small readers of their JSON answers.
  */
-import { createOperations, listenHttp, MemoryTaskStore, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { createOperations } from '../../src/operations/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
+import { silentLogger, type TaskvisorRuntime } from '../../src/index.js';
 import { createRuntime, type RuntimeOptions } from '../../src/server/TaskvisorRuntime.js';
 import type { Operations, OperationsOptions } from '../../src/operations/Operations.js';
 import type { ListenOptions } from '../../src/transports/http.js';

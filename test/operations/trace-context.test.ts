@@ -13,17 +13,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as otel from '@opentelemetry/api';
 import { z } from 'zod';
-import {
-  ANONYMOUS_PRINCIPAL,
-  createTraceInspector,
-  enableOpenTelemetry,
-  parseWorkflow,
-  ToolInvoker,
-  workflowTool,
-  type TaskvisorRuntime,
-  type TraceContext,
-  type TraceInspector,
-} from '../../src/index.js';
+import { ANONYMOUS_PRINCIPAL, type TaskvisorRuntime, type TraceContext } from '../../src/index.js';
+import { createTraceInspector, type TraceInspector } from '../../src/inspection/index.js';
+import { enableOpenTelemetry } from '../../src/operations/index.js';
+import { parseWorkflow, ToolInvoker, workflowTool } from '../../src/workflows/index.js';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { tempDir, waitFor } from '../support/processes.js';
 import { taskOps, type RawResponse } from '../support/taskOps.js';

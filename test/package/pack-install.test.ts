@@ -123,7 +123,8 @@ describe('the packed package, installed into a fresh project', { concurrency: 2 
     await writeFile(
       join(project, 'embed.mjs'),
       `import { z } from 'zod';
-import { createRuntime, defineTool, listenHttp } from 'taskvisor';
+import { createRuntime, defineTool } from 'taskvisor';
+import { listenHttp } from 'taskvisor/transports';
 import { TasksClient } from 'taskvisor/client';
 import { MemoryTaskStore } from 'taskvisor/stores';
 import { parseWorkflow } from 'taskvisor/workflows';

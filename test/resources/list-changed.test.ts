@@ -20,7 +20,9 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createRuntime, listenHttp, MemoryTaskStore, silentLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, type HttpListener } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import catalog from '../../examples/resources-and-prompts/catalog.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { TSX_IMPORT, waitFor } from '../support/processes.js';

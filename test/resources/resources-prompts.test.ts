@@ -13,16 +13,9 @@ import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport as V1WebSocketTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { WebSocket } from 'ws';
-import {
-  createRuntime,
-  listenHttp,
-  listenWebSocket,
-  MemoryTaskStore,
-  silentLogger,
-  type HttpListener,
-  type TaskvisorRuntime,
-  type WebSocketListener,
-} from '../../src/index.js';
+import { createRuntime, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, listenWebSocket, type HttpListener, type WebSocketListener } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import catalog from '../../examples/resources-and-prompts/catalog.js';
 import { connect, type ConnectedClient, type Endpoint } from '../support/extTasksClient.js';
 import { CLI, REPO_ROOT, TSX_IMPORT } from '../support/processes.js';

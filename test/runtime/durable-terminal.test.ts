@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { ANONYMOUS_PRINCIPAL, createRuntime, MemoryTaskStore, silentLogger, type TaskRecord } from '../../src/index.js';
+import { ANONYMOUS_PRINCIPAL, createRuntime, silentLogger, type TaskRecord } from '../../src/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import { connect, envelope } from '../support/extTasksClient.js';
-import { listenHttp } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
 
 /** A memory store whose writes of a finished record wait until `release()`. */
 class GatedTerminalStore extends MemoryTaskStore {

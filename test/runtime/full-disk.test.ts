@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { createRuntime, listenHttp, LowdbTaskStore, SqliteTaskStore, type Logger, type TaskStore } from '../../src/index.js';
+import { createRuntime, type Logger, type TaskStore } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { LowdbTaskStore, SqliteTaskStore } from '../../src/store/index.js';
 import { connect, envelope } from '../support/extTasksClient.js';
 
 async function mountTmpfs(): Promise<{ dir: string; unmount(): Promise<void> } | undefined> {

@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { createRuntime, MemoryTaskStore, silentLogger, listenHttp } from '../../src/index.js';
+import { createRuntime, silentLogger } from '../../src/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
+import { listenHttp } from '../../src/transports/index.js';
 import { PollPolicy } from '../../src/runtime/PollPolicy.js';
 import { PollRateLimiter } from '../../src/runtime/PollRateLimiter.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';

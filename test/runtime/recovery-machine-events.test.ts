@@ -8,7 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createRuntime, LOCAL_PRINCIPAL, LowdbTaskStore, silentLogger, type TaskRecord } from '../../src/index.js';
+import { createRuntime, LOCAL_PRINCIPAL, silentLogger, type TaskRecord } from '../../src/index.js';
+import { LowdbTaskStore } from '../../src/store/index.js';
 import { tempDir } from '../support/processes.js';
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';

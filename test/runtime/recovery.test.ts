@@ -16,7 +16,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createRuntime, listenHttp, LowdbTaskStore, silentLogger, type TaskRecord, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, silentLogger, type TaskRecord, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { LowdbTaskStore } from '../../src/store/index.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import {
   createTask,

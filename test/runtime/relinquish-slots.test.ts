@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { MemoryTaskStore, silentLogger } from '../../src/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
+import { silentLogger } from '../../src/index.js';
 import { TaskSupervisor } from '../../src/runtime/TaskSupervisor.js';
 import { defineTool } from '../../src/tools/defineTool.js';
 import { ToolRegistry } from '../../src/tools/ToolRegistry.js';

@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { createRuntime, listenHttp, MemoryTaskStore } from '../../src/index.js';
+import { createRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { MemoryTaskStore } from '../../src/store/index.js';
 import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
 import { connect, envelope } from '../support/extTasksClient.js';
 

@@ -17,15 +17,8 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
-import {
-  createRuntime,
-  listenHttp,
-  listenWebSocket,
-  serveStdio,
-  silentLogger,
-  type Limits,
-  type TaskvisorRuntime,
-} from '../../src/index.js';
+import { createRuntime, silentLogger, type Limits, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, listenWebSocket, serveStdio } from '../../src/transports/index.js';
 import { post, RawWs, request, type Json } from '../support/rawWire.js';
 import limitTools from './fixtures/limitTools.js';
 import { frameArbitrary, type Frame } from './fuzzFrames.js';

@@ -9,15 +9,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import {
-  createRuntime,
-  DEFAULT_LIMITS,
-  LIMIT_EXCEEDED,
-  listenHttp,
-  listenWebSocket,
-  silentLogger,
-  type TaskvisorRuntime,
-} from '../../src/index.js';
+import { createRuntime, DEFAULT_LIMITS, LIMIT_EXCEEDED, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, listenWebSocket } from '../../src/transports/index.js';
 import { CLI, spawnNode, tempDir, TSX_IMPORT, waitFor, type Child } from '../support/processes.js';
 import { openHttpListen, post, RawWs, request, type Json } from '../support/rawWire.js';
 import limitTools from './fixtures/limitTools.js';

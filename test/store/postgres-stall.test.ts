@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { createServer, connect as tcpConnect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { createRuntime, listenHttp, PostgresTaskStore, silentLogger } from '../../src/index.js';
+import { createRuntime, silentLogger } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { PostgresTaskStore } from '../../src/store/index.js';
 import { connect, envelope } from '../support/extTasksClient.js';
 import { freshSchema, TEST_PG_URL } from '../support/postgres.js';
 

@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
-import { createRuntime, defineTool, listenHttp, silentLogger, type HttpListener, type TaskvisorRuntime } from '../../src/index.js';
+import { createRuntime, defineTool, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp, type HttpListener } from '../../src/transports/index.js';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { errorOf, rawRequest, resultOf, tempDir } from '../support/processes.js';
 

@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { z } from 'zod';
-import { ANONYMOUS_PRINCIPAL, createRuntime, listenHttp, LowdbTaskStore, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { ANONYMOUS_PRINCIPAL, createRuntime, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
+import { listenHttp } from '../../src/transports/index.js';
+import { LowdbTaskStore } from '../../src/store/index.js';
 import { connect } from '../support/extTasksClient.js';
 import { taskOps } from '../support/taskOps.js';
 import { tempDir, waitFor } from '../support/processes.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkWorkflowSet, parseWorkflow, workflowTool, ToolInvoker, WorkflowError } from '../../src/index.js';
+import { checkWorkflowSet, parseWorkflow, workflowTool, ToolInvoker, WorkflowError } from '../../src/workflows/index.js';
 import { ToolRegistry } from '../../src/tools/ToolRegistry.js';
 import type { z } from 'zod';
 import type { JsonObject } from '../../machines/task/index.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseWorkflow, WorkflowError } from '../../src/index.js';
+import { parseWorkflow, WorkflowError } from '../../src/workflows/index.js';
 
 const problems = (text: string) => {
   try {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { it } from 'node:test';
 import { stringify } from 'yaml';
 import { SqliteTaskStore } from '../../src/store/SqliteTaskStore.js';
-import type { StepRecord, WorkflowCheckpoint } from '../../src/index.js';
+import type { StepRecord, WorkflowCheckpoint } from '../../src/workflows/index.js';
 import { connect } from '../support/extTasksClient.js';
 import { CLI, freePort, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
 import { taskOps, type Json } from '../support/taskOps.js';

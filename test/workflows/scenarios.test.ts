@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { serve } from '../../src/cli/serve.js';
-import type { WorkflowReloadReport } from '../../src/index.js';
+import type { WorkflowReloadReport } from '../../src/workflows/index.js';
 import { connect, envelope, TASKS_CAPABILITIES, type ConnectedClient } from '../support/extTasksClient.js';
 import { standardHeaders, sseMessages } from '../support/httpRaw.js';
 import { tempDir, waitFor } from '../support/processes.js';

@@ -1,0 +1,10 @@
+/**
+ * `taskvisor/transports`: serving a runtime over Streamable HTTP, stdio and
+ * WebSocket (docs/api.md).
+ */
+export { createHttpEntry, listenHttp, type HttpEntry, type HttpEntryOptions, type HttpListener, type ListenOptions } from './http.js';
+export { serveStdio, type StdioOptions } from './stdio.js';
+export { listenWebSocket, type WebSocketListenOptions, type WebSocketListener } from './websocket.js';
+export { WebSocketServerTransport, type WebSocketServerTransportOptions } from './WebSocketServerTransport.js';
+export { StdioLineTransport, type StdioLineTransportOptions } from './StdioLineTransport.js';
+export type { HttpRoutes, HttpClientInfo } from './HttpRoutes.js';
