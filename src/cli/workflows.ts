@@ -80,7 +80,7 @@ interface ConfigTools {
   runtime: TaskvisorRuntime;
   /** Upstreams that did not connect, with the tool-name prefix their tools would have. */
   down: Array<{ name: string; prefix: string; why: string }>;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /**

@@ -77,7 +77,7 @@ export function describeMachine(machine: AnyStateMachine): MachineGraph {
   const transitions: TransitionEdge[] = [];
 
   const visit = (node: LiveStateNode, ancestorIds: string[]): StateGraphNode => {
-    const children = Object.values(node.states ?? {}) as LiveStateNode[];
+    const children = Object.values<LiveStateNode>(node.states ?? {});
     const graphNode: StateGraphNode = {
       id: node.id,
       key: node.parent ? node.key : node.id,

@@ -35,7 +35,7 @@ export interface StatelyInspectorOptions {
 
 export interface StatelyInspector {
   /** The inspection function for `createRuntime({ inspect })`. */
-  inspect(event: InspectionEvent): void;
+  readonly inspect: (event: InspectionEvent) => void;
   /** The relay: `ws://127.0.0.1:<port>` (what `createWebSocketReceiver({ server })` connects to). */
   url: string;
   /** The bridge page to open in a browser: `http://127.0.0.1:<port>/`. */

@@ -28,7 +28,7 @@ export interface TraceInspectorOptions {
 
 export interface TraceInspector {
   /** The inspection function for `createRuntime({ inspect })`. */
-  inspect(event: InspectionEvent): void;
+  readonly inspect: (event: InspectionEvent) => void;
   /** Writes what is queued, then closes the file. Events after this are ignored. */
   close(): Promise<void>;
   /** The file written. */

@@ -496,7 +496,7 @@ export class TaskvisorRuntime {
         ...(completes ? { completions: {} } : {}),
       },
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
-      requestState: { verify: this.requestState.verify },
+      requestState: { verify: this.requestState.verify.bind(this.requestState) },
     });
     const subscribed = era === 'legacy' && connection ? new Set<string>() : undefined;
     if (servesResources) {

@@ -181,8 +181,8 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     this.#state = 'closed';
     if (this.#createTimer !== undefined) clearImmediate(this.#createTimer);
     if (this.#putTimer !== undefined) clearImmediate(this.#putTimer);
-    if (this.#createQueue.length > 0) this.#track(this.#flushCreates());
-    if (this.#putQueue.length > 0) this.#track(this.#flushPuts());
+    if (this.#createQueue.length > 0) void this.#track(this.#flushCreates());
+    if (this.#putQueue.length > 0) void this.#track(this.#flushPuts());
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
     await this.#feed?.close();
     this.#feed = undefined;
@@ -199,7 +199,8 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
       this.#createQueue.push({ record, json, resolve, reject });
       this.#createTimer ??= setImmediate(() => {
         this.#createTimer = undefined;
-        this.#track(this.#flushCreates());
+        // Tracked for close(); each batch settles its own entries, so nothing waits on this promise.
+        void this.#track(this.#flushCreates());
       });
     });
   }
@@ -219,7 +220,7 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
       this.#putQueue.push({ record, json, resolve, reject });
       this.#putTimer ??= setImmediate(() => {
         this.#putTimer = undefined;
-        this.#track(this.#flushPuts());
+        void this.#track(this.#flushPuts());
       });
     });
   }

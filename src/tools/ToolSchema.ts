@@ -59,7 +59,7 @@ export function toolSchema(tool: string, field: 'inputSchema' | 'outputSchema', 
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     throw new Error(`${where} must be a zod schema or a JSON Schema object`);
   }
-  const json = structuredClone(schema) as JsonObject;
+  const json = structuredClone<JsonObject>(schema);
   let validate: ValidateFunction;
   try {
     validate = validatorFor(json).compile(json);

@@ -40,7 +40,7 @@ export class ListenerGuard {
   }
 
   /** `handler` behind the head check, with its throws and rejections answered 500. */
-  request(handler: RequestHandler): RequestHandler {
+  request(handler: RequestHandler): (req: IncomingMessage, res: ServerResponse) => void {
     return (req, res) => {
       if (!this.refusedHead(req, res)) this.run(req, res, handler);
     };
@@ -73,7 +73,7 @@ export class ListenerGuard {
   }
 
   /** `handler` behind the head check, with its throws and rejections answered 500 and the socket ended. */
-  upgrade(handler: UpgradeHandler): UpgradeHandler {
+  upgrade(handler: UpgradeHandler): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
     return (req, socket, head) => {
       // An error on a socket nobody listens to would be thrown by the emitter: contain it here.
       socket.on('error', (error) => this.logger.info(`${this.name}: upgrade socket error (${errorCode(error)})`));

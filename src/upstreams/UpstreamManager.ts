@@ -353,7 +353,7 @@ export class UpstreamManager implements UpstreamDirectory {
         this.registerResourcesAndPrompts(name, await connection.listCatalog());
         return this.registerCatalog(name, tools);
       },
-      watch: (name: string, on: { closed(reason: string): void; toolsChanged(): void }) => {
+      watch: (name: string, on: { closed: (reason: string) => void; toolsChanged: () => void }) => {
         const connection = this.connections.get(name);
         if (!connection || !connection.isOpen) return undefined;
         const offClose = connection.onClose(on.closed);

@@ -295,7 +295,8 @@ class WorkflowRun {
       actor.subscribe({
         next: (snapshot) => {
           // Every transition (a step ended, the run ended) is checkpointed.
-          this.persist();
+          // Not awaited here: the next persist() chains on it (and the run awaits its own last one).
+          void this.persist().catch(() => {});
           if (snapshot.value === 'scheduling') queueMicrotask(() => this.schedule());
           if (snapshot.status === 'done') resolve();
         },
