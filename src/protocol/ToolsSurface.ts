@@ -49,6 +49,7 @@ export const ToolsSurface = {
         }
         const answers = { ...(state?.answers ?? {}), ...(ctx.mcpReq.inputResponses ?? {}) };
         const clientCapabilities = clientCapabilitiesOf(ctx);
+        const relay = callerRelay(ctx);
         const outcome = await caller.call({
           name,
           args,
@@ -58,10 +59,13 @@ export const ToolsSurface = {
           ...(clientCapabilities ? { clientCapabilities } : {}),
           answers,
           signal: ctx.mcpReq.signal,
-          relay: callerRelay(ctx),
+          relay,
           ...traceOf(ctx),
           ...(state?.resume ? { resume: state.resume } : {}),
         });
+        // Progress and log messages sent during the call go out before its answer: a client drops progress for a
+        // request it has seen answered, so the last `ctx.progress` before `return` would otherwise be lost.
+        await relay.sent();
         switch (outcome.kind) {
           case 'result':
             return outcome.result as never;
@@ -96,11 +100,17 @@ function traceOf(ctx: ServerContext): { trace?: TraceContext } {
  * log messages go as `notifications/message`, filtered by the client's level. Both ride on this request's
  * response stream (`notify` relates them to it) and are dropped once it ended.
  */
-function callerRelay(ctx: ServerContext): CallerRelay {
+function callerRelay(ctx: ServerContext): CallerRelay & { sent(): Promise<void> } {
   const token = (ctx.mcpReq._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  /** Sends still in flight (each removes itself when done). */
+  const inFlight = new Set<Promise<unknown>>();
+  const track = (sending: Promise<unknown>) => {
+    const settled = sending.catch(() => undefined).finally(() => inFlight.delete(settled));
+    inFlight.add(settled);
+  };
   const send = (method: string, params: Record<string, unknown>) => {
     if (ctx.mcpReq.signal.aborted) return;
-    void ctx.mcpReq.notify({ method, params } as never).catch(() => undefined);
+    track(ctx.mcpReq.notify({ method, params } as never));
   };
   return {
     ...(typeof token === 'string' || typeof token === 'number'
@@ -109,7 +119,10 @@ function callerRelay(ctx: ServerContext): CallerRelay {
     // The SDK applies the client's level: logging/setLevel (2025-11-25) or the request's logLevel (2026-07-28; none: nothing sent).
     log: (message) => {
       if (ctx.mcpReq.signal.aborted) return;
-      void ctx.mcpReq.log(message.level as never, message.data, message.logger).catch(() => undefined);
+      track(ctx.mcpReq.log(message.level as never, message.data, message.logger));
+    },
+    sent: async () => {
+      while (inFlight.size > 0) await Promise.all(inFlight);
     },
   };
 }
