@@ -150,7 +150,7 @@ export function lineReader(): { ask(prompt: string, io: CliIo): Promise<string |
       reader ??= createInterface({ input: process.stdin, terminal: false });
       iterator ??= reader[Symbol.asyncIterator]();
       const { value, done } = await iterator.next();
-      return done ? undefined : (value as string);
+      return done ? undefined : value;
     },
     close: () => reader?.close(),
   };

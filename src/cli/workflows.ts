@@ -236,7 +236,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   try {
     const result = await new ToolInvoker(runtime.tools).invoke({
       name: tool,
-      args: args as JsonObject,
+      args: args,
       principal: 'local',
       signal: controller.signal,
       clientCapabilities: { elicitation: { form: {} } },
@@ -278,7 +278,7 @@ function stdinLines(): { next: () => Promise<string | undefined>; close: () => v
       reader ??= createInterface({ input: process.stdin, terminal: false });
       iterator ??= reader[Symbol.asyncIterator]();
       const { value, done } = await iterator.next();
-      return done ? undefined : (value as string);
+      return done ? undefined : value;
     },
     close: () => reader?.close(),
   };

@@ -92,7 +92,7 @@ export class WebSocketClientTransport implements Transport {
           this.onerror?.(error as Error);
           return;
         }
-        (this.onmessage as ((m: JSONRPCMessage) => void) | undefined)?.(message);
+        this.onmessage?.(message);
       });
       socket.once('close', (code, reason) => {
         this.closeInfo = { code, reason: reason.toString('utf8') };

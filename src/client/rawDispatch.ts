@@ -70,14 +70,14 @@ export function attachRawDispatch(transport: Transport, options: RawDispatchOpti
           try {
             const body = JSON.parse(text) as { error?: ErrorV2 };
             if (body.error) {
-              options.onHttpErrorResponse?.(body as Record<string, unknown>, id);
+              options.onHttpErrorResponse?.(body, id);
               return resolve({ kind: 'error', error: body.error });
             }
           } catch {
             // not JSON: the transport error stands
           }
         }
-        reject(error as Error);
+        reject(error);
       });
     });
 }

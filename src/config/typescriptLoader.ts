@@ -33,7 +33,7 @@ export function ensureTypeScriptLoader(): Promise<void> {
   registration ??= (async () => {
     let api: { register: () => unknown };
     try {
-      api = (await import('tsx/esm/api')) as { register: () => unknown };
+      api = await import('tsx/esm/api');
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') throw new TypeScriptLoaderMissingError();

@@ -99,13 +99,7 @@ export const TasksExtension = {
         }
         if (forwarder?.owns(taskId)) {
           // The upstream validates its own input requests' answers.
-          await forwarder.update(
-            taskId,
-            principal,
-            responses as Record<string, unknown>,
-            clientCapabilitiesOf(ctx),
-            ctx.mcpReq.droppedInputResponseKeys ?? [],
-          );
+          await forwarder.update(taskId, principal, responses, clientCapabilitiesOf(ctx), ctx.mcpReq.droppedInputResponseKeys ?? []);
           return { resultType: 'complete' };
         }
         const record = await supervisor.get(taskId, principal);

@@ -79,7 +79,7 @@ export const ToolsSurface = {
               requestState: await requestState.mint({
                 principal,
                 tool: name,
-                answers: outcome.answers as JsonObject,
+                answers: outcome.answers,
                 ...(outcome.resume ? { resume: outcome.resume } : {}),
               }),
             }) as never;
@@ -110,7 +110,7 @@ function callerRelay(ctx: ServerContext): CallerRelay & { sent(): Promise<void> 
   };
   const send = (method: string, params: Record<string, unknown>) => {
     if (ctx.mcpReq.signal.aborted) return;
-    track(ctx.mcpReq.notify({ method, params } as never));
+    track(ctx.mcpReq.notify({ method, params }));
   };
   return {
     ...(typeof token === 'string' || typeof token === 'number'

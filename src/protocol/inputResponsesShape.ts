@@ -34,5 +34,5 @@ export function malformedInputResponses(message: JSONRPCMessage): JSONRPCMessage
       code: ErrorCode.InvalidParams,
       message: `Invalid params for tasks/update: inputResponses must be an object keyed by input request key, got ${got}`,
     },
-  } as JSONRPCMessage;
+  };
 }

@@ -130,7 +130,7 @@ export class TaskActorFactory {
     const persister = this.newPersister(record.version);
     const actor = createActor(this.machine, {
       snapshot: record.snapshot as never,
-      input: undefined as never,
+      input: undefined,
       inspect: this.inspectFor(persister),
     });
     throwIfUnrestorable(actor);

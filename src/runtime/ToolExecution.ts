@@ -251,7 +251,7 @@ export class ToolExecution {
       elicit: async (key: string, params: ElicitParams) =>
         (await this.requestInput(key, {
           method: 'elicitation/create',
-          params: { mode: 'form', ...params } as unknown as JsonObject,
+          params: { mode: 'form', ...params },
         })) as ElicitResult,
       requestInput: (key: string, request: InputRequest) => this.requestInput(key, request),
       checkpoint: this.options.checkpoint,
@@ -367,7 +367,7 @@ export function normalizeResult(toolName: string, returned: ToolResult | string)
     );
   }
   const { resultType: _ignored, ...result } = returned as ToolResult & { resultType?: unknown };
-  return result as unknown as JsonObject;
+  return result;
 }
 
 /**

@@ -256,7 +256,7 @@ export class TaskvisorRuntime {
    * string; throwing a `ToolError` ends the call with that JSON-RPC error.
    */
   tool<S extends z.ZodType<JsonObject>>(name: string, options: ToolOptions<S>, handler: ToolHandler<z.output<S>>): this {
-    this.tools.add(name, options as ToolOptions, handler as ToolHandler);
+    this.tools.add(name, options, handler as ToolHandler);
     return this;
   }
 
@@ -541,7 +541,7 @@ export class TaskvisorRuntime {
   private sendListChanges(server: TaskvisorServer, resources: boolean, prompts: boolean, subscribed: Set<string>): void {
     const send = (method: string, params?: Record<string, unknown>) => (): void => {
       if (!server.transport) return;
-      server.notification({ method, ...(params ? { params } : {}) } as never).catch(() => undefined); // the connection is going away
+      server.notification({ method, ...(params ? { params } : {}) }).catch(() => undefined); // the connection is going away
     };
     const stops = [
       this.tools.onChange(send('notifications/tools/list_changed')),

@@ -39,7 +39,7 @@ export function toolSchema(tool: string, field: 'inputSchema' | 'outputSchema', 
   if (isZodSchema(schema)) {
     let json: JsonObject;
     try {
-      json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' }) as JsonObject;
+      json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw' });
     } catch (error) {
       throw new Error(`${where} cannot be expressed as JSON Schema: ${(error as Error).message}`);
     }
@@ -48,7 +48,7 @@ export function toolSchema(tool: string, field: 'inputSchema' | 'outputSchema', 
       json,
       check: (value) => {
         const parsed = schema.safeParse(value);
-        if (parsed.success) return { ok: true, value: parsed.data as JsonObject };
+        if (parsed.success) return { ok: true, value: parsed.data };
         return {
           ok: false,
           problems: parsed.error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`),

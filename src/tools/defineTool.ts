@@ -12,7 +12,7 @@ export function defineTool<S extends z.ZodType<JsonObject>>(
   options: ToolOptions<S>,
   handler: ToolHandler<z.output<S>>,
 ): ToolDefinition {
-  return { name, options: options as ToolOptions, handler: handler as unknown as ToolHandler };
+  return { name, options: options, handler: handler as unknown as ToolHandler };
 }
 
 /** What a tool module may export (default export or `tools`): definitions, or a function registering them. */

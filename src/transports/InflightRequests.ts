@@ -37,7 +37,7 @@ export class InflightRequests {
       jsonrpc: '2.0',
       id,
       error: { code: -32600, message: `Invalid Request: a request with id ${JSON.stringify(id)} is already in flight on this connection` },
-    } as JSONRPCMessage;
+    };
   }
 }
 

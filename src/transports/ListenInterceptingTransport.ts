@@ -39,7 +39,7 @@ export class ListenInterceptingTransport implements Transport {
     private readonly principal: string,
     private readonly logger: Logger,
   ) {
-    inner.onmessage = ((message: JSONRPCMessage, extra?: unknown) => this.receive(message, extra)) as OnMessage;
+    inner.onmessage = (message: JSONRPCMessage, extra?: unknown) => this.receive(message, extra);
     inner.onclose = () => {
       this.endAll();
       this.inflight.clear();
@@ -116,14 +116,14 @@ export class ListenInterceptingTransport implements Transport {
     const parsed = parseListenRequest(params, this.hub.maxTaskIdsPerListen);
     if (!parsed.ok) {
       this.inflight.release(id);
-      await this.inner.send({ jsonrpc: '2.0', id, error: parsed.error } as JSONRPCMessage);
+      await this.inner.send({ jsonrpc: '2.0', id, error: parsed.error });
       return;
     }
     // (A second listen with an open stream's id never gets here: its id is in flight.)
     const refused = this.hub.refusal(this.principal);
     if (refused) {
       this.inflight.release(id);
-      await this.inner.send({ jsonrpc: '2.0', id, error: refused } as JSONRPCMessage);
+      await this.inner.send({ jsonrpc: '2.0', id, error: refused });
       return;
     }
     let stream: ListenSubscription | undefined;

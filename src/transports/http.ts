@@ -192,7 +192,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       hub: runtime.subscriptions,
       principal: principal.id,
       id: outcome.message.id,
-      params: outcome.message.params as JsonObject | undefined,
+      params: outcome.message.params,
       signal: request.signal,
       keepAliveMs: options.keepAliveMs ?? 15_000,
       maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,

@@ -166,7 +166,7 @@ export class TaskForwarder {
     // collapsed for any other (the upstream never sees who is behind us).
     const askTask = connection.tasks;
     const capabilities = withTasks(request.clientCapabilities ?? {}, askTask);
-    const params: JsonObject = { name: tool, arguments: (request.args ?? {}) as JsonObject };
+    const params: JsonObject = { name: tool, arguments: request.args ?? {} };
     // The caller's trace context goes on (issue 16.3): the upstream's work joins the caller's trace.
     if (request.trace) params._meta = traceMeta(request.trace);
     if (resume?.kind === 'round') {
@@ -383,9 +383,7 @@ export class TaskForwarder {
   ): Promise<void> {
     const { connection, id } = this.route(taskId, principal);
     if (connection.era === 'legacy') return this.legacy.update(connection, id, responses, dropped);
-    this.answer(
-      await this.send(connection, 'tasks/update', { taskId: id, inputResponses: responses as JsonObject }, withTasks(inbound ?? {}, true)),
-    );
+    this.answer(await this.send(connection, 'tasks/update', { taskId: id, inputResponses: responses }, withTasks(inbound ?? {}, true)));
   }
 
   async cancel(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<void> {
@@ -613,7 +611,7 @@ function resumeOf(request: ToolCallRequest): ResumeRound | ResumeTask | undefine
 /** The caller's answers to `keys` (the requests the upstream made), nothing else. */
 function answersFor(keys: string[], answers: Record<string, unknown> | undefined): JsonObject {
   const picked: JsonObject = {};
-  for (const key of keys) if (answers && Object.hasOwn(answers, key)) picked[key] = answers[key] as JsonObject;
+  for (const key of keys) if (answers && Object.hasOwn(answers, key)) picked[key] = answers[key];
   return picked;
 }
 

@@ -199,20 +199,12 @@ export class UpstreamConnection {
     const page = (cursor?: string) => (cursor ? { cursor } : undefined);
     const hasResources = capabilities.resources !== undefined;
     return {
-      resources: hasResources
-        ? await all('resources/list', 'resources', async (c) => (await this.client.listResources(page(c))) as unknown as JsonObject)
-        : [],
+      resources: hasResources ? await all('resources/list', 'resources', async (c) => await this.client.listResources(page(c))) : [],
       templates: hasResources
-        ? await all(
-            'resources/templates/list',
-            'resourceTemplates',
-            async (c) => (await this.client.listResourceTemplates(page(c))) as unknown as JsonObject,
-          )
+        ? await all('resources/templates/list', 'resourceTemplates', async (c) => await this.client.listResourceTemplates(page(c)))
         : [],
       prompts:
-        capabilities.prompts !== undefined
-          ? await all('prompts/list', 'prompts', async (c) => (await this.client.listPrompts(page(c))) as unknown as JsonObject)
-          : [],
+        capabilities.prompts !== undefined ? await all('prompts/list', 'prompts', async (c) => await this.client.listPrompts(page(c))) : [],
       completes: capabilities.completions !== undefined,
     };
   }

@@ -26,12 +26,12 @@ export function stateFileOf(loaded: LoadedConfig | undefined): string {
 /** The configured upstreams, with `cwd` (and a `./`-relative `command`) resolved against the config file. */
 export function upstreamsOf(loaded: LoadedConfig | undefined): UpstreamSpec[] {
   return (loaded?.config.upstreams ?? []).map((entry) => {
-    if (entry.type !== 'stdio') return { ...entry } as UpstreamSpec;
+    if (entry.type !== 'stdio') return { ...entry };
     const relativeCommand = entry.command.startsWith('./') || entry.command.startsWith('../');
     return {
       ...entry,
       command: relativeCommand ? resolveFromConfig(loaded, entry.command) : entry.command,
       cwd: resolveFromConfig(loaded, entry.cwd ?? '.'),
-    } as UpstreamSpec;
+    };
   });
 }

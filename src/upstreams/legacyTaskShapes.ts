@@ -50,8 +50,8 @@ export function toModernTask(task: JsonObject, taskId: string = String(task.task
     ...(typeof task.statusMessage === 'string' ? { statusMessage: task.statusMessage } : {}),
     createdAt: typeof task.createdAt === 'string' ? task.createdAt : now,
     lastUpdatedAt: typeof task.lastUpdatedAt === 'string' ? task.lastUpdatedAt : typeof task.createdAt === 'string' ? task.createdAt : now,
-    ttlMs: Number.isInteger(task.ttl) ? (task.ttl as number) : null,
-    ...(Number.isInteger(task.pollInterval) ? { pollIntervalMs: task.pollInterval as number } : {}),
+    ttlMs: Number.isInteger(task.ttl) ? task.ttl : null,
+    ...(Number.isInteger(task.pollInterval) ? { pollIntervalMs: task.pollInterval } : {}),
   };
 }
 

@@ -152,7 +152,7 @@ function raced<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
       },
       (error: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
+        reject(error);
       },
     );
   });
@@ -274,8 +274,8 @@ class WorkflowRun {
           : record,
       );
       this.actor = createActor(machine, {
-        snapshot: restored.snapshot as Snapshot<unknown> as never,
-        input: undefined as never,
+        snapshot: restored.snapshot as Snapshot<unknown>,
+        input: undefined,
         ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
       });
     } else {
@@ -570,7 +570,7 @@ class WorkflowRun {
       if (step.input) {
         const params: ElicitParams = {
           message: String(await render(step.input.message, scope, { ...site, field: 'input.message' }, false, this.engine)),
-          requestedSchema: step.input.requestedSchema as ElicitParams['requestedSchema'],
+          requestedSchema: step.input.requestedSchema,
         };
         record.input = guarded(record, params);
         // The start record is stored before anything runs (and before the client is asked).
@@ -846,7 +846,7 @@ async function pool(
 export function shapeDefaultResult(definition: WorkflowDefinition, results: Record<string, unknown>): JsonObject {
   const flag = (step: { output?: boolean | undefined; store?: boolean | undefined }) => step.output ?? step.store;
   const all = definition.steps.flatMap((step) => [step, ...subStepsOf(step)]);
-  if (!all.some((step) => flag(step) !== undefined)) return { workflow: definition.name, status: 'completed', results } as JsonObject;
+  if (!all.some((step) => flag(step) !== undefined)) return { workflow: definition.name, status: 'completed', results };
   const flat = withFlatNames(definition, results);
   const shown: Record<string, unknown> = {};
   for (const step of all) if (flag(step) === true && Object.hasOwn(flat, step.id)) shown[step.id] = flat[step.id];
@@ -856,7 +856,7 @@ export function shapeDefaultResult(definition: WorkflowDefinition, results: Reco
   if (last.tool !== undefined && flag(last) !== true && lastValue !== null && typeof lastValue === 'object' && !Array.isArray(lastValue)) {
     for (const [key, value] of Object.entries(lastValue)) if (!Object.hasOwn(shaped, key)) shaped[key] = value;
   }
-  return shaped as JsonObject;
+  return shaped;
 }
 
 /** Every sub-step under a step, at any depth (loops nest). */

@@ -12,7 +12,7 @@ export function argsSchema(args: Record<string, WorkflowArg> | undefined): z.Zod
   const shape: Record<string, z.ZodType> = {};
   for (const [name, arg] of Object.entries(args ?? {})) shape[name] = argSchema(name, arg);
   // Extra arguments are dropped, not refused: muster tolerates them, and a caller may pass more than one version needs.
-  return z.object(shape) as unknown as z.ZodType<JsonObject>;
+  return z.object(shape);
 }
 
 function argSchema(name: string, arg: WorkflowArg): z.ZodType {

@@ -46,7 +46,7 @@ export function historyTools(history: RunHistory): ToolDefinition[] {
     options: {
       title: 'Workflow runs',
       description: 'Your workflow runs, newest first (synchronous runs and tasks), with their status and step count.',
-      inputSchema: ListArgs as unknown as z.ZodType<JsonObject>,
+      inputSchema: ListArgs,
       taskBehavior: 'never',
       annotations: { readOnlyHint: true },
     },
@@ -68,7 +68,7 @@ export function historyTools(history: RunHistory): ToolDefinition[] {
     options: {
       title: 'Workflow run',
       description: 'One of your workflow runs: status, input, result or error, and its step records.',
-      inputSchema: GetArgs as unknown as z.ZodType<JsonObject>,
+      inputSchema: GetArgs,
       taskBehavior: 'never',
       annotations: { readOnlyHint: true },
     },

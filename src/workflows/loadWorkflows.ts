@@ -52,7 +52,7 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
   const inFile = (at: readonly PropertyKey[]): PropertyKey[] =>
     !muster ? [...at] : at[0] === 'name' ? ['metadata', 'name', ...at.slice(1)] : ['spec', ...at];
   const where = (at: readonly PropertyKey[], wantKey = false) =>
-    `${label}${position(doc as Document, lineCounter, inFile(at), wantKey)}: ${dotted(inFile(at)) || '(top level)'}`;
+    `${label}${position(doc, lineCounter, inFile(at), wantKey)}: ${dotted(inFile(at)) || '(top level)'}`;
   if (muster) {
     // A custom resource's `status:` block (written by muster's controller) is accepted and ignored, as muster does.
     const extra = Object.keys(raw).filter((key) => !['apiVersion', 'kind', 'metadata', 'spec', 'status'].includes(key));
@@ -69,7 +69,7 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
       }
     : raw;
   const compatProblems: CompatProblem[] = [];
-  const normalized = normalizeMusterSpellings(body as Record<string, unknown>, compatProblems);
+  const normalized = normalizeMusterSpellings(body, compatProblems);
   if (compatProblems.length > 0) throw new WorkflowError(compatProblems.map((p) => `${where(p.path)}: ${p.message}`).join('\n'), file);
   const parsed = WorkflowSchema.safeParse(normalized);
   if (!parsed.success) {

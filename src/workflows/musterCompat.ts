@@ -47,7 +47,7 @@ function step(raw: unknown, at: PropertyKey[], problems: CompatProblem[]): unkno
   if (isObject(s.condition)) {
     const c = renameKeys(s.condition, [...at, 'condition'], problems);
     for (const key of ['expect', 'expectNot'] as const) {
-      if (isObject(c[key])) c[key] = renameKeys(c[key] as Json, [...at, 'condition', key], problems);
+      if (isObject(c[key])) c[key] = renameKeys(c[key], [...at, 'condition', key], problems);
     }
     s.condition = c;
   }
@@ -87,7 +87,7 @@ export function normalizeMusterSpellings(body: Json, problems: CompatProblem[]):
       const args: Json = isObject(out.args) ? { ...out.args } : {};
       for (const [i, name] of required.entries()) {
         if (!isObject(args[name])) problems.push({ path: ['required', i], message: `${JSON.stringify(name)} is not an argument` });
-        else args[name] = { ...(args[name] as Json), required: true };
+        else args[name] = { ...args[name], required: true };
       }
       out.args = args;
     }

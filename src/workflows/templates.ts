@@ -188,7 +188,7 @@ export async function render(
       out += value.slice(last, match.index);
       const part = await evaluate(match[1]!, scope, site, optional);
       out += part === undefined ? '' : typeof part === 'string' ? part : JSON.stringify(part);
-      last = match.index! + match[0].length;
+      last = match.index + match[0].length;
     }
     return out + value.slice(last);
   }

@@ -13,12 +13,13 @@ import { StdioClientTransport as V1StdioTransport } from '@modelcontextprotocol/
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport as V1WebSocketTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { WebSocket } from 'ws';
+import { PromptListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createRuntime, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
 import { listenHttp, listenWebSocket, type HttpListener, type WebSocketListener } from '../../src/transports/index.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
 import catalog from '../../examples/resources-and-prompts/catalog.js';
 import { connect, type ConnectedClient, type Endpoint } from '../support/extTasksClient.js';
-import { CLI, REPO_ROOT, TSX_IMPORT } from '../support/processes.js';
+import { CLI, REPO_ROOT, TSX_IMPORT, waitFor } from '../support/processes.js';
 
 const STDIO_EXAMPLE = join(REPO_ROOT, 'examples', 'resources-and-prompts', 'stdio.ts');
 const CONFIG_EXAMPLE = join(REPO_ROOT, 'examples', 'resources-and-prompts', 'taskvisor.yaml');
@@ -218,6 +219,17 @@ describe('resources, prompts and completions over WebSocket', () => {
 
   surfaceChecks('v2 client, 2026-07-28', () => modern.client as unknown as SurfaceClient);
   surfaceChecks('v1 client, 2025-11-25', () => legacy as unknown as SurfaceClient);
+
+  it('v1 client: registering and removing a prompt after start is one prompts/list_changed each', async () => {
+    let heard = 0;
+    legacy.setNotificationHandler(PromptListChangedNotificationSchema, async () => void heard++);
+    runtime.prompt('ws_late', {}, () => 'late');
+    await waitFor(() => heard === 1, { what: 'prompts/list_changed after a registration' });
+    assert.ok((await legacy.listPrompts()).prompts.some((prompt) => prompt.name === 'ws_late'));
+    assert.equal(runtime.prompts.remove('ws_late'), true);
+    await waitFor(() => heard === 2, { what: 'prompts/list_changed after a removal' });
+    assert.ok(!(await legacy.listPrompts()).prompts.some((prompt) => prompt.name === 'ws_late'));
+  });
 });
 
 describe('resources and prompts from a config module (examples/resources-and-prompts/taskvisor.yaml, `resources:`)', () => {

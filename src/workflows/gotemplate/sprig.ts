@@ -134,7 +134,7 @@ type Sig = [ParamKind[], ParamKind | undefined, GoFunction['fn']];
 const f = (params: ParamKind[], fn: GoFunction['fn'], variadic?: ParamKind): Sig => [params, variadic, fn];
 
 const s = (v: GoValue) => v as string;
-const n = (v: GoValue) => Number(v as bigint);
+const n = (v: GoValue) => Number(v);
 const must = (name: string, fn: GoFunction['fn']): GoFunction['fn'] => fn;
 
 const table: Record<string, Sig> = {
@@ -315,7 +315,7 @@ const table: Record<string, Sig> = {
   }),
   regexQuoteMeta: f(['string'], (v) => s(v).replace(/[\\.+*?()|[\]{}^$]/g, '\\$&')),
   // defaults and flow
-  default: f(['any'], (d, ...given) => (given.length === 0 || empty(given[0]!) ? d : given[0]!), 'any'),
+  default: f(['any'], (d, ...given) => (given.length === 0 || empty(given[0]) ? d : given[0]!), 'any'),
   empty: f(['any'], empty),
   coalesce: f([], (...args) => args.find((a) => !empty(a)) ?? null, 'any'),
   all: f([], (...args) => args.every((a) => !empty(a)), 'any'),
@@ -390,7 +390,7 @@ const table: Record<string, Sig> = {
   ),
   // lists
   list: f([], (...args) => args, 'any'),
-  first: f(['any'], (v) => (list(v, 'Cannot find first on type') as GoValue[])[0] ?? null),
+  first: f(['any'], (v) => list(v, 'Cannot find first on type')[0] ?? null),
   last: f(['any'], (v) => {
     const l = asList(v, 'last');
     return l.length ? l[l.length - 1]! : null;
@@ -416,8 +416,8 @@ const table: Record<string, Sig> = {
     ['any'],
     (v, ...indices) => {
       const l = list(v, 'list');
-      const a = indices.length > 0 ? Number(toInt64(indices[0]!)) : 0;
-      const b = indices.length > 1 ? Number(toInt64(indices[1]!)) : l.length;
+      const a = indices.length > 0 ? Number(toInt64(indices[0])) : 0;
+      const b = indices.length > 1 ? Number(toInt64(indices[1])) : l.length;
       if (a < 0 || b > l.length || a > b) throw new Error(`runtime error: slice bounds out of range [${a}:${b}]`);
       return l.slice(a, b);
     },
@@ -436,7 +436,7 @@ const table: Record<string, Sig> = {
     [],
     (...args) => {
       const out: Record<string, GoValue> = {};
-      for (let i = 0; i < args.length; i += 2) out[strval(args[i]!)] = i + 1 < args.length ? args[i + 1]! : '';
+      for (let i = 0; i < args.length; i += 2) out[strval(args[i])] = i + 1 < args.length ? args[i + 1]! : '';
       return out;
     },
     'any',
