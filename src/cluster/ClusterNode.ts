@@ -143,10 +143,12 @@ export class ClusterNode {
       return;
     }
     const sentAt = Date.now();
-    // Past this point the lease cannot be proven for the next beat. A stalled database answers nothing, not even
-    // an error: a renewal still unanswered then counts as lost, so this instance stops its tasks while the lease
-    // still covers them, before a survivor may adopt them (issue 13 item 4; it used to wait for the stall to end).
-    const provableUntil = this.#renewedAt + ownership.leaseMs - this.#beatMs;
+    // Past this point the lease cannot be proven. A stalled database answers nothing, not even an error: a
+    // renewal still unanswered then counts as lost, so this instance stops its tasks by the time the lease ends,
+    // before a survivor (which claims on its next beat after that) may adopt them (issue 13 item 4; it used to
+    // wait for the stall to end). Not earlier: on a busy pool a renewal waits its turn, and giving a lease up
+    // early made a loaded instance lose and re-adopt its own tasks over and over.
+    const provableUntil = this.#renewedAt + ownership.leaseMs;
     let renewed: boolean | undefined;
     // Twice on an error: a pooled connection killed meanwhile (a blip) fails once, the retry gets a fresh one.
     for (let attempt = 1; attempt <= 2 && renewed === undefined && !this.#stopped && Date.now() < provableUntil; attempt++) {

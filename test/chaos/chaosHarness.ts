@@ -126,7 +126,7 @@ async function oneRun(options: ChaosOptions, kills: number, seed: number, row: C
   const schema = options.store === 'postgres' ? await freshSchema('tv_chaos') : undefined;
   const runLog = join(dir.path, 'runs.log');
   const config = join(dir.path, 'taskvisor.yaml');
-  const leaseMs = 1_500;
+  const leaseMs = 3_000;
   await mkdir(join(dir.path, 'workflows'));
   await writeFile(
     join(dir.path, 'workflows', 'chaos_flow.yaml'),
@@ -270,6 +270,8 @@ async function oneRun(options: ChaosOptions, kills: number, seed: number, row: C
       }
     }
     row.acked += acked.length;
+    // What the last server said, when something is wrong (its stderr is the log).
+    if (!chaosClean(row)) row.findings.push(`last server's log (tail):\n${child!.stderr.slice(-3_000)}`);
   } finally {
     await client?.close().catch(() => undefined);
     await child?.kill('SIGKILL');

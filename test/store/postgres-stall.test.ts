@@ -152,7 +152,8 @@ describe('postgres behind a proxy that stops forwarding', () => {
         const thawedAt = Date.now();
         proxy.thaw();
         assert.ok(
-          abortedAt.every((at) => at < thawedAt && at - frozenAt <= leaseMs),
+          // By the end of the lease (plus what a loaded event loop adds), well inside the three-lease stall.
+          abortedAt.every((at) => at < thawedAt && at - frozenAt <= 2 * leaseMs),
           `given up ${abortedAt.map((at) => at - frozenAt).join(', ')} ms into a ${thawedAt - frozenAt} ms stall (lease ${leaseMs} ms)`,
         );
 

@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after } from 'node:test';
 import { envelope, type ConnectedClient } from './extTasksClient.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -72,6 +73,19 @@ export interface Child {
   kill(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * Every child spawned here and still running. When a test times out, node:test
+ * cancels it but its code keeps running, and the `finally` that would kill its
+ * children may never come: the children's pipes then keep the test file's
+ * process alive for ever (a full `npm test` hung 30+ minutes on a timed-out
+ * cluster suite). So whatever is still running when the file's tests are
+ * over is killed here.
+ */
+const running = new Map<ChildProcess, () => void>();
+after(() => {
+  for (const kill of running.values()) kill();
+});
+
 /** Spawns `node <args>` with piped stdio. */
 export function spawnNode(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Child {
   return spawnCommand(process.execPath, args, options);
@@ -94,6 +108,15 @@ export function spawnCommand(
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: options.group === true,
   });
+  running.set(child, () => {
+    try {
+      // A group leader's group goes with it (see `group`).
+      if (options.group === true && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      else child.kill('SIGKILL');
+    } catch {
+      // gone already
+    }
+  });
   let stdout = '';
   let stderr = '';
   let done = false;
@@ -109,6 +132,7 @@ export function spawnCommand(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     // 'close' (not 'exit'): all output has arrived by then.
     child.once('close', (code, signal) => {
+      running.delete(child);
       done = true;
       resolve({ code, signal });
       for (const watch of watchers) watch();
