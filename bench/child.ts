@@ -32,8 +32,8 @@ export async function startServer(config: ServerConfig, options: { timeoutMs?: n
   let stderr = '';
   const waiting = new Map<number, (value: unknown) => void>();
   let ready: ((line: string) => void) | undefined;
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)));
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
     let cut: number;
     while ((cut = stdout.indexOf('\n')) >= 0) {
@@ -68,11 +68,11 @@ export async function startServer(config: ServerConfig, options: { timeoutMs?: n
     new Promise<T>((resolve, reject) => {
       const id = ++next;
       waiting.set(id, resolve as (value: unknown) => void);
-      child.stdin!.write(`${JSON.stringify({ id, cmd })}\n`, (error) => error && reject(error));
+      child.stdin.write(`${JSON.stringify({ id, cmd })}\n`, (error) => error && reject(error));
     });
   return {
     ...info,
-    command: command as ServerChild['command'],
+    command: command,
     async stop() {
       const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
       if (child.exitCode === null) {

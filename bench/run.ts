@@ -269,7 +269,7 @@ const fsyncMedian = (pick: (summary: Summary) => number) => median(raw.fsync.map
 // Durable create, tasks/get, taskvisor echo
 
 function storeConfig(kind: StoreKind, dir: string): ServerConfig['store'] {
-  return kind === 'lowdb' ? { kind: 'lowdb', dir } : (sqliteConfig(join(dir, 'tasks.sqlite')) as unknown as ServerConfig['store']);
+  return kind === 'lowdb' ? { kind: 'lowdb', dir } : sqliteConfig(join(dir, 'tasks.sqlite'));
 }
 
 async function seedStore(kind: StoreKind, dir: string, template: Templates['completed'], n: number): Promise<number> {

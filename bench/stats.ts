@@ -9,7 +9,7 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
 
 /** Ascending copy as a Float64Array (fast numeric sort). */
 export function sorted(values: ArrayLike<number>): Float64Array {
-  const copy = Float64Array.from(values as ArrayLike<number>);
+  const copy = Float64Array.from(values);
   copy.sort();
   return copy;
 }

@@ -45,9 +45,12 @@ describe('upstream progress and log messages are relayed to the caller (server-e
   ] as const) {
     it(`${label}: every progress step reaches its progressToken`, async () => {
       const steps: Progress[] = [];
-      const result = await client().client.callTool({ name: LONG, arguments: { duration: 0.8, steps: 4 } }, {
-        onprogress: (progress: Progress) => steps.push(progress),
-      } as never);
+      const result = await client().client.callTool(
+        { name: LONG, arguments: { duration: 0.8, steps: 4 } },
+        {
+          onprogress: (progress: Progress) => steps.push(progress),
+        },
+      );
       assert.match(JSON.stringify(result.content), /Long running operation completed/);
       assert.deepEqual(
         steps.map((step) => [step.progress, step.total]),
@@ -173,9 +176,12 @@ describe("a forwarded 2025-11-25 task's upstream progress becomes its statusMess
 
   it("a collapsed call relays the task-long progress to the caller's progressToken", async () => {
     const steps: Progress[] = [];
-    const result = await plainClient.client.callTool({ name: 'x_counter_count', arguments: { steps: 3, stepMs: 100 } }, {
-      onprogress: (progress: Progress) => steps.push(progress),
-    } as never);
+    const result = await plainClient.client.callTool(
+      { name: 'x_counter_count', arguments: { steps: 3, stepMs: 100 } },
+      {
+        onprogress: (progress: Progress) => steps.push(progress),
+      },
+    );
     assert.match(JSON.stringify(result.content), /counted to 3/);
     assert.deepEqual(
       steps.map((step) => step.message),

@@ -151,7 +151,7 @@ export function registerAggregatorScenarios(label: string, start: () => Promise<
       const listener = await connect({ kind: 'http', url: aggregator.url, headers: { 'x-user': 'alice' } });
       const frames: Array<Record<string, unknown>> = [];
       listener.client.fallbackNotificationHandler = async (notification) => {
-        frames.push(notification as unknown as Record<string, unknown>);
+        frames.push(notification);
       };
       try {
         const id = String(resultOf(await callTool(alice, 'x_demo_hello_world', {})).taskId);

@@ -73,7 +73,7 @@ describe('serving', { concurrency: 2 }, () => {
     try {
       const [, url] = await child.waitForOutput(SERVING, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS });
       assert.equal(url, `http://127.0.0.1:${port}/mcp`);
-      assert.deepEqual(await listToolNames(url!), ['echo', 'fail', 'hello_world', 'sleep', 'tool_error']);
+      assert.deepEqual(await listToolNames(url), ['echo', 'fail', 'hello_world', 'sleep', 'tool_error']);
       // The demo's default store is lowdb in the working directory.
       assert.ok(existsSync(join(cwd, '.taskvisor')), 'lowdb store created in the working directory');
     } catch (error) {

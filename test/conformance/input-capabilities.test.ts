@@ -70,7 +70,7 @@ async function run(tool: string, capabilities: Json): Promise<Json> {
     _meta: envelope({ ...capabilities, extensions: TASKS }),
   });
   assert.equal(created.message?.result?.resultType, 'task', created.text);
-  const taskId = String(created.message!.result!.taskId);
+  const taskId = String(created.message.result.taskId);
   const { task } = await pollTask(client, taskId, (candidate) => candidate.status === 'input_required' || isTerminalTask(candidate));
   if (task.status === 'input_required') await postJsonRpc(url, 'tasks/cancel', { taskId });
   return task;

@@ -40,7 +40,7 @@ async function rawPair(server: Server) {
     ask: (method: string, params: Record<string, unknown>) =>
       new Promise<Record<string, unknown>>((resolve) => {
         const id = ++next;
-        answers.set(id, (message) => resolve(message as unknown as Record<string, unknown>));
+        answers.set(id, (message) => resolve(message));
         void client.send({ jsonrpc: '2.0', id, method, params: { ...params, _meta: META } });
       }),
     close: () => server.close(),

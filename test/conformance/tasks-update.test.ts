@@ -36,7 +36,7 @@ after(async () => {
 async function waitingHelloTask(): Promise<string> {
   const created = await postJsonRpc(url, 'tools/call', { name: 'hello_world', arguments: {} });
   assert.equal(created.message?.result?.resultType, 'task', created.text);
-  const taskId = String(created.message!.result!.taskId);
+  const taskId = String(created.message.result.taskId);
   await pollTask(client, taskId, (task) => task.status === 'input_required');
   return taskId;
 }

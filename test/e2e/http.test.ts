@@ -118,7 +118,7 @@ registerScenarios(
         assert.equal(status, 200);
         const ack = messages[0];
         assert.equal(ack?.method, 'notifications/subscriptions/acknowledged', JSON.stringify(messages));
-        const params = ack!.params as Json;
+        const params = ack.params as Json;
         assert.equal((params._meta as Json)['io.modelcontextprotocol/subscriptionId'], id);
         const acknowledged = ((params.notifications as Json).taskIds as string[] | undefined) ?? [];
         for (const taskId of acknowledged) assert.ok(requested.includes(taskId));

@@ -742,7 +742,7 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
         const frames: Json[] = [];
         const previous = c.client.fallbackNotificationHandler;
         c.client.fallbackNotificationHandler = async (notification) => {
-          frames.push(notification as unknown as Json);
+          frames.push(notification);
           await previous?.(notification);
         };
         const seenBefore = c.received.length;

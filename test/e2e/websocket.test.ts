@@ -149,7 +149,7 @@ registerScenarios(
           const ops = taskOps(() => listener);
           const notes: Json[] = [];
           listener.client.fallbackNotificationHandler = async (notification) => {
-            notes.push(notification as unknown as Json);
+            notes.push(notification);
           };
           const created = await ops.createTask('sleep', { ms: 300, message: 'pushed' });
           const subscription = await listener.client.listen({ taskIds: [created.taskId] } as never);
@@ -197,7 +197,7 @@ registerScenarios(
         transport.start = async () => {
           const inner = transport.onmessage!;
           transport.onmessage = (message) => {
-            received.push(message as Json);
+            received.push(message);
             inner(message);
           };
           return start();

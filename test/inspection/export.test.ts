@@ -40,7 +40,7 @@ function allStates(machine: AnyStateMachine): LiveNode[] {
       walk(child);
     }
   };
-  walk(machine.root as unknown as LiveNode);
+  walk(machine.root);
   return out;
 }
 

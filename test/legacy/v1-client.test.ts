@@ -59,7 +59,7 @@ async function legacyClient(
   if (elicitation) {
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       elicitations.push(request.params);
-      return answer as never;
+      return answer;
     });
   }
   // Protocol.connect sets onmessage before it starts the transport: record everything from the first message on.
@@ -67,10 +67,10 @@ async function legacyClient(
   const start = transport.start.bind(transport);
   transport.start = async () => {
     const inner = transport.onmessage;
-    transport.onmessage = ((message: Record<string, unknown>, extra: unknown) => {
+    transport.onmessage = (message: Record<string, unknown>, extra: unknown) => {
       received.push(message);
       (inner as (m: unknown, e: unknown) => void)(message, extra);
-    }) as never;
+    };
     return start();
   };
   await client.connect(transport);
@@ -155,7 +155,7 @@ function sharedCases(get: () => LegacyClient): void {
     const { client, received } = get();
     for (const method of ['tasks/get', 'tasks/cancel']) {
       await assert.rejects(
-        client.request({ method, params: { taskId: '0123456789abcdef0123456789abcdef' } } as never, z.any() as never),
+        client.request({ method, params: { taskId: '0123456789abcdef0123456789abcdef' } }, z.any() as never),
         (error: unknown) => {
           assert.ok(error instanceof McpError, `${method}: expected McpError, got ${String(error)}`);
           assert.equal(error.code, -32601, `${method}: ${error.message}`);
@@ -214,7 +214,7 @@ describe('2025-11-25 client (v1 SDK 1.32.2)', { concurrency: true }, () => {
       const modern = await connect({ kind: 'http', url: http.url });
       try {
         const taskId = await createTask(modern, 'sleep', { ms: 400 });
-        await assert.rejects(legacy.client.request({ method: 'tasks/get', params: { taskId } } as never, z.any() as never), {
+        await assert.rejects(legacy.client.request({ method: 'tasks/get', params: { taskId } }, z.any() as never), {
           code: -32601,
         });
       } finally {

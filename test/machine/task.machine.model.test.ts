@@ -67,7 +67,7 @@ function withoutInvokes(node: NodeConfig): NodeConfig {
   const copy: NodeConfig = { ...rest };
   if (invokes.length > 0) {
     for (const { id, src } of invokes) assert.ok(typeof id === 'string' && typeof src === 'string', 'invokes have explicit ids (I-8)');
-    copy.entry = [...list(node.entry), ...invokes.map(({ id, src, input }) => spawnChild(src, { id, input } as never))];
+    copy.entry = [...list(node.entry), ...invokes.map(({ id, src, input }) => spawnChild(src, { id, input }))];
     copy.exit = [...invokes.map(({ id }) => stopChild(id)), ...list(node.exit)];
   }
   if (states) copy.states = Object.fromEntries(Object.entries(states).map(([key, child]) => [key, withoutInvokes(child)]));

@@ -397,7 +397,7 @@ test('5. persist → JSON → restore at a random cut is invisible (I-8)', () =>
       const original = createActor(taskMachine, { input }).start();
       for (const event of events.slice(0, cut)) original.send(event);
       const snapshot = JSON.parse(JSON.stringify(original.getPersistedSnapshot()));
-      const restored = createActor(taskMachine, { snapshot, input: undefined as never }).start();
+      const restored = createActor(taskMachine, { snapshot, input: undefined }).start();
       try {
         assert.equal(JSON.stringify(restored.getPersistedSnapshot()), JSON.stringify(original.getPersistedSnapshot()));
         for (const event of events.slice(cut)) {
@@ -548,7 +548,7 @@ test('regression: a restored worker reads the answers given before the cut from 
   original.send({ type: 'INPUT_NEEDED', at: 3, key: 'b', request: { method: 'roots/list' } });
   const snapshot = JSON.parse(JSON.stringify(original.getPersistedSnapshot()));
   original.stop();
-  current = createActor(machine, { snapshot, input: undefined as never });
+  current = createActor(machine, { snapshot, input: undefined });
   const restored = current.start();
   try {
     assert.equal(starts.length, 2, 'the worker starts once, and again on restore');

@@ -144,8 +144,8 @@ describe('resources, prompts and completions over Streamable HTTP', () => {
     }
   });
 
-  surfaceChecks('v2 client, 2026-07-28', () => modern.client as unknown as SurfaceClient);
-  surfaceChecks('v1 client, 2025-11-25', () => legacy as unknown as SurfaceClient);
+  surfaceChecks('v2 client, 2026-07-28', () => modern.client);
+  surfaceChecks('v1 client, 2025-11-25', () => legacy);
 
   it('a runtime with only tools advertises no resources, prompts or completions, and answers their methods -32601', async () => {
     const bare = createRuntime({ store: new MemoryTaskStore(), logger: silentLogger });
@@ -159,7 +159,7 @@ describe('resources, prompts and completions over Streamable HTTP', () => {
       assert.equal(capabilities.prompts, undefined);
       assert.equal(capabilities.completions, undefined);
       await assert.rejects(
-        client.request({ method: 'resources/list', params: {} } as never, {} as never),
+        client.request({ method: 'resources/list', params: {} }, {} as never),
         (error: { code?: number }) => error.code === -32601,
       );
     } finally {
@@ -186,8 +186,8 @@ describe('resources, prompts and completions over stdio (examples/resources-and-
     await legacy?.close();
   });
 
-  surfaceChecks('v2 client, 2026-07-28', () => modern.client as unknown as SurfaceClient);
-  surfaceChecks('v1 client, 2025-11-25', () => legacy as unknown as SurfaceClient);
+  surfaceChecks('v2 client, 2026-07-28', () => modern.client);
+  surfaceChecks('v1 client, 2025-11-25', () => legacy);
 });
 
 describe('resources, prompts and completions over WebSocket', () => {
@@ -217,8 +217,8 @@ describe('resources, prompts and completions over WebSocket', () => {
     await runtime?.close();
   });
 
-  surfaceChecks('v2 client, 2026-07-28', () => modern.client as unknown as SurfaceClient);
-  surfaceChecks('v1 client, 2025-11-25', () => legacy as unknown as SurfaceClient);
+  surfaceChecks('v2 client, 2026-07-28', () => modern.client);
+  surfaceChecks('v1 client, 2025-11-25', () => legacy);
 
   it('v1 client: registering and removing a prompt after start is one prompts/list_changed each', async () => {
     let heard = 0;
@@ -246,7 +246,7 @@ describe('resources and prompts from a config module (examples/resources-and-pro
     await legacy?.close();
   });
 
-  surfaceChecks('v1 client over stdio', () => legacy as unknown as SurfaceClient);
+  surfaceChecks('v1 client over stdio', () => legacy);
 
   it("the module's tool is registered too (a module may mix definition kinds)", async () => {
     const { tools } = await legacy.listTools();

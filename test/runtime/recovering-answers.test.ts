@@ -101,8 +101,8 @@ it(
     ] as const) {
       const refused = await postJsonRpc(http.url, method, params);
       assert.equal(refused.message?.error?.code, -32603, `${method}: ${refused.text}`);
-      assert.match(refused.message!.error!.message, /recovering its tasks; retry/);
-      assert.deepEqual(refused.message!.error!.data, { retryable: true, state: 'recovering' });
+      assert.match(refused.message.error.message, /recovering its tasks; retry/);
+      assert.deepEqual(refused.message.error.data, { retryable: true, state: 'recovering' });
     }
     // A finished task's cancel is an acknowledgement as always (T-23, T-28): nothing to lose.
     const finishedCancel = await postJsonRpc(http.url, 'tasks/cancel', { taskId: finished.taskId });

@@ -35,7 +35,7 @@ function unfinished(taskId: string, overrides: Partial<TaskRecord>): TaskRecord 
     trace: { traceparent: TRACEPARENT },
     snapshot: { status: 'active', value: { active: 'input_required' }, context: {} },
     ...overrides,
-  } as TaskRecord;
+  };
 }
 
 describe('recovery through SERVER_RESTARTED', () => {

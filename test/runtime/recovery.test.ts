@@ -292,8 +292,8 @@ describe('(d) ttl expiry and the reaper', () => {
         what: 'the slow task to fail',
       });
       assert.equal(failed.error?.code, -32603);
-      assert.match(failed.error!.message, /expired/i);
-      assert.match(failed.error!.message, /300 ms/);
+      assert.match(failed.error.message, /expired/i);
+      assert.match(failed.error.message, /300 ms/);
       assert.match(String(failed.statusMessage), /expired/i);
       assert.ok(failed.lastUpdatedAt - failed.createdAt >= 300, 'not before its ttl');
       assert.ok(failed.lastUpdatedAt - failed.createdAt < 2_000, 'before the tool finished');
@@ -321,7 +321,7 @@ describe('(d) ttl expiry and the reaper', () => {
       // A completed task whose ttl (1 s) ran out stays completed with its result: no deadline after the end (I-2, D-09).
       const quickStored = await s.runtime.store.get(quickId);
       assert.equal(quickStored?.status, 'completed');
-      assert.ok(Date.now() >= quickStored!.createdAt + 1_000, 'its ttl has elapsed');
+      assert.ok(Date.now() >= quickStored.createdAt + 1_000, 'its ttl has elapsed');
       assert.deepEqual(quickStored?.result, { resultType: 'complete', content: [{ type: 'text', text: 'quick result' }] });
       assert.equal(quickStored?.error, undefined);
       assert.equal(changes.filter((r) => r.taskId === quickId).at(-1)?.status, 'completed');

@@ -37,8 +37,8 @@ describe('store deadlines', () => {
         error?: { code: number; message: string; data?: { retryable?: boolean } };
       };
       assert.equal(reply.error?.code, -32603, JSON.stringify(reply));
-      assert.match(reply.error!.message, /did not answer within 300 ms; nothing was stored\. Retry/);
-      assert.equal(reply.error!.data?.retryable, true);
+      assert.match(reply.error.message, /did not answer within 300 ms; nothing was stored\. Retry/);
+      assert.equal(reply.error.data?.retryable, true);
       assert.equal(store.hungWrites, 1);
       // The stall ends: the held create lands, and is removed at once (the caller was told it failed).
       hang.remove();

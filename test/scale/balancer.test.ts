@@ -59,8 +59,8 @@ interface Balancer {
 function startProcess(command: string, args: string[]): { process: ChildProcess; output(): string } {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { process: child, output: () => output };
 }
 

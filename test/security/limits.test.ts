@@ -320,7 +320,7 @@ describe('limits as library options', () => {
     ];
     for (const [limits, message] of bad) {
       assert.throws(
-        () => createRuntime({ store: { kind: 'memory' }, limits: limits as never, logger: silentLogger }),
+        () => createRuntime({ store: { kind: 'memory' }, limits: limits, logger: silentLogger }),
         (error: Error) => error instanceof RangeError && message.test(error.message),
       );
     }

@@ -138,7 +138,7 @@ for (const kind of ['lowdb', 'sqlite', 'postgres'] as const) {
             for (let round = 0; round < 2; round++) {
               const { error } = await get(taskId);
               assert.equal(error?.code, -32603, `tasks/get ${taskId}: ${JSON.stringify(error)}`);
-              assert.match(error!.message, /cannot read this task's stored record; it was set aside/);
+              assert.match(error.message, /cannot read this task's stored record; it was set aside/);
               assert.doesNotMatch(JSON.stringify(error), /\/tmp|tasks\.sqlite|ttlMs|not json|cut short|postgres:/);
             }
             // Logged once with its id, however often it is asked for.

@@ -94,7 +94,7 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 30);
         for (const outcome of outcomes.slice(30)) {
           assert.equal(outcome.status, 'rejected');
-          assert.ok((outcome as PromiseRejectedResult).reason instanceof TaskExistsError);
+          assert.ok(outcome.reason instanceof TaskExistsError);
         }
       } finally {
         await store.close();

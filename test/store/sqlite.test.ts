@@ -101,7 +101,7 @@ describe('SqliteTaskStore specifics', () => {
     const reasons = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
     assert.ok(reasons.every((reason) => reason instanceof TaskExistsError));
     assert.deepEqual(
-      reasons.map((reason) => (reason as TaskExistsError).taskId),
+      reasons.map((reason) => reason.taskId),
       [first.taskId, existing.taskId],
     );
     assert.deepEqual(await store.get(first.taskId), first);
@@ -145,8 +145,8 @@ describe('SqliteTaskStore specifics', () => {
       const outcomes = await Promise.allSettled([store.create(makeRecord()), store.create(makeRecord())]);
       for (const outcome of outcomes) {
         assert.equal(outcome.status, 'rejected');
-        assert.match(String((outcome as PromiseRejectedResult).reason), /database is locked/);
-        assert.ok(String((outcome as PromiseRejectedResult).reason).includes(file));
+        assert.match(String(outcome.reason), /database is locked/);
+        assert.ok(String(outcome.reason).includes(file));
       }
     } finally {
       blocker.exec('ROLLBACK');
@@ -274,7 +274,7 @@ describe('SqliteTaskStore specifics', () => {
     const good = makeRecord();
     const outcomes = await Promise.allSettled([store.create(makeRecord({ createdAt: Number.NaN })), store.create(good)]);
     assert.equal(outcomes[0]?.status, 'rejected');
-    assert.match(String((outcomes[0] as PromiseRejectedResult).reason), /createdAt is not a finite number/);
+    assert.match(String(outcomes[0].reason), /createdAt is not a finite number/);
     assert.equal(outcomes[1]?.status, 'fulfilled');
     assert.deepEqual(await store.get(good.taskId), good);
     await store.close();

@@ -39,7 +39,7 @@ function record(taskId: string, status: TaskStatus = 'working', owner = 'alice',
         }
       : {}),
     ...(status === 'completed' ? { result: { content: [{ type: 'text', text: 'done' }] } } : {}),
-  } as TaskRecord;
+  };
 }
 
 /** A sink that records what it is sent; `pending` is what the consumer has not taken (it never takes anything unless told). */

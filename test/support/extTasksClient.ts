@@ -80,9 +80,9 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
             stderr: 'pipe',
           });
   const client = new Client(CLIENT_INFO, {
-    capabilities: capabilities as never,
+    capabilities: capabilities,
     versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
-  } as never);
+  });
   const received: unknown[] = [];
   const exchanges: Exchange[] = [];
   const byId = new Map<string | number, Exchange>();
@@ -91,14 +91,14 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
   if (transport instanceof StdioClientTransport) transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
   // Record every outgoing request (the SDK client's own ones too) so responses can be matched to their method.
   const send = transport.send.bind(transport);
-  transport.send = ((message: Record<string, unknown>, options?: unknown) => {
+  transport.send = (message: Record<string, unknown>, options?: unknown) => {
     if (typeof message.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number')) {
       const exchange: Exchange = { id: message.id, method: message.method, params: message.params };
       exchanges.push(exchange);
       byId.set(message.id, exchange);
     }
     return (send as (m: unknown, o?: unknown) => Promise<void>)(message, options);
-  }) as never;
+  };
   const recordResponse = (message: Record<string, unknown>, id = message.id) => {
     const exchange = typeof id === 'string' || typeof id === 'number' ? byId.get(id) : undefined;
     if (exchange && ('result' in message || 'error' in message)) {
@@ -125,11 +125,11 @@ export async function connect(endpoint: Endpoint, capabilities: Record<string, u
     },
   });
   const dispatch = transport.onmessage!;
-  transport.onmessage = ((message: Record<string, unknown>, extra?: unknown) => {
+  transport.onmessage = (message: Record<string, unknown>, extra?: unknown) => {
     received.push(message);
     recordResponse(message);
     (dispatch as (m: unknown, e?: unknown) => void).call(transport, message, extra);
-  }) as never;
+  };
 
   return {
     client,

@@ -62,7 +62,7 @@ export async function postJsonRpc(
   const text = await response.text();
   const contentType = response.headers.get('content-type') ?? '';
   const message = parseBody(contentType, text);
-  if (message) assertWire(checkExchange({ id, method, params: fullParams, response: message as Record<string, unknown> }, rawWireCounts));
+  if (message) assertWire(checkExchange({ id, method, params: fullParams, response: message }, rawWireCounts));
   return { status: response.status, contentType, message, text };
 }
 

@@ -35,7 +35,7 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const value = await probe();
-      if (value !== undefined && value !== false) return value as T;
+      if (value !== undefined && value !== false) return value;
     } catch (error) {
       lastError = error;
     }
@@ -121,11 +121,11 @@ export function spawnCommand(
   let stderr = '';
   let done = false;
   const watchers = new Set<() => void>();
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
     for (const watch of watchers) watch();
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
     for (const watch of watchers) watch();
   });
@@ -210,7 +210,7 @@ export function resultOf(outcome: RawOutcome): Record<string, unknown> {
 /** The JSON-RPC error of a raw request, or a thrown error. */
 export function errorOf(outcome: RawOutcome): { code: number; message: string; data?: unknown } {
   if (outcome.kind !== 'error') throw new Error(`expected a JSON-RPC error, got ${JSON.stringify(outcome)}`);
-  return outcome.error as { code: number; message: string };
+  return outcome.error;
 }
 
 /** How long a raw request may go unanswered (the harness's raw path has no timeout of its own). */

@@ -86,7 +86,7 @@ describe('workflow machine', () => {
       provided(async (step) => (seen.push(step.stepId), { status: 'completed', result: step.index })),
       {
         snapshot: persisted as never,
-        input: undefined as never,
+        input: undefined,
       },
     );
     second.start();
