@@ -10,6 +10,7 @@ import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextpro
 import type { JsonObject } from '../../machines/task/index.js';
 import { ErrorCode } from '../core/errors.js';
 import { publish } from '../core/diagnostics.js';
+import { ListenFrame } from './ListenFrame.js';
 
 export type RequestId = string | number;
 
@@ -19,8 +20,12 @@ export const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources']
 
 /** What a transport provides to carry one listen stream. */
 export interface ListenSink {
-  /** Writes one JSON-RPC message on the stream. */
-  send(message: JsonObject): void;
+  /**
+   * Writes one JSON-RPC message on the stream: a message object, or its JSON
+   * text already serialised (a change fanned out to many streams is
+   * serialised once, see `ListenFrame`).
+   */
+  send(message: JsonObject | string): void;
   /** Messages (or bytes, consistently) written but not yet taken by the consumer. */
   backlog(): number;
   /** Ends the stream; `send` is not called afterwards. */
@@ -58,7 +63,7 @@ export class ListenSubscription {
   /** The resource URIs this stream watches. */
   readonly resourceUris = new Set<string>();
   private acknowledged = false;
-  private readonly early: Array<{ jsonrpc: string; method: string; params: JsonObject }> = [];
+  private readonly early: ListenFrame[] = [];
   private closedValue = false;
 
   constructor(private readonly options: ListenSubscriptionOptions) {
@@ -74,20 +79,28 @@ export class ListenSubscription {
   acknowledge(honoured: ListenFilter): void {
     if (this.closedValue || this.acknowledged) return;
     this.acknowledged = true;
-    this.write({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: { ...honoured } } });
-    for (const message of this.early.splice(0)) this.write(message);
+    this.write(new ListenFrame('notifications/subscriptions/acknowledged', { notifications: { ...honoured } }));
+    for (const frame of this.early.splice(0)) this.write(frame);
   }
 
   /** Sends a notification on the stream, stamped with the subscription id. */
   notify(method: string, params: JsonObject): void {
+    this.notifyFrame(new ListenFrame(method, params));
+  }
+
+  /**
+   * Sends a notification serialised once for many streams (the hub's fan-out),
+   * stamped with this stream's own subscription id (T-31, D-07).
+   */
+  notifyFrame(frame: ListenFrame): void {
     if (this.closedValue) return;
-    const message = { jsonrpc: '2.0', method, params };
+    // T-31: nothing before the acknowledgement; queued frames count against the backlog bound.
     if (!this.acknowledged) {
-      this.early.push(message);
+      this.early.push(frame);
       if (this.early.length > this.options.maxBacklog) this.overflow();
       return;
     }
-    this.write(message);
+    this.write(frame);
   }
 
   /**
@@ -114,11 +127,10 @@ export class ListenSubscription {
     this.options.onClosed(this);
   }
 
-  private write(message: { jsonrpc: string; method: string; params: JsonObject }): void {
-    const params = message.params;
-    const meta = (params._meta as JsonObject | undefined) ?? {};
-    this.options.sink.send({ ...message, params: { ...params, _meta: { ...meta, [SUBSCRIPTION_ID_META_KEY]: this.id } } });
-    publish('taskvisor:listen.frame', () => ({ method: message.method }));
+  private write(frame: ListenFrame): void {
+    // T-31, D-07: the shared text with this stream's own subscription id spliced in.
+    this.options.sink.send(frame.textFor(this.id));
+    publish('taskvisor:listen.frame', () => ({ method: frame.method }));
     if (this.options.sink.backlog() > this.options.maxBacklog) this.overflow();
   }
 

@@ -8,6 +8,7 @@ import { TERMINAL_STATUSES, type JsonObject, type TaskStatus } from '../../machi
 import { toDetailedTask } from '../protocol/wire.js';
 import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { ListenFrame } from './ListenFrame.js';
 import { LIST_KINDS, ListenSubscription, type ListKind, type ListenFilter, type ListenSink, type RequestId } from './ListenSubscription.js';
 
 /**
@@ -194,7 +195,9 @@ export class SubscriptionHub {
   publishTask(record: TaskRecord): void {
     const watchers = this.byTask.get(record.taskId);
     if (!watchers) return;
-    for (const subscription of [...watchers]) this.deliver(subscription, record);
+    // Serialised once for every watching stream; each gets it with its own subscription id (T-31, D-07).
+    const frame = taskFrame(record);
+    for (const subscription of [...watchers]) this.deliver(subscription, record, frame);
   }
 
   /** The tool list changed: `notifications/tools/list_changed` to streams that asked for it. */
@@ -204,12 +207,18 @@ export class SubscriptionHub {
 
   /** A resource's content changed: `notifications/resources/updated` to streams that watch its URI (§4.6). */
   publishResourceUpdated(uri: string): void {
-    for (const subscription of [...(this.resourceWatchers.get(uri) ?? [])]) subscription.notify('notifications/resources/updated', { uri });
+    const watchers = this.resourceWatchers.get(uri);
+    if (!watchers) return;
+    const frame = new ListenFrame('notifications/resources/updated', { uri });
+    for (const subscription of [...watchers]) subscription.notifyFrame(frame);
   }
 
   /** A list changed: `notifications/<kind>/list_changed` to streams that asked for it (§4.6). */
   publishListChanged(kind: ListKind): void {
-    for (const subscription of [...this.listWatchers.get(kind)!]) subscription.notify(`notifications/${kind}/list_changed`, {});
+    const watchers = this.listWatchers.get(kind)!;
+    if (watchers.size === 0) return;
+    const frame = new ListenFrame(`notifications/${kind}/list_changed`, {});
+    for (const subscription of [...watchers]) subscription.notifyFrame(frame);
   }
 
   /** Whether an open stream watches `taskId` (a cluster reads other instances' changes only for these). */
@@ -227,11 +236,10 @@ export class SubscriptionHub {
     for (const subscription of [...this.open]) subscription.close({ graceful: true });
   }
 
-  private deliver(subscription: ListenSubscription, record: TaskRecord): void {
+  private deliver(subscription: ListenSubscription, record: TaskRecord, frame: ListenFrame = taskFrame(record)): void {
     // Only the owner's streams ever watch a task (T-10); checked again here as defence in depth.
     if (record.owner !== subscription.principal || !subscription.taskIds.has(record.taskId)) return;
-    // The full DetailedTask, as tasks/get would return it, without resultType (T-31, D-03).
-    subscription.notify('notifications/tasks', toDetailedTask(record));
+    subscription.notifyFrame(frame);
     this.opening.get(subscription)?.add(record.taskId);
     if (TERMINAL_STATUSES.has(record.status)) this.unwatch(subscription, record.taskId);
   }
@@ -280,4 +288,9 @@ export class SubscriptionHub {
     for (const stop of this.follows.get(subscription)?.values() ?? []) stop();
     this.follows.delete(subscription);
   }
+}
+
+/** The full DetailedTask, as tasks/get would return it, without resultType (T-31, D-03). */
+function taskFrame(record: TaskRecord): ListenFrame {
+  return new ListenFrame('notifications/tasks', toDetailedTask(record));
 }

@@ -22,6 +22,9 @@ import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
 type OnMessage = NonNullable<Transport['onmessage']>;
 
+/** A transport that can also write a message already serialised as JSON text (ours: stdio lines, WebSocket). */
+type SerializingTransport = Transport & { sendSerialized?: (text: string) => Promise<void> };
+
 export class ListenInterceptingTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -31,7 +34,7 @@ export class ListenInterceptingTransport implements Transport {
   private readonly inflight = new InflightRequests();
 
   constructor(
-    private readonly inner: Transport,
+    private readonly inner: SerializingTransport,
     private readonly hub: SubscriptionHub,
     private readonly principal: string,
     private readonly logger: Logger,
@@ -125,12 +128,16 @@ export class ListenInterceptingTransport implements Transport {
     }
     let stream: ListenSubscription | undefined;
     const sink = {
-      send: (frame: JsonObject) => {
+      send: (frame: JsonObject | string) => {
         this.pendingSends++;
-        this.inner
-          .send(frame as unknown as JSONRPCMessage)
-          .catch(() => stream?.close({ graceful: false }))
-          .finally(() => this.pendingSends--);
+        // A fanned-out frame comes serialised once for all streams (ListenFrame): written as is where the transport can.
+        const sent =
+          typeof frame !== 'string'
+            ? this.inner.send(frame as unknown as JSONRPCMessage)
+            : this.inner.sendSerialized
+              ? this.inner.sendSerialized(frame)
+              : this.inner.send(JSON.parse(frame) as JSONRPCMessage);
+        sent.catch(() => stream?.close({ graceful: false })).finally(() => this.pendingSends--);
       },
       backlog: () => this.pendingSends,
       end: () => {

@@ -56,6 +56,11 @@ export class StdioLineTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    return this.sendSerialized(JSON.stringify(message));
+  }
+
+  /** Writes one message already serialised as JSON text (a listen frame fanned out to many streams). */
+  sendSerialized(text: string): Promise<void> {
     if (this.closed) return Promise.reject(new Error('stdio is closed'));
     // Resolves once handed to the stream (at once, or after 'drain' under backpressure), as the SDK's own
     // stdio transport does: the SDK awaits each send, so waiting for the OS write would slow every answer.
@@ -71,7 +76,7 @@ export class StdioLineTransport implements Transport {
       };
       const onDrain = () => settle();
       this.stdout.once('error', settle);
-      if (this.stdout.write(`${JSON.stringify(message)}\n`)) settle();
+      if (this.stdout.write(`${text}\n`)) settle();
       else this.stdout.once('drain', onDrain);
     });
   }

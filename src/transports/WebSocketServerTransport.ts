@@ -90,10 +90,14 @@ export class WebSocketServerTransport implements Transport {
 
   /** Sends one message as one text frame; resolves once ws has written it, rejects when the socket is closed. */
   send(message: JSONRPCMessage): Promise<void> {
+    return this.sendSerialized(JSON.stringify(message));
+  }
+
+  /** Sends one message already serialised as JSON text (a listen frame fanned out to many streams). */
+  sendSerialized(text: string): Promise<void> {
     if (this.closedValue || this.socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(new Error('WebSocket is closed'));
     }
-    const text = JSON.stringify(message);
     // Issue 12.3: never queue past twice the budget for a client that is not reading.
     if (!this.budget.admit(Buffer.byteLength(text))) return Promise.reject(new Error('WebSocket closed: the client is not reading'));
     return new Promise((resolve, reject) => {

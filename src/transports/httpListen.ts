@@ -95,7 +95,9 @@ export function serveHttpListen(options: HttpListenOptions): Response {
     }
   };
   const sink = {
-    send: (message: JsonObject) => write(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
+    // A fanned-out frame arrives already serialised (ListenFrame): written as is, not serialised again per stream.
+    send: (message: JsonObject | string) =>
+      write(`event: message\ndata: ${typeof message === 'string' ? message : JSON.stringify(message)}\n\n`),
     backlog: () => (ended ? 0 : backlogFrames()),
     end,
   };

@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SubscriptionHub, type TaskReader } from '../../src/subscriptions/SubscriptionHub.js';
 import type { ListenSink } from '../../src/subscriptions/ListenSubscription.js';
+import { ListenFrame } from '../../src/subscriptions/ListenFrame.js';
+import { toDetailedTask } from '../../src/protocol/wire.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import type { TaskStatus } from '../../machines/task/index.js';
 
@@ -43,15 +45,19 @@ function record(taskId: string, status: TaskStatus = 'working', owner = 'alice',
 /** A sink that records what it is sent; `pending` is what the consumer has not taken (it never takes anything unless told). */
 class FakeSink implements ListenSink {
   readonly sent: Message[] = [];
+  /** The JSON text of each message sent, as the transport would write it. */
+  readonly texts: string[] = [];
   ended = false;
   pending = 0;
   constructor(
     private readonly counter?: { sends: number },
     private readonly reads = true,
   ) {}
-  send(message: Message): void {
+  send(message: Message | string): void {
     assert.equal(this.ended, false, 'send after end');
-    this.sent.push(message);
+    const text = typeof message === 'string' ? message : JSON.stringify(message);
+    this.texts.push(text);
+    this.sent.push(JSON.parse(text) as Message);
     if (this.counter) this.counter.sends++;
     if (!this.reads) this.pending++;
   }
@@ -182,6 +188,72 @@ describe('SubscriptionHub', () => {
     hub.publishTask(record('unwatched', 'completed', 'alice', 2));
     assert.equal(counter.sends, 0, 'a task nobody watches costs no send');
     hub.closeAll();
+  });
+
+  it('a change fanned out to many streams: each frame carries its own stream’s id and is otherwise byte-identical', async () => {
+    // Serialised once (ListenFrame), the id spliced in per stream (T-31, D-07). A pure speed change cannot fail
+    // first: this pins that the shared text is the same message every stream got when each serialised its own.
+    const ids = Array.from({ length: 300 }, (_, index): string | number =>
+      index % 3 === 0 ? index : index % 3 === 1 ? `s-${index}` : `q"\\${index}\u00e9\u2028`,
+    );
+    const hub = new SubscriptionHub({
+      readTask: readerOf([record('hot')]),
+      serverInfo: SERVER_INFO,
+      maxStreamsPerPrincipal: ids.length,
+    });
+    const sinks = new Map<string | number, FakeSink>();
+    for (const id of ids) {
+      const sink = new FakeSink();
+      sinks.set(id, sink);
+      await hub.openListen({ id, principal: 'alice', requested: { taskIds: ['hot'], toolsListChanged: true }, sink });
+    }
+    const changed = record('hot', 'input_required', 'alice', 2);
+    hub.publishTask(changed);
+    hub.publishToolsChanged();
+    const placeholder = '"<subscription id>"';
+    for (const frameIndex of [0, 1, 2, 3]) {
+      // 0: acknowledgement, 1: current state, 2: the change, 3: tools list changed.
+      const shared = new Set<string>();
+      for (const [id, sink] of sinks) {
+        const text = sink.texts[frameIndex]!;
+        const message = JSON.parse(text) as Message;
+        assert.equal(message.params._meta[SUBSCRIPTION_ID], id, `frame ${frameIndex} stamped with its own stream’s id`);
+        const own = `${JSON.stringify(SUBSCRIPTION_ID)}:${JSON.stringify(id)}`;
+        assert.equal(text.split(own).length, 2, `its own id exactly once: ${text}`);
+        shared.add(text.replace(own, `${JSON.stringify(SUBSCRIPTION_ID)}:${placeholder}`));
+      }
+      assert.equal(shared.size, 1, `frame ${frameIndex} is byte-identical across streams but for the id`);
+    }
+    // The same message as a per-stream serialisation of the full DetailedTask (T-31, D-03).
+    const expected = toDetailedTask(changed);
+    for (const [id, sink] of sinks) {
+      assert.deepEqual(JSON.parse(sink.texts[2]!), {
+        jsonrpc: '2.0',
+        method: 'notifications/tasks',
+        params: { ...expected, _meta: { ...((expected._meta as object | undefined) ?? {}), [SUBSCRIPTION_ID]: id } },
+      });
+    }
+    hub.closeAll();
+  });
+
+  it('a frame’s own _meta is kept and a subscription id it carried (a forwarded frame) is replaced by the stream’s own', () => {
+    const frame = new ListenFrame('notifications/tasks', {
+      taskId: 't',
+      status: 'working',
+      _meta: { [SUBSCRIPTION_ID]: 'upstream-id', 'example.com/trace': { depth: 1 } },
+    });
+    for (const id of ['L1', 42]) {
+      assert.deepEqual(JSON.parse(frame.textFor(id)), {
+        jsonrpc: '2.0',
+        method: 'notifications/tasks',
+        params: { taskId: 't', status: 'working', _meta: { 'example.com/trace': { depth: 1 }, [SUBSCRIPTION_ID]: id } },
+      });
+    }
+    assert.deepEqual(JSON.parse(new ListenFrame('notifications/tools/list_changed', {}).textFor('x')), {
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { [SUBSCRIPTION_ID]: 'x' } },
+    });
   });
 
   it('a stream whose backlog passes maxBacklog is closed with a JSON-RPC error naming why; other streams and the task go on', async () => {

@@ -1,0 +1,47 @@
+/**
+ * One listen-stream notification serialised once for every stream it goes to.
+ *
+ * A change watched by many streams yields the same frame on each of them except
+ * for `_meta["io.modelcontextprotocol/subscriptionId"]` (T-31, D-07). The
+ * message is serialised once into the JSON text before and after that id's
+ * value; each stream's frame is the two halves around its own id, so the
+ * cost of a change no longer grows with a full serialisation per stream.
+ */
+import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
+import type { JsonObject } from '../../machines/task/index.js';
+
+const SUBSCRIPTION_ID_MEMBER = `${JSON.stringify(SUBSCRIPTION_ID_META_KEY)}:`;
+
+/** Opens a serialised JSON object for more members: `{}` → `{`, `{"a":1}` → `{"a":1,`. */
+function openObject(json: string): string {
+  return json === '{}' ? '{' : `${json.slice(0, -1)},`;
+}
+
+export class ListenFrame {
+  /** The JSON text up to (and including the key of) the subscription id. */
+  private readonly head: string;
+  /** The JSON text after the subscription id. */
+  private readonly tail = '}}}';
+
+  /**
+   * @param method the notification's method, e.g. `notifications/tasks`.
+   * @param params its params; an own `_meta` is kept, with the subscription id set last.
+   */
+  constructor(
+    readonly method: string,
+    readonly params: JsonObject,
+  ) {
+    const { _meta: meta, ...rest } = params;
+    const otherMeta: JsonObject = { ...((meta as JsonObject | undefined) ?? {}) };
+    // The stream's own id replaces whatever id the params carried (a remote server's, for a forwarded frame).
+    delete otherMeta[SUBSCRIPTION_ID_META_KEY];
+    this.head =
+      `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${openObject(JSON.stringify(rest))}` +
+      `"_meta":${openObject(JSON.stringify(otherMeta))}${SUBSCRIPTION_ID_MEMBER}`;
+  }
+
+  /** The frame's JSON text for the stream `subscriptionId`: every frame carries its own stream's id (T-31, D-07). */
+  textFor(subscriptionId: string | number): string {
+    return `${this.head}${JSON.stringify(subscriptionId)}${this.tail}`;
+  }
+}
