@@ -65,38 +65,43 @@ export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = 
     if (typeof notifications[flag] !== 'boolean') return invalid(`notifications.${flag} must be a boolean`);
     if (notifications[flag]) filter[flag] = true;
   }
-  if (notifications.resourceSubscriptions !== undefined) {
-    const uris = notifications.resourceSubscriptions;
-    if (!Array.isArray(uris) || uris.some((uri) => typeof uri !== 'string')) {
-      return invalid('notifications.resourceSubscriptions must be an array of strings');
-    }
-    if (uris.length > maxTaskIds) {
-      return {
-        ok: false,
-        httpStatus: 400,
-        error: limitExceededError('maxTaskIdsPerListen', maxTaskIds, `notifications.resourceSubscriptions names ${uris.length} resources`),
-      };
-    }
-    filter.resourceSubscriptions = uris as string[];
-  }
-  if (notifications.taskIds !== undefined) {
-    const ids = notifications.taskIds;
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
-      return invalid('notifications.taskIds must be an array of strings');
-    }
-    if (ids.length > maxTaskIds) {
-      return {
-        ok: false,
-        httpStatus: 400,
-        error: limitExceededError('maxTaskIdsPerListen', maxTaskIds, `notifications.taskIds names ${ids.length} tasks`),
-      };
-    }
+  const uris = boundedStrings(notifications, 'resourceSubscriptions', 'resources', maxTaskIds);
+  if (uris && !Array.isArray(uris)) return uris;
+  if (uris) filter.resourceSubscriptions = uris;
+  const ids = boundedStrings(notifications, 'taskIds', 'tasks', maxTaskIds);
+  if (ids && !Array.isArray(ids)) return ids;
+  if (ids) {
     if (!declaresTasksExtension(capabilities)) {
       // T-30: taskIds without the extension declared on this same listen request.
       const { code, message, data } = new MissingTasksCapabilityError('notifications.taskIds');
       return { ok: false, httpStatus: 400, error: { code, message, data } };
     }
-    filter.taskIds = ids as string[];
+    filter.taskIds = ids;
   }
   return { ok: true, filter };
+}
+
+/**
+ * `notifications[key]` as a list of strings, or the refusal: -32602 for
+ * anything else, the `maxTaskIdsPerListen` limit (one bound for everything a
+ * listen names) past `max` entries. Undefined when the key is absent.
+ */
+function boundedStrings(
+  notifications: Record<string, unknown>,
+  key: 'taskIds' | 'resourceSubscriptions',
+  what: string,
+  max: number,
+): string[] | ListenRequestOutcome | undefined {
+  const value = notifications[key];
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((entry) => typeof entry !== 'string'))
+    return invalid(`notifications.${key} must be an array of strings`);
+  if (value.length > max) {
+    return {
+      ok: false,
+      httpStatus: 400,
+      error: limitExceededError('maxTaskIdsPerListen', max, `notifications.${key} names ${value.length} ${what}`),
+    };
+  }
+  return value as string[];
 }
