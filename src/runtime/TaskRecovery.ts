@@ -45,6 +45,9 @@ export interface TaskRecoveryOptions {
 }
 
 export class TaskRecovery {
+  /** Whether start-up recovery ({@link recoverAll}) runs now: tasks not taken over yet cannot be updated or cancelled. */
+  running = false;
+
   constructor(private readonly options: TaskRecoveryOptions) {}
 
   /**
@@ -56,15 +59,20 @@ export class TaskRecovery {
   async recoverAll(): Promise<{ resumed: number; failed: number; quarantined: number }> {
     const counts = { resumed: 0, failed: 0, quarantined: 0 };
     const { store } = this.options;
-    // A store without a paged scan (memory, a custom one) is read at once and recovered in the same batches.
-    const pages = store.scanNonTerminal ? store.scanNonTerminal(RECOVERY_BATCH) : [await store.listNonTerminal()];
-    for await (const page of pages) {
-      const outcome = await this.resumeAll(page);
-      counts.resumed += outcome.resumed;
-      counts.failed += outcome.failed;
-      counts.quarantined += outcome.quarantined;
+    this.running = true;
+    try {
+      // A store without a paged scan (memory, a custom one) is read at once and recovered in the same batches.
+      const pages = store.scanNonTerminal ? store.scanNonTerminal(RECOVERY_BATCH) : [await store.listNonTerminal()];
+      for await (const page of pages) {
+        const outcome = await this.resumeAll(page);
+        counts.resumed += outcome.resumed;
+        counts.failed += outcome.failed;
+        counts.quarantined += outcome.quarantined;
+      }
+      return counts;
+    } finally {
+      this.running = false;
     }
-    return counts;
   }
 
   /**

@@ -15,6 +15,7 @@ import { newTaskId } from '../core/ids.js';
 import { DEFAULT_LIMITS } from '../limits/Limits.js';
 import { isTerminal, recordOf, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { TaskCommand } from '../store/TaskStore.js';
 import type { Slot } from './AdmissionSlots.js';
 import { readStoredTask } from './readStoredTask.js';
 import { TaskActorFactory, type TaskHandle } from './TaskActorFactory.js';
@@ -34,8 +35,6 @@ export class TaskSupervisor {
   private readonly listeners = new Set<TaskChangeListener>();
   private readonly now: () => number;
   private stopping = false;
-  /** While start-up recovery runs: tasks not yet taken over cannot be updated or cancelled (issue 13 item 6). */
-  private recovering = false;
 
   constructor(private readonly options: TaskSupervisorOptions) {
     const { store, tools, logger } = options;
@@ -72,14 +71,7 @@ export class TaskSupervisor {
   /** Recovers unfinished tasks from the store and starts the reaper. */
   async start(): Promise<{ resumed: number; failed: number; quarantined: number }> {
     let outcome = { resumed: 0, failed: 0, quarantined: 0 };
-    if (this.options.recoverOnStart !== false) {
-      this.recovering = true;
-      try {
-        outcome = await this.recovery.recoverAll();
-      } finally {
-        this.recovering = false;
-      }
-    }
+    if (this.options.recoverOnStart !== false) outcome = await this.recovery.recoverAll();
     this.reaper.start(this.options.reapIntervalMs ?? 60_000);
     return outcome;
   }
@@ -167,11 +159,7 @@ export class TaskSupervisor {
       live.actor.send({ type: 'INPUT_RESPONSES', at: this.now(), responses });
       return;
     }
-    const record = await readStoredTask(this.options, taskId, principal, this.now());
-    // Not taken over yet by start-up recovery: acknowledging now would drop the answers (T-20). Retry shortly.
-    if (this.recovering && !isTerminal(record) && !this.options.forward) throw new RecoveringError();
-    // Running on another instance: its worker gets the responses there (T-20 acknowledges at once).
-    if (!isTerminal(record) && this.options.forward) await this.options.forward(record, { type: 'update', principal, responses });
+    await this.commandStored(taskId, principal, { type: 'update', principal, responses });
   }
 
   /** Requests cooperative cancellation (T-24). A finished task is left as it is (T-28). */
@@ -181,11 +169,15 @@ export class TaskSupervisor {
       live.actor.send({ type: 'CANCEL', at: this.now() });
       return;
     }
+    await this.commandStored(taskId, principal, { type: 'cancel', principal });
+  }
+
+  /** Update/cancel of a task not live here: forwarded to its owner (T-20, T-24), or retryable while recovery has not taken it over. */
+  private async commandStored(taskId: string, principal: string, command: TaskCommand): Promise<void> {
     const record = await readStoredTask(this.options, taskId, principal, this.now());
-    // Not taken over yet by start-up recovery: the cancel would be lost. Retry shortly.
-    if (this.recovering && !isTerminal(record) && !this.options.forward) throw new RecoveringError();
-    // Running on another instance: cancellation is eventually consistent (T-24), the owner applies it.
-    if (!isTerminal(record) && this.options.forward) await this.options.forward(record, { type: 'cancel', principal });
+    if (isTerminal(record)) return;
+    if (this.options.forward) await this.options.forward(record, command);
+    else if (this.recovery.running) throw new RecoveringError();
   }
 
   /** Resolves when every live task's changes so far are stored. */
