@@ -82,9 +82,13 @@ export interface Child {
  * over is killed here.
  */
 const running = new Map<ChildProcess, () => void>();
-after(() => {
-  for (const kill of running.values()) kill();
-});
+// Only in a test file run by `node --test` (it sets NODE_TEST_CONTEXT): scripts that import these helpers
+// (scripts/chaos.ts, scripts/fuzz.ts) would otherwise start a test run of their own and print TAP.
+if (process.env.NODE_TEST_CONTEXT !== undefined) {
+  after(() => {
+    for (const kill of running.values()) kill();
+  });
+}
 
 /** Spawns `node <args>` with piped stdio. */
 export function spawnNode(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Child {
