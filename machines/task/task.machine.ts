@@ -65,6 +65,8 @@ export const taskMachine = setup({
     isCancelRequested: ({ context }) => context.cancelRequested,
     hasOutstandingInput: ({ context }) => Object.keys(context.inputRequests).length > 0,
     isFirstCancel: ({ context }) => !context.cancelRequested,
+    /** The message it already shows is no visible change (a handler run again after a restart or rehydration sets it again). */
+    isNewStatusMessage: ({ context, event }) => event.type === 'STATUS' && event.message !== context.statusMessage,
   },
   actions: {
     touch: assign({ lastUpdatedAt: ({ context, event }) => touch(context, event.at) }),
@@ -194,7 +196,7 @@ export const taskMachine = setup({
         },
       },
       on: {
-        STATUS: { actions: ['setStatusMessage', 'touch'] },
+        STATUS: { guard: 'isNewStatusMessage', actions: ['setStatusMessage', 'touch'] },
         // Not a visible change: no touch (lastUpdatedAt is about what clients see).
         CHECKPOINT: { actions: 'recordCheckpoint' },
         WORK_DONE: { target: 'completed', actions: ['recordResult', 'clearInputRequests', 'touch'] },

@@ -112,6 +112,15 @@ export class ToolExecution {
   /** Resolves when the task's changes so far are stored; set once the run belongs to a task. */
   private durable: (() => Promise<void>) | undefined;
   private checkpointValue: unknown;
+  /**
+   * Keys answered before this run that the handler has not asked for again:
+   * while any is left, the handler is replaying what it did before (a
+   * restart or rehydration, `resume: 'replay'`), and the status messages it
+   * set back then are not set again (the task would show an old one, issue
+   * 20 item 3). Empty once it asks for anything new. A `resume` run starts
+   * from its checkpoint, past some of those keys: it replays nothing.
+   */
+  private readonly replaying: Set<string>;
 
   constructor(private readonly options: ToolExecutionOptions) {
     this.issuedKeys = new Set(options.issuedKeys ?? []);
@@ -121,6 +130,7 @@ export class ToolExecution {
     this.taskIdValue = options.taskId;
     this.now = options.now ?? Date.now;
     this.checkpointValue = options.checkpoint;
+    this.replaying = new Set(options.checkpoint === undefined ? Object.keys(options.answers ?? {}) : []);
     this.outcome = this.run();
     // The outcome becomes the task's terminal event once an actor listens.
     void this.outcome.then((outcome) => this.emitOutcome(outcome));
@@ -273,6 +283,7 @@ export class ToolExecution {
 
   private setStatus(message: string): void {
     this.statusMessageValue = message;
+    if (this.replaying.size > 0) return;
     this.emit({ type: 'STATUS', at: this.now(), message });
   }
 
@@ -306,7 +317,12 @@ export class ToolExecution {
     }
     if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
     // A restored or retried run gets the answers it was already given (replay).
-    if (Object.hasOwn(this.answers, key)) return Promise.resolve(this.answers[key]);
+    if (Object.hasOwn(this.answers, key)) {
+      this.replaying.delete(key);
+      return Promise.resolve(this.answers[key]);
+    }
+    // Past everything it did before: from here on the handler does new work.
+    this.replaying.clear();
     const capability = CAPABILITY_OF[request.method];
     if (!capability) return Promise.reject(new TypeError(`Unsupported input request method ${JSON.stringify(request.method)}`));
     // Only request kinds the client declared on the originating call, down to members like elicitation.url (T-19, D-10).

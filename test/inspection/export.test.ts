@@ -184,7 +184,7 @@ describe('the task machine diagram', () => {
       // Cooperative cancel: targetless, so a self-loop.
       'task_active_working --> task_active_working : CANCEL [isFirstCancel] / markCancelRequested, abortWorker, touch (internal)',
       'task_active_input_required --> task_cancelled : CANCEL / markCancelRequested, clearInputRequests, noteCancelled, touch',
-      'task_active --> task_active : STATUS / setStatusMessage, touch (internal)',
+      'task_active --> task_active : STATUS [isNewStatusMessage] / setStatusMessage, touch (internal)',
       'task_active --> task_cancelled : WORK_ABORTED [isCancelRequested] / clearInputRequests, noteCancelled, touch',
       'task_active --> task_failed : DEADLINE / recordError, clearInputRequests, touch',
     ]) {
