@@ -163,6 +163,7 @@ export async function serve(args: ServeArgs): Promise<{
     ...(config.tasks?.promoteAfterMs !== undefined ? { promoteAfterMs: config.tasks.promoteAfterMs } : {}),
     ...(config.tasks?.reapIntervalMs !== undefined ? { reapIntervalMs: config.tasks.reapIntervalMs } : {}),
     ...(config.tasks?.finishedRetentionMs !== undefined ? { finishedRetentionMs: config.tasks.finishedRetentionMs } : {}),
+    ...(config.tasks?.passivateIdleAfterMs !== undefined ? { passivateIdleAfterMs: config.tasks.passivateIdleAfterMs } : {}),
     ...(config.tasks?.poll ? { poll: config.tasks.poll } : {}),
     ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
     ...(config.limits ? { limits: config.limits } : {}),

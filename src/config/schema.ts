@@ -199,6 +199,8 @@ export const ConfigSchema = z.strictObject({
       reapIntervalMs: nonNegativeInt.optional(),
       /** A finished task stays readable at least this long after it finished. */
       finishedRetentionMs: nonNegativeInt.optional(),
+      /** A resumable task waiting for input this long, everything stored, leaves memory (passivation); false: never. */
+      passivateIdleAfterMs: z.union([nonNegativeInt, z.literal(false)]).optional(),
       /** Adaptive polling hint (T-27): bounds, and growth with a task's age (age / growthDivisor). */
       poll: z
         .strictObject({

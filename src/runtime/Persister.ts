@@ -87,7 +87,8 @@ export class Persister {
     this.wake();
   }
 
-  private get idle(): boolean {
+  /** Nothing to write: no change unwritten, no write in flight or waiting to be retried (or persisting stopped). */
+  get idle(): boolean {
     return this.stopped || (!this.dirty && !this.inflight && this.retryTimer === undefined);
   }
 

@@ -10,7 +10,7 @@
  * snapshot, or when that cannot be restored a fresh actor built from the
  * stored record, is sent `SERVER_RESTARTED`; no status is written by hand.
  */
-import { createActor, type AnyActorScope } from 'xstate';
+import { createActor } from 'xstate';
 import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent, type TaskInput } from '../../machines/task/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import { recordOf } from '../tasks/project.js';
@@ -19,6 +19,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { setAside } from './setAside.js';
+import { endFromSnapshot } from './storedTransition.js';
 import { throwIfUnrestorable, type TaskActorFactory } from './TaskActorFactory.js';
 import type { TaskRegistry } from './TaskRegistry.js';
 
@@ -42,6 +43,8 @@ export interface TaskRecoveryOptions {
   now: () => number;
   /** A task recovery ended `failed` was stored: tell change listeners. */
   publish: (record: TaskRecord) => void;
+  /** Keeps a resumable task that only waits for input passivated, no actor built; true when it did (issue 20 item 3). */
+  hold?: (record: TaskRecord) => boolean;
 }
 
 export class TaskRecovery {
@@ -147,6 +150,7 @@ export class TaskRecovery {
   /** Restores the task's actor and runs it here; it counts against its owner's limit but is never refused (it exists). */
   private resume(record: TaskRecord): void {
     const { factory, registry } = this.options;
+    if (this.options.hold?.(record)) return;
     const task = factory.restore(record);
     registry.add(task, record, registry.slots.adopt(record.owner));
     factory.start(task, record);
@@ -165,50 +169,6 @@ export class TaskRecovery {
     await this.options.store.put(next);
     this.options.publish(next);
   }
-}
-
-/**
- * The task's stored snapshot taken through `event` by the machine's pure
- * transition function (I-3): the same record an actor restored from it would
- * reach, without building an actor, its children and its system for each of
- * possibly 100k tasks (issue 13 item 6: recovery was ~0.5 ms of actor set-up
- * per task).
- */
-function endFromSnapshot(record: TaskRecord, event: TaskEvent): TaskRecord {
-  const stored = record.snapshot as { value: unknown; context: unknown };
-  const snapshot = taskMachine.resolveState({ value: stored.value, context: stored.context } as never);
-  // What xstate's transition() does, with one inert scope for every task: it built an actor per call for its
-  // scope (with the machine's initial snapshot), which was two thirds of this function's cost.
-  const next = taskMachine.transition(snapshot, event, inertScope());
-  if (next.status === 'error') throw next.error instanceof Error ? next.error : new Error(String(next.error));
-  return recordOf(next, undefined, record.version + 1, TASK_MACHINE_VERSION);
-}
-
-let scope: AnyActorScope | undefined;
-
-/**
- * A scope whose effects do nothing, as xstate's `createInertActorScope` builds
- * for `transition()`: actions are not executed, children not started or
- * stopped. Built once (its actor is never started).
- */
-function inertScope(): AnyActorScope {
-  if (scope === undefined) {
-    const self = createActor(taskMachine, {
-      input: { taskId: 'inert', owner: 'inert', tool: 'inert', args: {}, now: 0, ttlMs: null },
-    });
-    scope = {
-      self,
-      defer: () => {},
-      id: '',
-      logger: () => {},
-      sessionId: '',
-      stopChild: () => {},
-      system: self.system,
-      emit: () => {},
-      actionExecutor: () => {},
-    };
-  }
-  return scope;
 }
 
 /** A fresh actor built from what the stored record shows (its snapshot cannot be used), taken through `event`. */

@@ -7,7 +7,8 @@
  * - {@link TaskActorFactory}: builds task actors with their workers and persisters;
  * - `Persister`: the one durable-publish path (a change is stored, then published);
  * - {@link TaskRecovery}: takes over unfinished stored tasks, through machine events (I-3);
- * - {@link TaskReaper}: purges expired finished tasks (T-26).
+ * - {@link TaskReaper}: purges expired finished tasks (T-26);
+ * - {@link TaskPassivation}: keeps tasks that only wait for input in the store, not in memory.
  */
 import { TASK_MACHINE_VERSION } from '../../machines/task/index.js';
 import { RecoveringError, ShuttingDownError } from '../core/errors.js';
@@ -18,7 +19,9 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { TaskCommand } from '../store/TaskStore.js';
 import type { Slot } from './AdmissionSlots.js';
 import { readStoredTask } from './readStoredTask.js';
+import { shown } from './shownRecord.js';
 import { TaskActorFactory, type TaskHandle } from './TaskActorFactory.js';
+import { TaskPassivation } from './TaskPassivation.js';
 import { TaskReaper } from './TaskReaper.js';
 import { TaskRecovery, type RecoveryCause } from './TaskRecovery.js';
 import { TaskRegistry } from './TaskRegistry.js';
@@ -30,6 +33,7 @@ export class TaskSupervisor {
   private readonly registry: TaskRegistry;
   private readonly factory: TaskActorFactory;
   private readonly reaper: TaskReaper;
+  private readonly passivation: TaskPassivation;
   /** Takes over unfinished stored tasks (start-up, cluster adoption). */
   readonly recovery: TaskRecovery;
   private readonly listeners = new Set<TaskChangeListener>();
@@ -59,8 +63,11 @@ export class TaskSupervisor {
       registry: this.registry,
       now: this.now,
       publish: (record) => this.emit(record),
+      hold: (record) => this.passivation.hold(record),
     });
     this.reaper = new TaskReaper({ store, logger, now: this.now, live: this.registry, finishedRetentionMs: options.finishedRetentionMs });
+    const { registry, recovery, now } = this;
+    this.passivation = new TaskPassivation({ ...options, registry, recovery, now, publish: (record) => this.publish(record) });
   }
 
   /** Number of task actors in memory (non-terminal tasks only, I-10). */
@@ -84,6 +91,7 @@ export class TaskSupervisor {
   async stop(): Promise<void> {
     this.stopping = true;
     this.reaper.stop();
+    await this.passivation.stop();
     const lives = this.registry.all();
     // The writes in flight only: a write waiting to be retried (full disk) must not hold the stop up.
     await Promise.all(lives.map((live) => live.persister.settled()));
@@ -129,7 +137,7 @@ export class TaskSupervisor {
       slot.release();
       throw error;
     }
-    this.registry.add(task, record, slot);
+    this.passivation.written(this.registry.add(task, record, slot), record);
     this.factory.start(task, record);
     return record;
   }
@@ -145,31 +153,29 @@ export class TaskSupervisor {
       // answering its last stored state until the write lands.
       return this.present(shown(live.persister.durable!));
     }
-    return this.present(await readStoredTask(this.options, taskId, principal, this.now()));
+    // A passivated task (issue 20 item 3) is answered from the store, where it is exactly as its actor left it.
+    return this.present(shown(await readStoredTask(this.options, taskId, principal, this.now())));
   }
 
   /**
-   * Delivers input responses (T-20). Responses under keys that are not
-   * outstanding are ignored by the machine (T-22); a finished task ignores
-   * them all.
+   * Delivers input responses (T-20), to a passivated task too (it then runs
+   * again). Responses under keys that are not outstanding are ignored by the
+   * machine (T-22); a finished task ignores them all.
    */
   async update(taskId: string, principal: string, responses: Record<string, unknown>): Promise<void> {
     const live = this.registry.owned(taskId, principal);
-    if (live) {
-      live.actor.send({ type: 'INPUT_RESPONSES', at: this.now(), responses });
-      return;
-    }
-    await this.commandStored(taskId, principal, { type: 'update', principal, responses });
+    if (live) live.actor.send({ type: 'INPUT_RESPONSES', at: this.now(), responses });
+    else if (!(await this.passivation.deliver(taskId, principal, { type: 'INPUT_RESPONSES', at: this.now(), responses })))
+      await this.commandStored(taskId, principal, { type: 'update', principal, responses });
   }
 
   /** Requests cooperative cancellation (T-24). A finished task is left as it is (T-28). */
   async cancel(taskId: string, principal: string): Promise<void> {
     const live = this.registry.owned(taskId, principal);
-    if (live) {
-      live.actor.send({ type: 'CANCEL', at: this.now() });
-      return;
-    }
-    await this.commandStored(taskId, principal, { type: 'cancel', principal });
+    if (live) live.actor.send({ type: 'CANCEL', at: this.now() });
+    // A passivated task waits for input: cancelled at once, as a live one in input_required is (T-24).
+    else if (!(await this.passivation.deliver(taskId, principal, { type: 'CANCEL', at: this.now() })))
+      await this.commandStored(taskId, principal, { type: 'cancel', principal });
   }
 
   /** Update/cancel of a task not live here: forwarded to its owner (T-20, T-24), or retryable while recovery has not taken it over. */
@@ -200,9 +206,9 @@ export class TaskSupervisor {
     this.options.logger.info(`task ${taskId} is no longer run by this instance (claimed by another)`);
   }
 
-  /** Stops running every task here without writing (see {@link relinquish}). */
+  /** Stops running every task here without writing (see {@link relinquish}), passivated ones included. */
   relinquishAll(): void {
-    for (const live of this.registry.all()) this.relinquish(live.taskId);
+    for (const taskId of this.registry.ids()) this.relinquish(taskId);
   }
 
   /** The record as clients see it now: with the current polling hint (T-27). */
@@ -222,12 +228,18 @@ export class TaskSupervisor {
     const visible = visibleKey(record);
     if (visible !== live.lastVisible) {
       live.lastVisible = visible;
-      if (isTerminal(record)) this.options.pollPolicy?.observe(record);
-      this.emit(this.present(shown(record)));
+      this.publish(record);
     }
+    this.passivation.written(live, record);
     // A terminal task leaves memory once its final record is stored (I-10):
     // until then `get` keeps answering from the actor, never from a stale record.
     if (isTerminal(record)) this.registry.remove(record.taskId);
+  }
+
+  /** A visible change is published (a live task's, or a passivated task's end). */
+  private publish(record: TaskRecord): void {
+    if (isTerminal(record)) this.options.pollPolicy?.observe(record);
+    this.emit(this.present(shown(record)));
   }
 
   private emit(shown: TaskRecord): void {
@@ -240,18 +252,8 @@ export class TaskSupervisor {
     }
   }
 
-  /** {@link TaskRecovery.resumeAll}: start-up recovery, cluster adoption. */
-  resumeAll(
-    records: readonly TaskRecord[],
-    /** `adopted`: taken over from an instance whose lease expired (its tasks end saying so, issue 13 item 4). */
-    cause: RecoveryCause = 'restart',
-  ): Promise<{ resumed: number; failed: number; live: number; quarantined: number }> {
+  /** {@link TaskRecovery.resumeAll}: start-up recovery, cluster adoption (`adopted`: from an instance whose lease expired, issue 13 item 4). */
+  resumeAll(records: readonly TaskRecord[], cause: RecoveryCause = 'restart'): ReturnType<TaskRecovery['resumeAll']> {
     return this.recovery.resumeAll(records, cause);
   }
-}
-
-/** A stored record as clients and listeners get it: without the machine snapshot (as a live actor's view always was). */
-function shown(record: TaskRecord): TaskRecord {
-  const { snapshot: _internal, ...rest } = record;
-  return rest;
 }

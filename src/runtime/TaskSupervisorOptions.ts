@@ -41,6 +41,15 @@ export interface TaskSupervisorOptions {
    * instance (shared store); without it such a call is acknowledged only.
    */
   forward?: (record: TaskRecord, command: TaskCommand) => Promise<void>;
+  /**
+   * How long a task of a re-runnable tool (`resume: 'replay' | 'resume'`)
+   * waits for input, with all its changes stored, before its actor leaves
+   * memory and the task lives in the store only (passivation, issue 20
+   * item 3); the next `update` runs the tool again with its answers replayed,
+   * `cancel` and the ttl end it from the store. Clients cannot tell. `false`:
+   * never. Default 60 s.
+   */
+  passivateIdleAfterMs?: number | false;
 }
 
 export interface CreateTaskOptions {

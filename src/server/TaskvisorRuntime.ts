@@ -96,6 +96,13 @@ export interface RuntimeOptions {
    * when its ttl ran out (so a task failed by its deadline is seen). Default 60 s.
    */
   finishedRetentionMs?: number;
+  /**
+   * How long a task of a `resume: 'replay' | 'resume'` tool waits for input,
+   * with everything stored, before its actor leaves memory and the task lives
+   * in the store only (passivation; clients cannot tell). `false`: never.
+   * Default 60 s. See docs/tools.md.
+   */
+  passivateIdleAfterMs?: number | false;
   /** Receives every inspection event of every task actor (see `src/inspection`). Off by default. */
   inspect?: (event: InspectionEvent) => void;
   /** Frames a listen stream may have pending before it is closed as too slow. Default 1000. */
@@ -201,6 +208,7 @@ export class TaskvisorRuntime {
       logger: this.logger,
       ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),
       ...(options.finishedRetentionMs !== undefined ? { finishedRetentionMs: options.finishedRetentionMs } : {}),
+      ...(options.passivateIdleAfterMs !== undefined ? { passivateIdleAfterMs: options.passivateIdleAfterMs } : {}),
       ...(options.inspect ? { inspect: options.inspect } : {}),
       pollPolicy,
       limits: this.limits,

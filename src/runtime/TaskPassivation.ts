@@ -1,0 +1,258 @@
+/**
+ * Passivation (issue 20 item 3, ARCHITECTURE "Passivation"): a task that has
+ * waited for input for `idleAfterMs` with nothing left to write lives in the
+ * store, not in memory. Its actor is stopped (the handler's suspended run is
+ * aborted and dropped) and only a {@link PassivatedTask} entry stays: owner,
+ * admission slot, deadline. Clients cannot tell:
+ *
+ * - `get` answers from the store, which holds exactly what a live task would
+ *   show (a task is passivated only when its persister is idle: every change
+ *   is durable, I-1, nothing unpersisted is dropped);
+ * - every event for it (`update`, `cancel`, its deadline) goes through the
+ *   machine's pure transition of its stored snapshot (I-3), is stored, then
+ *   published (the one durable-publish order, I-1): the same record and the
+ *   same listen frame a live actor would have produced. Ignored answers
+ *   (T-22) change nothing; `cancel` and the deadline end it at once (T-24,
+ *   T-26) without running anything; accepted answers then rehydrate it
+ *   (`TaskRecovery.resumeRecord`: the handler runs again from the start with
+ *   every answer replayed, and sets none of its earlier status messages
+ *   again, see `ToolExecution`), so it goes on exactly where a live one would.
+ *
+ * Only tasks of tools with `resume: 'replay'` or `'resume'` are passivated:
+ * running such a handler again is what its tool already promised to
+ * tolerate (a restart does the same). A `resume: 'fail'` handler cannot be
+ * run again, and its suspended closure cannot be stored: it stays live.
+ */
+import { TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
+import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
+import { isTerminal, visibleKey } from '../tasks/project.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import type { Logger } from './Logger.js';
+import { readStoredTask } from './readStoredTask.js';
+import { transitionStored } from './storedTransition.js';
+import type { TaskRecovery } from './TaskRecovery.js';
+import type { LiveTask, PassivatedTask, TaskRegistry } from './TaskRegistry.js';
+
+export interface TaskPassivationOptions {
+  store: TaskStore;
+  tools: Pick<ToolRegistry, 'get'>;
+  logger: Logger;
+  registry: TaskRegistry;
+  recovery: Pick<TaskRecovery, 'resumeRecord'>;
+  now: () => number;
+  /** How long a task waits for input, with nothing to write, before its actor leaves memory; `false`: never. Default 60 s. */
+  passivateIdleAfterMs?: number | false | undefined;
+  finishedRetentionMs?: number | undefined;
+  /** A passivated task ended (cancel, deadline) and its final record is stored: tell listeners. */
+  publish: (record: TaskRecord) => void;
+}
+
+/** Default `passivateIdleAfterMs`: a minute waiting for input, with nothing to write. */
+export const DEFAULT_PASSIVATE_IDLE_AFTER_MS = 60_000;
+
+/** Longest single setTimeout (larger delays overflow to 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export class TaskPassivation {
+  /** One timer for every passivated deadline: armed at the earliest. */
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private nextDeadline = Infinity;
+  private stopped = false;
+  /** The task being rehydrated right now (recovery must build its actor, not {@link hold} it again). */
+  private rehydrating: string | undefined;
+  /** Events being applied to passivated tasks: `stop()` waits for their writes. */
+  private readonly applying = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: TaskPassivationOptions) {}
+
+  /**
+   * A live task's record was stored (or created: a task promoted while it
+   * waited for input may write nothing more): (re)starts its idle timer if
+   * it now only waits for input (the registry clears it when the task leaves).
+   */
+  written(live: LiveTask, record: TaskRecord): void {
+    const idleAfterMs = this.idleAfterMs;
+    if (idleAfterMs === false) return;
+    clearTimeout(live.idleTimer);
+    live.idleTimer = undefined;
+    if (this.stopped || record.status !== 'input_required' || !this.rerunnable(record.tool)) return;
+    live.idleTimer = setTimeout(() => this.passivate(live), idleAfterMs);
+  }
+
+  /**
+   * Applies `event` to the task if it is passivated here and `principal`
+   * owns it (I-7); false otherwise (the caller routes it as before). Events
+   * for one task are applied one at a time, in the order they came; one that
+   * finds the task rehydrated by an earlier one goes to its actor.
+   */
+  async deliver(taskId: string, principal: string, event: TaskEvent): Promise<boolean> {
+    const entry = this.options.registry.passivatedOwned(taskId, principal);
+    if (!entry) return false;
+    const turn = (entry.queue ?? Promise.resolve()).then(() => this.apply(taskId, entry, event));
+    entry.queue = turn.catch(() => undefined);
+    this.applying.add(entry.queue);
+    void entry.queue.then(() => this.applying.delete(entry.queue!));
+    await turn;
+    return true;
+  }
+
+  /**
+   * Recovery (start-up, cluster adoption) found `record` unfinished: a task
+   * of a re-runnable tool that has waited for input for `idleAfterMs`
+   * already is kept passivated, no actor built (its handler runs again on
+   * its next accepted answer, as after any rehydration). Returns whether it
+   * did; it then counts against its owner's limit like any recovered task.
+   */
+  hold(record: TaskRecord): boolean {
+    const { registry, now } = this.options;
+    const idleAfterMs = this.idleAfterMs;
+    if (idleAfterMs === false || this.stopped || record.taskId === this.rehydrating) return false;
+    if (record.status !== 'input_required' || !this.rerunnable(record.tool)) return false;
+    if (now() - record.lastUpdatedAt < idleAfterMs) {
+      // Waiting for a shorter while: it runs live and is passivated when its idle time is up (registered right after this).
+      queueMicrotask(() => {
+        const live = registry.get(record.taskId);
+        if (live?.persister.durable) this.written(live, live.persister.durable);
+      });
+      return false;
+    }
+    const deadline = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
+    registry.hold(record.taskId, { owner: record.owner, slot: registry.slots.adopt(record.owner), deadline });
+    if (deadline !== null && deadline < this.nextDeadline) this.armDeadlines(deadline);
+    return true;
+  }
+
+  /**
+   * Nothing is written again (I-9): timers stop, writes under way finish,
+   * passivated tasks leave (unfinished in the store, recovered on the next start).
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    for (const [taskId] of this.options.registry.allPassivated()) this.options.registry.remove(taskId);
+    await Promise.all(this.applying);
+  }
+
+  private get idleAfterMs(): number | false {
+    return this.options.passivateIdleAfterMs ?? DEFAULT_PASSIVATE_IDLE_AFTER_MS;
+  }
+
+  private rerunnable(toolName: string): boolean {
+    const resume = this.options.tools.get(toolName)?.options.resume;
+    return resume === 'replay' || resume === 'resume';
+  }
+
+  /** The idle timer fired: passivates the task if it still only waits and everything it did is stored. */
+  private passivate(live: LiveTask): void {
+    const { registry } = this.options;
+    live.idleTimer = undefined;
+    // The same actor still (not finished and recovered again), nothing unwritten or being written (I-1).
+    if (this.stopped || registry.get(live.taskId) !== live || !live.persister.idle) return;
+    const durable = live.persister.durable;
+    const snapshot = live.actor.getSnapshot();
+    if (durable?.status !== 'input_required' || snapshot.status !== 'active' || !snapshot.matches({ active: 'input_required' })) return;
+    const { context } = snapshot;
+    const deadline = context.ttlMs === null ? null : context.createdAt + context.ttlMs;
+    registry.passivate(live, deadline);
+    if (deadline !== null && deadline < this.nextDeadline) this.armDeadlines(deadline);
+  }
+
+  /** One event for one passivated task (its turn in the task's queue). */
+  private async apply(taskId: string, entry: PassivatedTask, event: TaskEvent): Promise<void> {
+    const { registry, store } = this.options;
+    if (registry.passivated(taskId) !== entry) {
+      // Rehydrated by an earlier event: the actor takes this one (a task that ended ignores it, I-2).
+      registry.owned(taskId, entry.owner)?.actor.send(event);
+      return;
+    }
+    if (this.stopped) return;
+    const record = await readStoredTask(this.options, taskId, entry.owner, this.options.now());
+    if (isTerminal(record)) {
+      registry.remove(taskId);
+      return;
+    }
+    // Not for the pure transition: recovery decides (it fails such a task through the machine, I-3).
+    if (record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined)
+      return this.rehydrate(taskId, entry, record, event);
+    const next = transitionStored(record, event);
+    // Ignored by the machine (answers to keys not outstanding, T-22): nothing changes, nothing runs.
+    if (next === undefined || this.stopped) return;
+    // Accepted answers: the handler goes on. Its actor takes the event as a live one would, and its
+    // persister writes what follows in the same order, coalesced the same way (the same listen frames).
+    if (!isTerminal(next)) return this.rehydrate(taskId, entry, record, event);
+    // The end (cancel, deadline): nothing runs, the transition is stored, then published.
+    try {
+      await store.put(next);
+    } catch (error) {
+      if (!(error instanceof TaskFencedError)) throw error;
+      // Another instance runs this task now: it leaves this process, nothing written (I-9).
+      registry.remove(taskId);
+      this.options.logger.info(`task ${taskId} is no longer run by this instance (claimed by another)`);
+      return;
+    }
+    // Stored, then published: what a live task's persister does with the same change.
+    if (visibleKey(next) !== visibleKey(record)) this.options.publish(next);
+    registry.remove(taskId);
+  }
+
+  /**
+   * Builds and starts the task's actor from `record` (its latest stored
+   * version) and hands it `event` at once, before its handler has run a
+   * step; the entry's slot passes to it.
+   */
+  private async rehydrate(taskId: string, entry: PassivatedTask, record: TaskRecord, event: TaskEvent): Promise<void> {
+    const { registry, recovery } = this.options;
+    registry.unpassivate(taskId);
+    // resumeRecord registers the actor synchronously, before its first await (and asks hold(), which must not hold it again).
+    this.rehydrating = taskId;
+    let resumed: Promise<unknown>;
+    try {
+      resumed = recovery.resumeRecord(record);
+      registry.get(taskId)?.actor.send(event);
+    } finally {
+      this.rehydrating = undefined;
+    }
+    try {
+      await resumed;
+    } finally {
+      // The live task took a slot of its own: the owner's count never dropped in between.
+      entry.slot.release();
+    }
+    const live = registry.get(taskId);
+    // Armed now: a rehydrated task that writes nothing new would otherwise never leave memory again.
+    if (live?.persister.durable) this.written(live, live.persister.durable);
+  }
+
+  /** Arms the deadline timer for `at` (the earliest passivated deadline). */
+  private armDeadlines(at: number): void {
+    clearTimeout(this.deadlineTimer);
+    this.nextDeadline = at;
+    this.deadlineTimer = setTimeout(() => void this.expire(), Math.min(Math.max(0, at - this.options.now()), MAX_TIMER_MS));
+  }
+
+  /** Ends every passivated task whose ttl ran out (T-26), as its live deadline timer would have; re-arms for the next. */
+  private async expire(): Promise<void> {
+    this.deadlineTimer = undefined;
+    this.nextDeadline = Infinity;
+    if (this.stopped) return;
+    const now = this.options.now();
+    let next = Infinity;
+    const due: Array<[string, PassivatedTask]> = [];
+    for (const [taskId, entry] of this.options.registry.allPassivated()) {
+      if (entry.deadline === null) continue;
+      if (entry.deadline <= now) due.push([taskId, entry]);
+      else next = Math.min(next, entry.deadline);
+    }
+    if (next !== Infinity) this.armDeadlines(next);
+    await Promise.all(
+      due.map(([taskId, entry]) =>
+        this.deliver(taskId, entry.owner, { type: 'DEADLINE', at: now }).catch((error: unknown) => {
+          this.options.logger.error(`could not end expired passivated task ${taskId}; retrying`, error);
+          if (!this.stopped && this.nextDeadline > now + 1000) this.armDeadlines(now + 1000);
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * A stored unfinished task taken through one event by the task machine's
+ * pure transition function, without building its actor (I-3): recovery ends
+ * tasks it cannot resume this way, passivation ends passivated tasks
+ * (cancel, deadline) this way (issue 20 item 3).
+ */
+import { createActor, fromCallback, type AnyActorRef, type AnyActorScope } from 'xstate';
+import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
+import { recordOf } from '../tasks/project.js';
+import type { TaskRecord } from '../tasks/TaskRecord.js';
+
+/**
+ * The task's stored snapshot taken through `event` by the machine's pure
+ * transition function (I-3): the same record an actor restored from it would
+ * reach, without building an actor, its children and its system for each of
+ * possibly 100k tasks (issue 13 item 6: recovery was ~0.5 ms of actor set-up
+ * per task).
+ */
+export function endFromSnapshot(record: TaskRecord, event: TaskEvent): TaskRecord {
+  const stored = record.snapshot as { value: unknown; context: unknown };
+  const snapshot = taskMachine.resolveState({ value: stored.value, context: stored.context } as never);
+  // What xstate's transition() does, with one inert scope for every task: it built an actor per call for its
+  // scope (with the machine's initial snapshot), which was two thirds of this function's cost.
+  const next = taskMachine.transition(snapshot, event, inertScope());
+  if (next.status === 'error') throw next.error instanceof Error ? next.error : new Error(String(next.error));
+  return recordOf(next, undefined, record.version + 1, TASK_MACHINE_VERSION);
+}
+
+let scope: AnyActorScope | undefined;
+
+/**
+ * A scope whose effects do nothing, as xstate's `createInertActorScope` builds
+ * for `transition()`: actions are not executed, children not started or
+ * stopped. Built once (its actor is never started).
+ */
+function inertScope(): AnyActorScope {
+  if (scope === undefined) {
+    const self = createActor(taskMachine, {
+      input: { taskId: 'inert', owner: 'inert', tool: 'inert', args: {}, now: 0, ttlMs: null },
+    });
+    scope = {
+      self,
+      defer: () => {},
+      id: '',
+      logger: () => {},
+      sessionId: '',
+      stopChild: () => {},
+      system: self.system,
+      emit: () => {},
+      actionExecutor: () => {},
+    };
+  }
+  return scope;
+}
+
+/**
+ * A passivated task's stored record taken through `event` by the machine
+ * (I-3), ready to be stored as its next version; `undefined` when the
+ * machine ignores the event (unknown or answered keys, T-22). The snapshot
+ * keeps the stored one's invoked children: every event a passivated task
+ * gets keeps it in `active` (whose invokes never change) or ends it (no
+ * children left), so the actor restored from it runs the same worker and
+ * deadline timer the live task had (I-8).
+ */
+export function transitionStored(record: TaskRecord, event: TaskEvent): TaskRecord | undefined {
+  const stored = record.snapshot as { value: unknown; context: unknown; children?: unknown };
+  const snapshot = taskMachine.resolveState({ value: stored.value, context: stored.context } as never);
+  // Stand-ins for the invoked children, so `sendTo('worker')` resolves (the inert scope never delivers it:
+  // the rehydrated worker reads every answer from the context instead).
+  (snapshot as { children: Record<string, AnyActorRef> }).children = inertChildren();
+  const next = taskMachine.transition(snapshot, event, inertScope());
+  if (next.status === 'error') throw next.error instanceof Error ? next.error : new Error(String(next.error));
+  if (JSON.stringify([next.value, next.context]) === JSON.stringify([stored.value, stored.context])) return undefined;
+  const persisted = {
+    ...stored,
+    status: next.status,
+    value: next.value,
+    context: next.context,
+    historyValue: next.historyValue,
+    children: next.status === 'active' ? stored.children : {},
+  };
+  return recordOf(next, persisted, record.version + 1, TASK_MACHINE_VERSION);
+}
+
+let children: Record<string, AnyActorRef> | undefined;
+
+/** Never-started actors standing for a task's invoked `worker` and `deadline` in a pure transition. */
+function inertChildren(): Record<string, AnyActorRef> {
+  if (children === undefined) {
+    const inert = fromCallback(() => () => {});
+    children = { worker: createActor(inert), deadline: createActor(inert) };
+  }
+  return children;
+}
