@@ -166,7 +166,7 @@ export class TaskvisorRuntime {
   /** Settles when start() finished (or the runtime closed first): transports bound early wait on it. */
   private readonly startedSignal = settleOnce();
   #phase: RuntimePhase = 'starting';
-  private readonly closers = new Set<() => Promise<void>>();
+  private readonly closers = new Set<() => void | Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
   /** The answers to `tasks/get|update|cancel`, shared by the SDK handlers and the HTTP fast lane (issue 20). */
   readonly taskRequests: TaskRequests;
@@ -380,7 +380,7 @@ export class TaskvisorRuntime {
     await catalog.load();
     if (option.watch !== false) catalog.watch();
     const stopSweep = history.sweep();
-    this.onClose(async () => {
+    this.onClose(() => {
       stopSweep();
       catalog.close();
     });
@@ -394,7 +394,16 @@ export class TaskvisorRuntime {
     this.#phase = 'stopping';
     // Listen streams end gracefully with their result (§1.9) before the transports go.
     this.subscriptions.closeAll();
-    await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
+    // Each hook in its own async frame: a sync throw is logged like a rejection and the others still run.
+    await Promise.all(
+      [...this.closers].map(async (close) => {
+        try {
+          await close();
+        } catch (error) {
+          this.logger.error('close failed', error);
+        }
+      }),
+    );
     await this.cluster?.stop();
     await this.upstreams?.stop();
     await this.supervisor.stop();
@@ -427,8 +436,8 @@ export class TaskvisorRuntime {
     return this.state === 'starting';
   }
 
-  /** Runs `close` when the runtime closes (transports register themselves). */
-  onClose(close: () => Promise<void>): () => void {
+  /** Runs `close` (sync or async) when the runtime closes (transports register themselves). */
+  onClose(close: () => void | Promise<void>): () => void {
     this.closers.add(close);
     return () => this.closers.delete(close);
   }

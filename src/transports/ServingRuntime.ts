@@ -43,6 +43,6 @@ export interface ServingRuntime {
    * answer from the store or with a retryable error (issue 13 item 6).
    */
   recovering?(): boolean;
-  /** Runs `close` when the runtime closes; returns the unregistration. */
-  onClose(close: () => Promise<void>): () => void;
+  /** Runs `close` (sync or async) when the runtime closes; returns the unregistration. */
+  onClose(close: () => void | Promise<void>): () => void;
 }
