@@ -8,6 +8,10 @@ import { isNonTerminal, selectExpired, selectListed } from './query.js';
 import { mayReportDamaged } from '../tasks/storedOwner.js';
 import { TaskDamagedError, TaskExistsError, type QuarantinedRecord, type TaskListQuery, type TaskStore } from './TaskStore.js';
 
+// Every method implements the TaskStore port, whose callers expect a promise: `async` turns the
+// synchronous throws (store not open, id taken, damaged) into rejections, so no method awaits.
+/* eslint-disable @typescript-eslint/require-await -- see above: TaskStore port, throws must reject */
+
 type State = 'new' | 'open' | 'closed';
 
 /**
