@@ -38,9 +38,7 @@ export const upstreamMachine = setup({
   },
   actors: {
     /** Placeholder: connects, reads capabilities and the tool catalog. */
-    connect: fromPromise<ConnectOutput, MonitorInput>(async () => {
-      throw new Error('connect is provided by the runtime');
-    }),
+    connect: fromPromise<ConnectOutput, MonitorInput>(() => Promise.reject(new Error('connect is provided by the runtime'))),
     /** Placeholder: pings, watches `list_changed` and the transport; reports PING_*, CATALOG, DISCONNECTED. */
     monitor: fromCallback<UpstreamEvent, MonitorInput>(() => () => {}),
     /** Placeholder: sends RETRY_SCHEDULED at once, then RETRY when the delay is over. */

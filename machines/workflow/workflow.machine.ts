@@ -38,7 +38,7 @@ export const workflowMachine = setup({
   },
   actors: {
     /** Placeholder: the runtime provides the step executor (templates, conditions, tool calls). */
-    runStep: fromPromise<StepRunOutput, StepRunInput>(async () => ({ status: 'skipped' })),
+    runStep: fromPromise<StepRunOutput, StepRunInput>(() => Promise.resolve({ status: 'skipped' })),
   },
   guards: {
     failedHardWithCleanup: ({ context, event }) => isHardFailure(outputOf(event)) && context.onFailureIds.length > 0,

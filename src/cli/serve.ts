@@ -217,7 +217,7 @@ export async function serve(args: ServeArgs): Promise<{
     // Before start(): recovery's writes make spans too. Missing @opentelemetry/api is a setup problem, said in one line.
     try {
       const stopSpans = await enableOpenTelemetry({ source: runtime.store });
-      runtime.onClose(async () => stopSpans());
+      runtime.onClose(stopSpans);
     } catch (error) {
       operations.close();
       await inspection?.close();
@@ -322,8 +322,8 @@ export async function serve(args: ServeArgs): Promise<{
     if (loaded?.config.workflows?.watch !== false) workflows.watch();
     // Runs past their retention leave the store even when no new run comes (docs/workflows.md "Run history").
     const stopSweep = workflows.history?.sweep();
-    if (stopSweep) runtime.onClose(async () => stopSweep());
-    runtime.onClose(async () => workflows.close());
+    if (stopSweep) runtime.onClose(stopSweep);
+    runtime.onClose(() => workflows.close());
   }
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
   if (inspection?.trace) logger.info(`tracing task actors to ${inspection.trace.file}${args.traceRaw ? ' (not redacted)' : ''}`);
@@ -347,7 +347,7 @@ export async function serve(args: ServeArgs): Promise<{
         (error: unknown) => logger.error('SIGHUP: token file not reloaded, the previous tokens stay in force', error),
       );
     process.on('SIGHUP', onHup);
-    runtime.onClose(async () => void process.off('SIGHUP', onHup));
+    runtime.onClose(() => void process.off('SIGHUP', onHup));
   }
   const exposed = [url, wsUrl].filter((u): u is string => u !== undefined && !/^\w+:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(u));
   if (!auth && exposed.length > 0) {

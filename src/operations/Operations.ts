@@ -140,6 +140,6 @@ export function createOperations(runtime: OperationsRuntime, options: Operations
     metrics?.close();
     activity?.close();
   };
-  runtime.onClose(async () => close());
+  runtime.onClose(close);
   return { health, metrics, api, activity, gate, routes, healthRoutes, close };
 }

@@ -21,6 +21,6 @@ export interface OperationsRuntime {
   readonly upstreams?: { status(): UpstreamStatus[] } | undefined;
   /** Open listen streams (metrics). */
   readonly subscriptions?: { readonly size: number } | undefined;
-  /** Runs `close` when the runtime closes; returns the unregistration. */
-  onClose(close: () => Promise<void>): () => void;
+  /** Runs `close` (sync or async) when the runtime closes; returns the unregistration. */
+  onClose(close: () => void | Promise<void>): () => void;
 }

@@ -18,7 +18,7 @@ export interface PromptsSurfaceOptions {
 
 export const PromptsSurface = {
   attach(server: Server, { prompts, principal, logger }: PromptsSurfaceOptions): void {
-    server.setRequestHandler('prompts/list', async () => ({ prompts: prompts.list() as never }));
+    server.setRequestHandler('prompts/list', () => ({ prompts: prompts.list() as never }));
     server.setRequestHandler(
       'prompts/get',
       mappingErrors(async (request, ctx) => {

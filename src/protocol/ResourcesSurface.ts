@@ -49,10 +49,10 @@ export const ResourcesSurface = {
     );
     if (subscriptions) {
       // Any URI may be watched, also one not readable yet: its updates are the application's to announce.
-      server.setRequestHandler('resources/subscribe', async (request) => (subscriptions.add(request.params.uri), {}));
-      server.setRequestHandler('resources/unsubscribe', async (request) => (subscriptions.delete(request.params.uri), {}));
+      server.setRequestHandler('resources/subscribe', (request) => (subscriptions.add(request.params.uri), {}));
+      server.setRequestHandler('resources/unsubscribe', (request) => (subscriptions.delete(request.params.uri), {}));
     }
-    server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: resources.listTemplates() as never }));
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: resources.listTemplates() as never }));
     server.setRequestHandler(
       'resources/read',
       mappingErrors(async (request, ctx) => {

@@ -37,7 +37,7 @@ export interface ToolsSurfaceOptions {
 
 export const ToolsSurface = {
   attach(server: Server, { tools, caller, principal, era, requestState, logger }: ToolsSurfaceOptions): void {
-    server.setRequestHandler('tools/list', async () => ({ tools: tools.list() as never }));
+    server.setRequestHandler('tools/list', () => ({ tools: tools.list() as never }));
 
     server.setRequestHandler(
       'tools/call',

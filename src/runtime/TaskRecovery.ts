@@ -206,7 +206,7 @@ function inertScope(): AnyActorScope {
       system: self.system,
       emit: () => {},
       actionExecutor: () => {},
-    } as unknown as AnyActorScope;
+    };
   }
   return scope;
 }

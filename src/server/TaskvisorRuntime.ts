@@ -10,6 +10,7 @@ import type { JsonObject } from '../../machines/task/index.js';
 import type { Principal } from '../core/principal.js';
 import { LOCAL_PRINCIPAL } from '../core/principal.js';
 import { TasksExtension } from '../protocol/TasksExtension.js';
+import { TaskRequests } from '../protocol/TaskRequests.js';
 import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
 import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
 import { ResourcesSurface } from '../protocol/ResourcesSurface.js';
@@ -159,13 +160,16 @@ export class TaskvisorRuntime {
   private readonly supervisor: TaskSupervisor;
   private readonly caller: ToolCaller;
   private readonly requestState: RequestStateCodec<MrtrState>;
-  private readonly serverInfo: { name: string; version: string };
+  /** `serverInfo` stamped on every result (`_meta`, T-38). */
+  readonly serverInfo: { readonly name: string; readonly version: string };
   private state: 'new' | 'opening' | 'open' | 'starting' | 'started' | 'closed' = 'new';
   /** Settles when start() finished (or the runtime closed first): transports bound early wait on it. */
   private readonly startedSignal = settleOnce();
   #phase: RuntimePhase = 'starting';
-  private readonly closers = new Set<() => Promise<void>>();
+  private readonly closers = new Set<() => void | Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
+  /** The answers to `tasks/get|update|cancel`, shared by the SDK handlers and the HTTP fast lane (issue 20). */
+  readonly taskRequests: TaskRequests;
   /** Present when the store is shared by several instances (it implements `ownership`). */
   readonly cluster: ClusterNode | undefined;
   /** The aggregator's upstream connections; `undefined` when no upstream is configured. */
@@ -240,6 +244,11 @@ export class TaskvisorRuntime {
           logger: this.logger,
         })
       : undefined;
+    this.taskRequests = new TaskRequests({
+      supervisor: this.supervisor,
+      pollRateLimiter: this.pollRateLimiter,
+      forwarder: this.upstreams?.forwarder,
+    });
     if (this.upstreams) {
       const upstreams = this.upstreams;
       // Listens naming wrapped ids are relayed from the upstreams (src/upstreams/TaskForwarder.follow).
@@ -371,7 +380,7 @@ export class TaskvisorRuntime {
     await catalog.load();
     if (option.watch !== false) catalog.watch();
     const stopSweep = history.sweep();
-    this.onClose(async () => {
+    this.onClose(() => {
       stopSweep();
       catalog.close();
     });
@@ -385,7 +394,16 @@ export class TaskvisorRuntime {
     this.#phase = 'stopping';
     // Listen streams end gracefully with their result (§1.9) before the transports go.
     this.subscriptions.closeAll();
-    await Promise.all([...this.closers].map((close) => close().catch((error) => this.logger.error('close failed', error))));
+    // Each hook in its own async frame: a sync throw is logged like a rejection and the others still run.
+    await Promise.all(
+      [...this.closers].map(async (close) => {
+        try {
+          await close();
+        } catch (error) {
+          this.logger.error('close failed', error);
+        }
+      }),
+    );
     await this.cluster?.stop();
     await this.upstreams?.stop();
     await this.supervisor.stop();
@@ -418,8 +436,8 @@ export class TaskvisorRuntime {
     return this.state === 'starting';
   }
 
-  /** Runs `close` when the runtime closes (transports register themselves). */
-  onClose(close: () => Promise<void>): () => void {
+  /** Runs `close` (sync or async) when the runtime closes (transports register themselves). */
+  onClose(close: () => void | Promise<void>): () => void {
     this.closers.add(close);
     return () => this.closers.delete(close);
   }
@@ -522,13 +540,7 @@ export class TaskvisorRuntime {
     });
     // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
     if (era === 'modern') {
-      TasksExtension.attach(server, {
-        supervisor: this.supervisor,
-        principal: principal.id,
-        logger: this.logger,
-        ...(this.pollRateLimiter ? { pollRateLimiter: this.pollRateLimiter } : {}),
-        ...(this.upstreams ? { forwarder: this.upstreams.forwarder } : {}),
-      });
+      TasksExtension.attach(server, { requests: this.taskRequests, principal: principal.id, logger: this.logger });
     }
     return server;
   }

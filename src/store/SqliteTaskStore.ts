@@ -295,6 +295,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** The stored record, or `undefined` (also for ids that cannot be stored). */
+  // eslint-disable-next-line @typescript-eslint/require-await -- TaskStore port: a closed store's throw must reject, not throw synchronously
   async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     const statements = this.#assertOpen();
     if (invalidTaskIdReason(taskId) !== undefined) return undefined;
@@ -331,6 +332,7 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- TaskStore port: a closed store's throw must reject, not throw synchronously
   async listQuarantined(): Promise<QuarantinedRecord[]> {
     const statements = this.#assertOpen();
     return statements.listQuarantined.all().map((row) => ({
@@ -369,6 +371,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Every `working` / `input_required` record (index on `status`). */
+  // eslint-disable-next-line @typescript-eslint/require-await -- TaskStore port: a closed store's throw must reject, not throw synchronously
   async listNonTerminal(): Promise<TaskRecord[]> {
     const statements = this.#assertOpen();
     return this.#parseRows(statements.nonTerminal.all());
@@ -379,6 +382,7 @@ export class SqliteTaskStore implements TaskStore {
    * `(status, rowid)` index — one indexed range read per page, never a sort
    * or an OFFSET, and nothing read before it is consumed.
    */
+  // eslint-disable-next-line @typescript-eslint/require-await -- TaskStore port: a closed store's throw must reject, not throw synchronously
   async *scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
     const size = Math.max(1, Math.floor(pageSize));
     for (const status of ['working', 'input_required']) {
@@ -394,6 +398,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Ids whose `createdAt + ttlMs <= now`, most overdue first, at most `limit` (index on `expires_at`). */
+  // eslint-disable-next-line @typescript-eslint/require-await -- TaskStore port: a closed store's throw must reject, not throw synchronously
   async listExpired(now: number, limit: number): Promise<string[]> {
     const statements = this.#assertOpen();
     const max = normalizeLimit(limit);
@@ -402,6 +407,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Matching records, newest first (ties by id); index on `(owner, created_at)` when an owner is given. */
+  // eslint-disable-next-line @typescript-eslint/require-await -- TaskStore port: a closed store's throw must reject, not throw synchronously
   async list(query: TaskListQuery = {}): Promise<TaskRecord[]> {
     this.#assertOpen();
     const limit = normalizeLimit(query.limit);

@@ -82,6 +82,7 @@ export class WebSocketServerTransport implements Transport {
     return this.closedValue;
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- SDK Transport port: a second start must reject, not throw synchronously
   async start(): Promise<void> {
     if (this.started) throw new Error('WebSocketServerTransport already started');
     this.started = true;

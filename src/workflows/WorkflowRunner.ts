@@ -497,7 +497,7 @@ class WorkflowRun {
     if (step.tool !== undefined) record.tool = step.tool;
     else if (step.input !== undefined) record.tool = 'input';
     const started = Date.now();
-    const end = async (outcome: Outcome): Promise<Outcome> => {
+    const end = (outcome: Outcome): Outcome => {
       // A cancel (the caller's signal) is `cancelled`; a step's own time limit is a failure.
       record.status = signal.aborted && !(signal.reason instanceof TimeLimit) && outcome.status === 'failed' ? 'cancelled' : outcome.status;
       record.endedAt = now();
@@ -516,7 +516,7 @@ class WorkflowRun {
     this.records.push(record);
     try {
       if (step.condition && !(await this.conditionHolds(step.condition, scope, outcomes, recordId, signal))) {
-        return await end({ status: 'skipped' });
+        return end({ status: 'skipped' });
       }
       const retry = step.retry;
       const attempts = retry?.attempts ?? 1;
@@ -533,7 +533,7 @@ class WorkflowRun {
         }
         const retryOn: FailureKind[] = retry?.on ?? ['error', 'timeout'];
         if (outcome.status !== 'failed' || attempt >= attempts || signal.aborted || !retryOn.includes(outcome.kind ?? 'error')) {
-          return await end(outcome);
+          return end(outcome);
         }
         // Exponential backoff between attempts; a cancel interrupts the wait.
         const initial = ms(retry?.initialDelay, 1000);
