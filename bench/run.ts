@@ -8,7 +8,9 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader, foreign, coldstart.
+ * Benchmarks (names for `--only`): create, get, lane, heap, recovery, fanout, postgres, slowreader, foreign, coldstart.
+ * `lane` (the HTTP fast lane for tasks/*, issue 20) is driven by autocannon
+ * against its own four servers, the raw node:http floor among them (bench/fastLane.ts).
  * `postgres` (durable create through the Postgres store, interleaved with the
  * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
  * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
@@ -32,6 +34,7 @@ import { BENCH_DIR, runScript, startServer, type ServerChild } from './child.js'
 import { runColdStart, type ColdStartResult } from './coldStart.js';
 import { runFanout, type FanoutResult } from './fanout.js';
 import { runSlowReader, type SlowReaderResult } from './slowReader.js';
+import { runFastLaneCell, type FastLaneResult } from './fastLane.js';
 import { rpc, runInterleaved, runLoad, type LoadResult, type Partner } from './loadgen.js';
 import type { Json, RpcCall } from './protocol.js';
 import { captureTemplates, seedLowdb, seedSqlite, seedThroughApi, sqliteAvailable, sqliteConfig, type Templates } from './seed.js';
@@ -42,7 +45,7 @@ import type { ServerConfig } from './server.js';
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign', 'coldstart'] as const;
+const BENCHMARKS = ['create', 'get', 'lane', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign', 'coldstart'] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
 const { values: flags } = parseArgs({
@@ -166,6 +169,7 @@ const raw = {
   coldStart: undefined as ColdStartResult | undefined,
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
   foreign: [] as ForeignGetResult[],
+  lane: undefined as FastLaneResult | undefined,
   skipped: [] as string[],
   errors: [] as string[],
 };
@@ -786,6 +790,53 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     });
   }
 
+  // Issue 20 item 1: the HTTP fast lane, every figure against the bare SDK echo and the raw floor of the same cell.
+  const lane = raw.lane;
+  if (lane) {
+    const c = `c=${lane.concurrency}, autocannon, ${lane.rounds * 2} interleaved ${fmt(lane.sliceMs / 1000)} s slices`;
+    const what = (key: keyof FastLaneResult['rate']) => `${fmt(lane.rate[key])} req/s, p50 ${fmt(lane.p50[key])} ms`;
+    add({
+      bench: 'HTTP fast lane: tasks/get',
+      case: `${c}; completed task`,
+      figure: 'throughput',
+      value: lane.rate.lane,
+      unit: 'req/s',
+      baseline: 'bare SDK echo',
+      baselineValue: lane.rate.bare,
+      baselineUnit: 'req/s',
+      ratio: ratio(lane.rate.lane, lane.rate.bare),
+      target: '≥ 10× bare SDK echo',
+      verdict: verdict(lane.errors === 0 ? ratio(lane.rate.lane, lane.rate.bare) >= 10 : undefined),
+      note: `p50 ${fmt(lane.p50.lane)} ms${lane.errors ? `; ${lane.errors} errors: ${lane.firstError}` : ''}`,
+    });
+    add({
+      bench: 'HTTP fast lane: tasks/get',
+      case: c,
+      figure: 'share of the raw floor',
+      value: lane.rate.lane,
+      unit: 'req/s',
+      baseline: 'raw node:http echo',
+      baselineValue: lane.rate.raw,
+      baselineUnit: 'req/s',
+      ratio: ratio(lane.rate.lane, lane.rate.raw),
+      target: '≥ 0.5× raw floor',
+      verdict: verdict(lane.errors === 0 ? ratio(lane.rate.lane, lane.rate.raw) >= 0.5 : undefined),
+      note: `raw ${what('raw')}; our own loadgen tops out at ${fmt(lane.ownLoadgenOnRaw)} req/s on it`,
+    });
+    add({
+      bench: 'HTTP fast lane: tasks/get',
+      case: c,
+      figure: 'lane vs SDK path (fastLane: false)',
+      value: lane.rate.lane,
+      unit: 'req/s',
+      baseline: 'same runtime, lane off',
+      baselineValue: lane.rate.sdk,
+      baselineUnit: 'req/s',
+      ratio: ratio(lane.rate.lane, lane.rate.sdk),
+      note: `SDK path ${what('sdk')}; bare SDK echo ${what('bare')}`,
+    });
+  }
+
   // 1. Durable create.
   if (enabled('create')) {
     if (sqliteSkip)
@@ -1360,6 +1411,17 @@ try {
       await bare.stop();
     }
   }
+  if (enabled('lane'))
+    await section('lane', async () => {
+      raw.lane = await runFastLaneCell({
+        concurrency: 16,
+        sliceMs: quick ? 600 : 1_500,
+        warmupMs: quick ? 100 : 250,
+        rounds: quick ? 1 : 2,
+        prewarmMs: quick ? 300 : 2_000,
+        log,
+      });
+    });
   if (ROUNDS === 3) fsyncRound(dataDir, 2);
   if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
   if (enabled('recovery')) {

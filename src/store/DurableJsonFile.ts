@@ -77,7 +77,11 @@ export class DurableJsonFile<T> implements Adapter<T> {
     // Stringify before the first await so later mutations of `data` by the caller cannot leak in.
     const text: string | undefined = JSON.stringify(data);
     if (text === undefined) throw new Error(`cannot write ${this.path}: value is not JSON-serializable`);
+    await this.writeText(text);
+  }
 
+  /** {@link write} for a value already serialized (the lowdb store's checkpoint writes journaled JSON as it is). */
+  async writeText(text: string): Promise<void> {
     const dir = dirname(this.path);
     const temp = join(dir, `.${basename(this.path)}.${process.pid}.${++tempCounter}.tmp`);
     let handle: FileHandle | undefined;
