@@ -106,8 +106,8 @@ export class RecoveryGate {
   }
 
   #answerError(id: string | number, code: number, message: string, data?: unknown): void {
-    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } }).catch(
-      (error: unknown) => logTransportError(this.runtime.logger, 'answer while not serving', error),
+    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } }).catch((error: unknown) =>
+      logTransportError(this.runtime.logger, 'answer while not serving', error),
     );
   }
 }
