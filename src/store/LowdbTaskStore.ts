@@ -303,15 +303,21 @@ export class LowdbTaskStore implements TaskStore {
   async #writeCheckpoint(): Promise<void> {
     const through = this.#journal.committedThrough;
     if (through <= this.#journal.droppedThrough && this.#journaled.size === 0) return;
+    const written: Array<[string, Journaled]> = [];
+    const folders = new Set<string>();
     await forEachSettled([...this.#journaled], CHECKPOINT_CONCURRENCY, async ([taskId, journaled]) => {
       const location = locateTask(this.#tasksDir, taskId);
       if (location === undefined) return;
       await this.#ensureShard(location);
       // No hooks: they observe the syncs on the request path (the journal's), which a checkpoint is not.
-      await new DurableJsonFile<TaskRecord>(location.file).writeText(journaled.text);
-      // A newer commit made meanwhile stays journaled for the next checkpoint.
-      if (this.#journaled.get(taskId) === journaled) this.#journaled.delete(taskId);
+      await new DurableJsonFile<TaskRecord>(location.file).writeText(journaled.text, { syncFolder: false });
+      folders.add(location.shardDir);
+      written.push([taskId, journaled]);
     });
+    // I-1: each shard folder once for all the renames made in it, before any batch is removed.
+    await forEachSettled([...folders], CHECKPOINT_CONCURRENCY, fsyncDir);
+    // A newer commit made meanwhile stays journaled for the next checkpoint.
+    for (const [taskId, journaled] of written) if (this.#journaled.get(taskId) === journaled) this.#journaled.delete(taskId);
     // Every record of batches ≤ through is in a task file now (its own, or a newer one of the same task).
     await this.#journal.dropThrough(through);
     for (const [taskId, seq] of this.#lastBatch) if (seq <= through) this.#lastBatch.delete(taskId);
