@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createTaskStore, DurableJsonFile, LowdbTaskStore, type LowdbTaskStoreOptions } from '../../src/store/index.js';
+import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { runTaskStoreContract } from './contract.js';
 import { makeRecord } from './fixtures.js';
@@ -286,6 +287,46 @@ describe('LowdbTaskStore specifics', () => {
     const reopened = await openStore(strictOptions(storeDir));
     assert.deepEqual((await reopened.list()).map((record) => record.taskId).sort(), [before.taskId, later.taskId, failedA.taskId].sort());
     assert.equal(await reopened.get(failedB.taskId), undefined);
+    await reopened.close();
+  });
+
+  it('through the fault wrapper: ENOSPC on the Nth create and a hung create fail or hold only themselves; the rest share one batch', async () => {
+    const storeDir = await freshDir('faulty-batch');
+    const kinds: string[] = [];
+    const inner = await openStore({ ...strictOptions(storeDir), hooks: { onSync: (kind) => kinds.push(kind) } });
+    const store = new FaultyTaskStore(inner);
+    const records = Array.from({ length: 6 }, () => makeRecord());
+    const [, second, , , , hung] = records as [TaskRecord, TaskRecord, TaskRecord, TaskRecord, TaskRecord, TaskRecord];
+    store.inject({ effect: 'ENOSPC', ops: ['create'], skip: 1, times: 1 });
+    store.inject({ effect: 'hang', ops: ['create'], when: (write) => write.taskId === hung.taskId });
+    const outcomes = records.map((record) =>
+      store.create(record).then(
+        () => 'stored',
+        (error: Error) => error.message,
+      ),
+    );
+    const settled = await Promise.all(outcomes.slice(0, 5));
+    assert.deepEqual(
+      settled.map((outcome) => (outcome === 'stored' ? outcome : 'failed')),
+      ['stored', 'failed', 'stored', 'stored', 'stored'],
+    );
+    assert.match(settled[1] ?? '', /ENOSPC/);
+    // The four that reached the store were one batch; the hung one is not stored and holds nobody up.
+    assert.deepEqual(kinds, ['file', 'dir']);
+    assert.equal(await store.get(second.taskId), undefined);
+    assert.equal(await store.get(hung.taskId), undefined);
+    store.heal();
+    assert.equal(await outcomes[5], 'stored');
+    assert.deepEqual(kinds, ['file', 'dir', 'file', 'dir']);
+    await inner.close();
+    const reopened = await openStore(strictOptions(storeDir));
+    assert.deepEqual(
+      (await reopened.list()).map((record) => record.taskId).sort(),
+      records
+        .filter((record) => record !== second)
+        .map((record) => record.taskId)
+        .sort(),
+    );
     await reopened.close();
   });
 
