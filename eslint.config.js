@@ -36,4 +36,13 @@ export default tseslint.config(
       '@typescript-eslint/no-unnecessary-type-assertion': 'error',
     },
   },
+  {
+    // Tests and benchmarks write stand-ins for real asynchronous code: tool handlers, SDK request and
+    // notification handlers, fake stores, scripted actors. Their `async` without an `await` is the
+    // point — it keeps them on the promise path the API documents (a throw arrives as a rejection,
+    // as it does in production) — so require-await is off here and only here. The rules that find
+    // real mistakes (floating and misused promises, unbound methods, needless assertions) stay on.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: { '@typescript-eslint/require-await': 'off' },
+  },
 );

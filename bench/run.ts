@@ -8,7 +8,9 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, heap, recovery, fanout, postgres, slowreader, foreign, coldstart.
+ * Benchmarks (names for `--only`): create, get, lane, heap, recovery, fanout, postgres, slowreader, foreign, coldstart.
+ * `lane` (the HTTP fast lane for tasks/*, issue 20) is driven by autocannon
+ * against its own four servers, the raw node:http floor among them (bench/fastLane.ts).
  * `postgres` (durable create through the Postgres store, interleaved with the
  * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
  * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
@@ -32,16 +34,18 @@ import { BENCH_DIR, runScript, startServer, type ServerChild } from './child.js'
 import { runColdStart, type ColdStartResult } from './coldStart.js';
 import { runFanout, type FanoutResult } from './fanout.js';
 import { runSlowReader, type SlowReaderResult } from './slowReader.js';
+import { runFastLaneCell, type FastLaneResult } from './fastLane.js';
 import { rpc, runInterleaved, runLoad, type LoadResult, type Partner } from './loadgen.js';
 import type { Json, RpcCall } from './protocol.js';
-import { captureTemplates, seedLowdb, seedSqlite, sqliteAvailable, sqliteConfig, type Templates } from './seed.js';
+import { captureTemplates, seedLowdb, seedSqlite, seedThroughApi, sqliteAvailable, sqliteConfig, type Templates } from './seed.js';
+import type { TaskStoreConfig } from '../src/index.js';
 import { fmt, median, ratio, summarize, type Summary } from './stats.js';
 import type { ServerConfig } from './server.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const BENCHMARKS = ['create', 'get', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign', 'coldstart'] as const;
+const BENCHMARKS = ['create', 'get', 'lane', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign', 'coldstart'] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
 const { values: flags } = parseArgs({
@@ -130,7 +134,8 @@ const log = (message: string) => process.stderr.write(`[${((performance.now() - 
 type StoreKind = 'lowdb' | 'sqlite';
 
 interface CreateCell {
-  store: StoreKind;
+  /** `memory`: the same create path with a store that keeps nothing on disk (no fsync), started empty. */
+  store: StoreKind | 'memory';
   seed: string;
   storedAtStart: number;
   concurrency: number;
@@ -154,7 +159,7 @@ const raw = {
   >,
   postgres: [] as Array<{ concurrency: number; postgres: LoadResult; sqlite: LoadResult }>,
   recovery: [] as Array<{
-    store: StoreKind;
+    store: StoreKind | 'postgres';
     label: string;
     resume: 'fail' | 'replay';
     result?: RecoveryResult;
@@ -165,6 +170,7 @@ const raw = {
   coldStart: undefined as ColdStartResult | undefined,
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
   foreign: [] as ForeignGetResult[],
+  lane: undefined as FastLaneResult | undefined,
   skipped: [] as string[],
   errors: [] as string[],
 };
@@ -417,6 +423,30 @@ async function prewarm(server: ServerChild): Promise<number> {
   return created;
 }
 
+/**
+ * Create on the memory store at every concurrency, interleaved with the bare
+ * SDK: the create path without a disk, so the durable stores' rows can be read
+ * against it (issue 20 item 2: where the time goes, store or request path).
+ */
+async function memoryCreateCells(bare: ServerChild): Promise<void> {
+  for (const concurrency of SIZES.createConcurrency) {
+    const server = await startServer({ mode: 'taskvisor', store: { kind: 'memory' }, ttlMs: 3_600_000 });
+    try {
+      const stored = await prewarm(server);
+      const loads = await interleave(
+        [{ key: 'memory', url: server.url, next: createCall, check: checkTask }, barePartner(bare)],
+        concurrency,
+      );
+      (raw.bare[concurrency] ??= []).push(loads.bare!);
+      raw.create.push({ store: 'memory', seed: 'empty', storedAtStart: stored, concurrency, load: loads.memory!, bare: loads.bare! });
+      log(`create memory c=${concurrency}: ${describe(loads.memory!)}`);
+      log(`bare SDK echo c=${concurrency}: ${describe(loads.bare!)}`);
+    } finally {
+      await server.stop();
+    }
+  }
+}
+
 async function stopAndRemove(server: ServerChild, dir: string, n: number): Promise<void> {
   await server.stop();
   await rm(dir, { recursive: true, force: true });
@@ -550,18 +580,23 @@ async function heapBenchmarks(dataDir: string, templates: Templates, stores: Sto
 // ---------------------------------------------------------------------------------------------
 // Recovery
 
-async function recoveryBenchmarks(dataDir: string, templates: Templates, stores: StoreKind[]): Promise<void> {
+async function recoveryBenchmarks(dataDir: string, templates: Templates, stores: StoreKind[], withPostgres: boolean): Promise<void> {
   const cases: Array<{ label: string; n: number; resume: 'fail' | 'replay' }> = SIZES.recoveryN.map((size) => ({
     ...size,
     resume: 'fail',
   }));
   if (SIZES.replayN > 0) cases.push({ label: `${SIZES.replayN / 1000}k`, n: SIZES.replayN, resume: 'replay' });
-  for (const kind of stores) {
+  // PostgreSQL (issue 13 item 6): the same start-up recovery over its keyset-paged scan, one schema per case. In a
+  // cluster the store's leases adopt tasks instead (claimExpired); this measures the scan-and-fail path of one instance.
+  for (const kind of [...stores, ...(withPostgres ? (['postgres'] as const) : [])]) {
     for (const { label, n, resume } of cases) {
       await section(`recovery ${kind} ${label} ${resume}`, async () => {
         const dir = join(dataDir, `recovery-${kind}`);
         await rm(dir, { recursive: true, force: true });
-        const seedMs = await seedStore(kind, dir, templates.working, n);
+        const schema = `tv_bench_rec_${Date.now().toString(36)}`;
+        const config = (kind === 'postgres' ? { kind: 'postgres', url: PG_URL, schema } : storeConfig(kind, dir)) as TaskStoreConfig;
+        const seedMs =
+          kind === 'postgres' ? await seedThroughApi(config, templates.working, n) : await seedStore(kind, dir, templates.working, n);
         log(`seeded ${kind} with ${n} working tasks in ${fmt(seedMs / 1000)} s`);
         flushDisk(n);
         const entry: (typeof raw.recovery)[number] = { store: kind, label, resume };
@@ -569,7 +604,7 @@ async function recoveryBenchmarks(dataDir: string, templates: Templates, stores:
         try {
           const outcome = await runScript<RecoveryResult>(
             'recovery.ts',
-            { store: storeConfig(kind, dir), resume, n, budgetMs: SIZES.recoveryBudgetMs },
+            { store: config, resume, n, budgetMs: SIZES.recoveryBudgetMs },
             { timeoutMs: SIZES.recoveryBudgetMs + 240_000, nodeArgs: ['--max-old-space-size=4096'] },
           );
           entry.timedOut = outcome.timedOut;
@@ -584,6 +619,7 @@ async function recoveryBenchmarks(dataDir: string, templates: Templates, stores:
           throw error;
         } finally {
           await rm(dir, { recursive: true, force: true });
+          if (kind === 'postgres') await dropPgSchema(schema);
           flushDisk(n);
         }
       });
@@ -779,6 +815,53 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     });
   }
 
+  // Issue 20 item 1: the HTTP fast lane, every figure against the bare SDK echo and the raw floor of the same cell.
+  const lane = raw.lane;
+  if (lane) {
+    const c = `c=${lane.concurrency}, autocannon, ${lane.rounds * 2} interleaved ${fmt(lane.sliceMs / 1000)} s slices`;
+    const what = (key: keyof FastLaneResult['rate']) => `${fmt(lane.rate[key])} req/s, p50 ${fmt(lane.p50[key])} ms`;
+    add({
+      bench: 'HTTP fast lane: tasks/get',
+      case: `${c}; completed task`,
+      figure: 'throughput',
+      value: lane.rate.lane,
+      unit: 'req/s',
+      baseline: 'bare SDK echo',
+      baselineValue: lane.rate.bare,
+      baselineUnit: 'req/s',
+      ratio: ratio(lane.rate.lane, lane.rate.bare),
+      target: '≥ 10× bare SDK echo',
+      verdict: verdict(lane.errors === 0 ? ratio(lane.rate.lane, lane.rate.bare) >= 10 : undefined),
+      note: `p50 ${fmt(lane.p50.lane)} ms${lane.errors ? `; ${lane.errors} errors: ${lane.firstError}` : ''}`,
+    });
+    add({
+      bench: 'HTTP fast lane: tasks/get',
+      case: c,
+      figure: 'share of the raw floor',
+      value: lane.rate.lane,
+      unit: 'req/s',
+      baseline: 'raw node:http echo',
+      baselineValue: lane.rate.raw,
+      baselineUnit: 'req/s',
+      ratio: ratio(lane.rate.lane, lane.rate.raw),
+      target: '≥ 0.5× raw floor',
+      verdict: verdict(lane.errors === 0 ? ratio(lane.rate.lane, lane.rate.raw) >= 0.5 : undefined),
+      note: `raw ${what('raw')}; our own loadgen tops out at ${fmt(lane.ownLoadgenOnRaw)} req/s on it`,
+    });
+    add({
+      bench: 'HTTP fast lane: tasks/get',
+      case: c,
+      figure: 'lane vs SDK path (fastLane: false)',
+      value: lane.rate.lane,
+      unit: 'req/s',
+      baseline: 'same runtime, lane off',
+      baselineValue: lane.rate.sdk,
+      baselineUnit: 'req/s',
+      ratio: ratio(lane.rate.lane, lane.rate.sdk),
+      note: `SDK path ${what('sdk')}; bare SDK echo ${what('bare')}`,
+    });
+  }
+
   // 1. Durable create.
   if (enabled('create')) {
     if (sqliteSkip)
@@ -791,12 +874,20 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         note: sqliteSkip,
       });
     const seedOrder = (label: string) => SIZES.seeds.findIndex((seed) => seed.label === label);
+    // Memory first (the create path without a disk), then the durable stores.
+    const storeOrder = (store: CreateCell['store']) => (store === 'memory' ? -1 : stores.indexOf(store));
     const cells = [...raw.create].sort(
-      (a, b) => stores.indexOf(a.store) - stores.indexOf(b.store) || seedOrder(a.seed) - seedOrder(b.seed) || a.concurrency - b.concurrency,
+      (a, b) => storeOrder(a.store) - storeOrder(b.store) || seedOrder(a.seed) - seedOrder(b.seed) || a.concurrency - b.concurrency,
     );
+    // Issue 20 item 2: at c=64 sqlite ≥ 2× and lowdb ≥ 1× the bare SDK echo; the memory store is a reference, not a goal.
+    const c64Target: Partial<Record<CreateCell['store'], number>> = { sqlite: 2, lowdb: 1 };
     for (const cell of cells) {
       const c = cell.concurrency;
-      const name = `${cell.store}, ${cell.seed} seeded (${cell.storedAtStart.toLocaleString('en-US')} stored at start), c=${c}`;
+      const name =
+        cell.store === 'memory'
+          ? `memory (not durable, started empty; ${cell.storedAtStart.toLocaleString('en-US')} stored at start), c=${c}`
+          : `${cell.store}, ${cell.seed} seeded (${cell.storedAtStart.toLocaleString('en-US')} stored at start), c=${c}`;
+      const goal = c === 64 ? c64Target[cell.store] : undefined;
       const bareTput = cell.bare.throughput;
       const tr = ratio(cell.load.throughput, bareTput);
       add({
@@ -809,7 +900,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         baselineValue: bareTput,
         baselineUnit: 'req/s',
         ratio: tr,
-        ...(c === 64 ? { target: '≥ 0.5×', verdict: verdict(tr >= 0.5) } : {}),
+        ...(goal !== undefined ? { target: `≥ ${goal}×`, verdict: verdict(tr >= goal) } : {}),
         ...(cell.load.errors ? { note: `${cell.load.errors} errors: ${cell.load.firstError}` } : {}),
       });
       const pr = ratio(cell.load.latency.p50, fsP50);
@@ -1065,7 +1156,8 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       }
       const value = (r.partial ? (r.projectedStartMs ?? NaN) : r.startMs) / 1000;
       const read = (r.openMs + r.listMs) / 1000;
-      const isTarget = entry.resume === 'fail' && entry.label === bigLabel;
+      // The goal is sqlite's (issue 20 item 5); the other stores' rows are ratios only.
+      const isTarget = entry.store === 'sqlite' && entry.resume === 'fail' && entry.label === bigLabel;
       add({
         bench: '4. restart recovery',
         case: name,
@@ -1345,6 +1437,7 @@ try {
   if (enabled('create') || enabled('get')) {
     const bare = await startBare();
     try {
+      if (enabled('create')) await section('create memory', () => memoryCreateCells(bare));
       for (const [index, kind] of stores.entries()) {
         await section(`create/get ${kind}`, () => storeBenchmarks(kind, dataDir, templates, index === stores.length - 1, bare));
       }
@@ -1352,9 +1445,27 @@ try {
       await bare.stop();
     }
   }
+  if (enabled('lane'))
+    await section('lane', async () => {
+      raw.lane = await runFastLaneCell({
+        concurrency: 16,
+        sliceMs: quick ? 600 : 1_500,
+        warmupMs: quick ? 100 : 250,
+        rounds: quick ? 1 : 2,
+        prewarmMs: quick ? 300 : 2_000,
+        log,
+      });
+    });
   if (ROUNDS === 3) fsyncRound(dataDir, 2);
   if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
-  if (enabled('recovery')) await recoveryBenchmarks(dataDir, templates, stores);
+  if (enabled('recovery')) {
+    const pgRecoverySkip = await postgresUnavailable();
+    if (pgRecoverySkip) {
+      raw.skipped.push(`postgres recovery: ${pgRecoverySkip}`);
+      log(`skipped: postgres recovery (${pgRecoverySkip})`);
+    }
+    await recoveryBenchmarks(dataDir, templates, stores, pgRecoverySkip === undefined);
+  }
   if (enabled('fanout')) await section('fanout', () => fanoutBenchmark(dataDir));
   // Not in a plain --quick run (it may build dist/, which the pack test of `npm test` builds too); `--quick --only coldstart` runs it.
   if (enabled('coldstart') && (!quick || only?.includes('coldstart')))

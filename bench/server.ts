@@ -4,10 +4,13 @@
  *
  *   node --import tsx bench/server.ts '{"mode":"taskvisor","store":{"kind":"lowdb","dir":"/tmp/x"}}'
  *   node --import tsx bench/server.ts '{"mode":"bare"}'
+ *   node --import tsx bench/server.ts '{"mode":"raw"}'
  *
  * `bare`: the protocol-stack ceiling — the v2 SDK alone (`createMcpHandler`
  * + `toNodeHandler`), a fresh `McpServer` per request with one `echo` tool
  * whose zod schema is built once at module scope.
+ * `raw`: the floor — a `node:http` JSON-RPC echo (parse the body, write the
+ * reply), no MCP at all.
  * `taskvisor`: a runtime with the bench tools (`bench/tools.ts`) behind
  * `listenHttp`.
  *
@@ -27,7 +30,9 @@ import { listenHttp } from '../src/transports/index.js';
 import { registerBenchTools } from './tools.js';
 
 export interface ServerConfig {
-  mode: 'bare' | 'taskvisor';
+  mode: 'bare' | 'raw' | 'taskvisor';
+  /** taskvisor only: the HTTP fast lane for tasks/* (default on; issue 20). */
+  fastLane?: boolean;
   /** taskvisor only: the store config (`memory`, `lowdb`, `sqlite`…) passed to `createRuntime`. */
   store?: { kind: string; [key: string]: unknown };
   resume?: ResumePolicy;
@@ -71,6 +76,32 @@ if (config.mode === 'bare') {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
+} else if (config.mode === 'raw') {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      let message: { id?: unknown; params?: { arguments?: { text?: unknown } } } = {};
+      try {
+        message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof message;
+      } catch {
+        // answered with id null, like any JSON-RPC server
+      }
+      const body = JSON.stringify({
+        result: { content: [{ type: 'text', text: String(message.params?.arguments?.text ?? '') }] },
+        jsonrpc: '2.0',
+        id: message.id ?? null,
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  closeServer = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
 } else {
   runtime = createRuntime({
     name: 'taskvisor-bench',
@@ -83,7 +114,7 @@ if (config.mode === 'bare') {
   });
   registerBenchTools(runtime, config.resume ? { resume: config.resume } : {});
   startReport = await runtime.start();
-  const listener = await listenHttp(runtime, { port: 0 });
+  const listener = await listenHttp(runtime, { port: 0, ...(config.fastLane === false ? { fastLane: false } : {}) });
   url = listener.url;
   closeServer = () => runtime!.close();
 }

@@ -34,6 +34,12 @@ export interface BearerAuthOptions {
   resourceName?: string;
 }
 
+/** What authentication reads of a request: its URL and headers (a web `Request`, or the HTTP fast lane's view of a Node request). */
+export interface RequestHead {
+  readonly url: string;
+  readonly headers: { get(name: string): string | null };
+}
+
 /** The front-door half of bearer authentication, shared by every network entry. */
 export interface BearerGate {
   /** The path of the metadata document for an entry served at `entryPath`. */
@@ -41,7 +47,7 @@ export interface BearerGate {
   /** The metadata document (GET/HEAD), or 405. */
   metadataResponse(request: Request, entryPath: string): Response;
   /** The request's principal, or the 401/403/503 answer. */
-  authenticate(request: Request, entryPath: string): Promise<Principal | Response>;
+  authenticate(request: RequestHead, entryPath: string): Promise<Principal | Response>;
   /**
    * Ties a long-lived session (a WebSocket connection, a listen stream) of a
    * principal this gate authenticated to its token: `end(reason)` is called
@@ -70,18 +76,20 @@ const refusal = (status: number, code: number, message: string, headers: Record<
 /** Builds the gate for `options`. */
 export function bearerGate(options: BearerAuthOptions, logger: Logger): BearerGate {
   const configuredResource = options.resource === undefined ? undefined : new URL(options.resource);
-  const resourceOf = (request: Request, entryPath: string): URL => configuredResource ?? new URL(entryPath, new URL(request.url).origin);
+  const resourceOf = (request: RequestHead, entryPath: string): URL =>
+    configuredResource ?? new URL(entryPath, new URL(request.url).origin);
   const metadataPath = (entryPath: string) => {
     const resourcePath = (configuredResource?.pathname ?? entryPath).replace(/\/+$/, '');
     return `${WELL_KNOWN}${resourcePath}`;
   };
-  const metadataUrl = (request: Request, entryPath: string) => new URL(metadataPath(entryPath), resourceOf(request, entryPath).origin).href;
+  const metadataUrl = (request: RequestHead, entryPath: string) =>
+    new URL(metadataPath(entryPath), resourceOf(request, entryPath).origin).href;
   const required = options.requiredScopes ?? [];
   // The credential behind each principal object this gate handed out (one fresh object per request).
   const credentials = new WeakMap<Principal, { token: string; expiresAt?: number }>();
   const sessions = new CredentialSessions(options.verifier, logger);
 
-  const challenge = (request: Request, entryPath: string, error?: { code: string; description: string }) => {
+  const challenge = (request: RequestHead, entryPath: string, error?: { code: string; description: string }) => {
     const parts = [
       ...(error ? [`error=${quoted(error.code)}`, `error_description=${quoted(error.description)}`] : []),
       ...(required.length ? [`scope=${quoted(required.join(' '))}`] : []),

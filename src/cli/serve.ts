@@ -293,6 +293,13 @@ export async function serve(args: ServeArgs): Promise<{
       throw new ConfigError(`cannot listen on ${host}:${port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   }
+  if (args.stdio) {
+    // Served from before recovery, like the listeners: tasks/* are answered while it runs, the rest waits (issue 13 item 6).
+    const { serveStdio } = await import('../transports/stdio.js');
+    const stdio = serveStdio(runtime);
+    logger.info('serving MCP over stdio');
+    void stdio.closed.then(() => runtime.close());
+  }
   // Recovery runs once the listeners are bound (requests wait for it: runtime.ready()).
   try {
     await runtime.start();
@@ -368,12 +375,6 @@ export async function serve(args: ServeArgs): Promise<{
     logger.info(
       `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,
     );
-  if (args.stdio) {
-    const { serveStdio } = await import('../transports/stdio.js');
-    const stdio = serveStdio(runtime);
-    logger.info('serving MCP over stdio');
-    void stdio.closed.then(() => runtime.close());
-  }
   return {
     runtime,
     ...(url ? { url } : {}),

@@ -8,8 +8,12 @@ import { declaresTasksExtension } from '../core/tasksExtension.js';
 
 /** The client capabilities this request declared (P6: the SDK types the envelope as `{}`). */
 export function clientCapabilitiesOf(ctx: ServerContext): JsonObject | undefined {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY];
+  return clientCapabilitiesIn(ctx.mcpReq.envelope);
+}
+
+/** The client capabilities a request's `_meta` (or the envelope the SDK lifted from it) declares. */
+export function clientCapabilitiesIn(meta: Record<string, unknown> | undefined): JsonObject | undefined {
+  const capabilities = meta?.[CLIENT_CAPABILITIES_META_KEY];
   return capabilities !== null && typeof capabilities === 'object' ? (capabilities as JsonObject) : undefined;
 }
 

@@ -10,6 +10,7 @@ import type { JsonObject } from '../../machines/task/index.js';
 import type { Principal } from '../core/principal.js';
 import { LOCAL_PRINCIPAL } from '../core/principal.js';
 import { TasksExtension } from '../protocol/TasksExtension.js';
+import { TaskRequests } from '../protocol/TaskRequests.js';
 import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
 import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
 import { ResourcesSurface } from '../protocol/ResourcesSurface.js';
@@ -166,13 +167,16 @@ export class TaskvisorRuntime {
   private readonly supervisor: TaskSupervisor;
   private readonly caller: ToolCaller;
   private readonly requestState: RequestStateCodec<MrtrState>;
-  private readonly serverInfo: { name: string; version: string };
+  /** `serverInfo` stamped on every result (`_meta`, T-38). */
+  readonly serverInfo: { readonly name: string; readonly version: string };
   private state: 'new' | 'opening' | 'open' | 'starting' | 'started' | 'closed' = 'new';
   /** Settles when start() finished (or the runtime closed first): transports bound early wait on it. */
   private readonly startedSignal = settleOnce();
   #phase: RuntimePhase = 'starting';
   private readonly closers = new Set<() => void | Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
+  /** The answers to `tasks/get|update|cancel`, shared by the SDK handlers and the HTTP fast lane (issue 20). */
+  readonly taskRequests: TaskRequests;
   /** Present when the store is shared by several instances (it implements `ownership`). */
   readonly cluster: ClusterNode | undefined;
   /** The aggregator's upstream connections; `undefined` when no upstream is configured. */
@@ -248,6 +252,11 @@ export class TaskvisorRuntime {
           logger: this.logger,
         })
       : undefined;
+    this.taskRequests = new TaskRequests({
+      supervisor: this.supervisor,
+      pollRateLimiter: this.pollRateLimiter,
+      forwarder: this.upstreams?.forwarder,
+    });
     if (this.upstreams) {
       const upstreams = this.upstreams;
       // Listens naming wrapped ids are relayed from the upstreams (src/upstreams/TaskForwarder.follow).
@@ -539,13 +548,7 @@ export class TaskvisorRuntime {
     });
     // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
     if (era === 'modern') {
-      TasksExtension.attach(server, {
-        supervisor: this.supervisor,
-        principal: principal.id,
-        logger: this.logger,
-        ...(this.pollRateLimiter ? { pollRateLimiter: this.pollRateLimiter } : {}),
-        ...(this.upstreams ? { forwarder: this.upstreams.forwarder } : {}),
-      });
+      TasksExtension.attach(server, { requests: this.taskRequests, principal: principal.id, logger: this.logger });
     }
     return server;
   }

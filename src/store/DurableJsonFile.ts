@@ -77,7 +77,16 @@ export class DurableJsonFile<T> implements Adapter<T> {
     // Stringify before the first await so later mutations of `data` by the caller cannot leak in.
     const text: string | undefined = JSON.stringify(data);
     if (text === undefined) throw new Error(`cannot write ${this.path}: value is not JSON-serializable`);
+    await this.writeText(text);
+  }
 
+  /**
+   * {@link write} for a value already serialized (the lowdb store's checkpoint
+   * writes journaled JSON as it is). `syncFolder: false` leaves the folder's
+   * fsync to the caller, who must make it before relying on the new name
+   * (the checkpoint syncs each folder once for all the files it wrote there).
+   */
+  async writeText(text: string, { syncFolder = true }: { syncFolder?: boolean } = {}): Promise<void> {
     const dir = dirname(this.path);
     const temp = join(dir, `.${basename(this.path)}.${process.pid}.${++tempCounter}.tmp`);
     let handle: FileHandle | undefined;
@@ -99,6 +108,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
     }
     // I-1/T-07: the rename lives in the directory; without this fsync the new
     // name can be lost on power loss even though the data blocks were synced.
+    if (!syncFolder) return;
     await fsyncDir(dir);
     this.#hooks.onSync?.('dir');
   }

@@ -80,6 +80,26 @@ export class MemoryTaskStore implements TaskStore {
     return out;
   }
 
+  /**
+   * The same records in pages of at most `pageSize`: the unfinished ids are
+   * taken when the scan starts, each record is copied as its page is consumed
+   * (one that finished meanwhile is skipped).
+   */
+  async *scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
+    this.#assertOpen();
+    const size = Math.max(1, Math.floor(pageSize));
+    const ids: string[] = [];
+    for (const record of this.#records.values()) if (isNonTerminal(record.status)) ids.push(record.taskId);
+    for (let start = 0; start < ids.length; start += size) {
+      const page: TaskRecord[] = [];
+      for (const taskId of ids.slice(start, start + size)) {
+        const record = this.#records.get(taskId);
+        if (record !== undefined && isNonTerminal(record.status)) page.push(structuredClone(record));
+      }
+      if (page.length > 0) yield page;
+    }
+  }
+
   /** Ids whose `createdAt + ttlMs <= now`, most overdue first, at most `limit`. */
   async listExpired(now: number, limit: number): Promise<string[]> {
     this.#assertOpen();

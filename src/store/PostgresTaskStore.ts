@@ -309,6 +309,31 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     return this.#parseRows(result.rows);
   }
 
+  /**
+   * Unfinished records page by page (start-up recovery, issue 13 item 6):
+   * keyset pages by `task_id` over the partial index of unfinished rows
+   * (migration 4) — one index range read per page, never an OFFSET, and
+   * nothing read before it is consumed. Ids compare bytewise (`COLLATE "C"`),
+   * so `task_id > last` continues exactly where the page ended; a task that
+   * finishes meanwhile simply drops out of the index.
+   */
+  async *scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
+    const size = Math.max(1, Math.floor(pageSize));
+    let after = '';
+    for (;;) {
+      const pool = this.#assertOpen();
+      const result = await pool.query<{ task_id: string; record: string }>(
+        `SELECT task_id, record FROM ${this.#q}.tasks WHERE status IN ${NON_TERMINAL} AND task_id > $1 ORDER BY task_id LIMIT $2`,
+        [after, size],
+      );
+      const rows = result.rows;
+      if (rows.length === 0) return;
+      after = rows[rows.length - 1]!.task_id;
+      yield this.#parseRows(rows);
+      if (rows.length < size) return;
+    }
+  }
+
   async listExpired(now: number, limit: number): Promise<string[]> {
     const pool = this.#assertOpen();
     const max = normalizeLimit(limit);

@@ -10,6 +10,10 @@
  *
  * Request ids: a request whose id is still in flight on this connection
  * (listens included) is answered -32600 and never reaches the SDK (issue 12.9).
+ *
+ * Before the runtime serves, messages pass its {@link RecoveryGate} first
+ * (given the runtime): `tasks/*` answered while it recovers, the rest held
+ * until it serves — what Streamable HTTP does (issue 13 item 6).
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
@@ -17,6 +21,8 @@ import { isModernListenRequest, parseListenRequest } from '../protocol/listenReq
 import type { Logger } from '../runtime/Logger.js';
 import { logTransportError } from '../runtime/transportErrors.js';
 import { InflightRequests, requestIdOf, responseIdOf } from './InflightRequests.js';
+import { RecoveryGate } from './RecoveryGate.js';
+import type { ServingRuntime } from './ServingRuntime.js';
 import type { ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
@@ -32,13 +38,17 @@ export class ListenInterceptingTransport implements Transport {
   private readonly streams = new Map<RequestId, ListenSubscription>();
   private pendingSends = 0;
   private readonly inflight = new InflightRequests();
+  private readonly gate: RecoveryGate | undefined;
 
+  /** @param runtime the runtime served, when it may not serve yet (bound before recovery): messages pass its gate. */
   constructor(
     private readonly inner: SerializingTransport,
     private readonly hub: SubscriptionHub,
     private readonly principal: string,
     private readonly logger: Logger,
+    runtime?: ServingRuntime,
   ) {
+    this.gate = runtime ? new RecoveryGate(runtime, principal, (message) => this.send(message)) : undefined;
     inner.onmessage = (message: JSONRPCMessage, extra?: unknown) => this.receive(message, extra);
     inner.onclose = () => {
       this.endAll();
@@ -95,6 +105,13 @@ export class ListenInterceptingTransport implements Transport {
         .catch((error: unknown) => logTransportError(this.logger, 'duplicate request id', error));
       return;
     }
+    // Not serving yet: answered now (tasks/* while recovering) or held until the runtime serves (issue 13 item 6).
+    if (this.gate?.take(message, () => this.route(message, extra))) return;
+    this.route(message, extra);
+  }
+
+  /** A message past the id check and the gate: a listen is ours, the rest the SDK's. */
+  private route(message: JSONRPCMessage, extra?: unknown): void {
     if (isModernListenRequest(message)) {
       void this.openListen(message.id, message.params).catch((error) => {
         this.inflight.release(message.id);

@@ -7,12 +7,20 @@ import type { McpServerFactory } from '@modelcontextprotocol/server';
 import type { Principal } from '../core/principal.js';
 import type { Limits } from '../limits/Limits.js';
 import type { Logger } from '../runtime/Logger.js';
+import type { TaskRequests } from '../protocol/TaskRequests.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
 export interface ServingRuntime {
   readonly logger: Logger;
   /** The limits in force; transports take their size limits from here. */
   readonly limits: Readonly<Limits>;
+  /**
+   * The answers to `tasks/get|update|cancel` the SDK handlers give, and the
+   * `serverInfo` stamped on results: what the Streamable HTTP fast lane
+   * needs to answer those three itself (issue 20). Absent: no fast lane.
+   */
+  readonly taskRequests?: TaskRequests;
+  readonly serverInfo?: { readonly name: string; readonly version: string };
   /** Open `subscriptions/listen` streams: transports hand every modern listen to it (P8). */
   readonly subscriptions: SubscriptionHub;
   /** One SDK server instance per serving unit, bound to the principal `principalOf` resolves (P7). */

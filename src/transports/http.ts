@@ -21,6 +21,7 @@ import { screenHttpBody } from './httpBodyScreen.js';
 import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
 import { LegacyHttpSessions } from './LegacyHttpSessions.js';
+import { fastLaneDisabledByEnv, tasksFastLane } from './tasksFastLane.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -51,6 +52,13 @@ export interface HttpEntryOptions {
    * `false` turns it off. No CORS headers are ever sent, wildcard or not.
    */
   allowedOrigins?: string[] | false;
+  /**
+   * The fast lane for `tasks/get|update|cancel` (transports/tasksFastLane.ts,
+   * issue 20): answered without the SDK's per-request machinery, with the
+   * same answers. Default on (not with a custom `authenticate` hook);
+   * `false`, or `TASKVISOR_HTTP_FAST_LANE=0`, sends every request through the SDK.
+   */
+  fastLane?: boolean;
   /** Largest request body in bytes. Default `runtime.limits.maxRequestBodyBytes`. */
   maxBodyBytes?: number;
   /** SSE keep-alive comment interval on listen streams, ms; 0 disables. Default 15 s. */
@@ -204,6 +212,11 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   };
 
   const node = toNodeHandler({ fetch });
+  // Issue 20: polls skip the Fetch conversion and the per-request SDK server; anything unusual still takes `node`.
+  const lane =
+    options.fastLane === false || fastLaneDisabledByEnv() || options.authenticate
+      ? undefined
+      : tasksFastLane(runtime, { bearer, path, allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins, ...bodyLimits });
   // Mounted in someone else's server too: the head check and failure containment travel with the entry (issue 12.1).
   const guard = new ListenerGuard('http', runtime.logger);
   const detach = runtime.onClose(async () => {
@@ -224,7 +237,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
-      guard.run(req, res, node);
+      guard.run(req, res, lane && pathname === path ? (laneReq, laneRes) => lane(laneReq, laneRes, node) : node);
       return true;
     },
     async close() {

@@ -17,7 +17,11 @@ export interface StdioOptions {
   principal?: Principal;
 }
 
-/** Serves a started runtime over stdio until stdin ends; resolves the handle. */
+/**
+ * Serves the runtime over stdio until stdin ends; resolves the handle. The
+ * runtime may still be starting: until it serves, messages wait (and
+ * `tasks/*` are answered while it recovers: RecoveryGate).
+ */
 export function serveStdio(runtime: ServingRuntime, options: StdioOptions = {}): { close(): Promise<void>; closed: Promise<void> } {
   const principal = options.principal ?? LOCAL_PRINCIPAL;
   // Listens are served by taskvisor's hub: the SDK's stdio listen router strips taskIds (P8).
@@ -32,6 +36,8 @@ export function serveStdio(runtime: ServingRuntime, options: StdioOptions = {}):
     runtime.subscriptions,
     principal.id,
     runtime.logger,
+    // Served from before recovery: tasks/* answered while it runs, the rest held until serving (issue 13 item 6).
+    runtime,
   );
   let onClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (onClosed = resolve));

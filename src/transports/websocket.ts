@@ -122,9 +122,12 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
     guard.upgrade(async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const outcome = await admitUpgrade(req);
       if (outcome instanceof Response) return refuse(socket, outcome);
-      // Bound before recovery (issue 13 item 2): the upgrade waits for the runtime to serve.
-      const notServing = await untilServing(runtime);
-      if (notServing) return refuse(socket, notServing);
+      // Bound before recovery (issue 13 item 2): the upgrade waits for the runtime to serve — except while it
+      // recovers: then the connection opens, and its messages pass the RecoveryGate like HTTP requests (issue 13 item 6).
+      if (runtime.recovering?.() !== true) {
+        const notServing = await untilServing(runtime);
+        if (notServing) return refuse(socket, notServing);
+      }
       if (closing || socket.destroyed) return void socket.destroy();
       wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
     }),
@@ -154,7 +157,7 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
       },
     });
     // Listens are served by taskvisor's hub: the SDK's listen router strips taskIds (P8).
-    const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger);
+    const wire = new ListenInterceptingTransport(transport, runtime.subscriptions, principal.id, runtime.logger, runtime);
     const handle = sdkServeStdio(
       runtime.serverFactory(() => principal),
       {

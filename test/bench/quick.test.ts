@@ -27,6 +27,7 @@ test('bench/run.ts --quick exits 0, prints the table and writes a JSON file', { 
       'baseline: bare SDK echo',
       '1. durable create',
       '2. tasks/get',
+      'HTTP fast lane: tasks/get',
       '3. heap per live idle task',
       '3. bytes per stored task',
       '4. restart recovery',

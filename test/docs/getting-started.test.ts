@@ -76,8 +76,9 @@ describe('docs/getting-started.md: hello_world by hand', () => {
     assert.equal(acknowledged.message?.result?.resultType, 'complete', acknowledged.text);
     let finished: Json | undefined;
     for (let i = 0; i < 200 && finished?.status !== 'completed'; i++) {
-      finished = (await postJsonRpc(listener.url, 'tasks/get', { taskId, _meta: (call.params as Json)._meta })).message?.result as Json;
-      if (finished.status !== 'completed') await new Promise((resolve) => setTimeout(resolve, 25));
+      const answer = (await postJsonRpc(listener.url, 'tasks/get', { taskId, _meta: (call.params as Json)._meta })).message?.result as Json;
+      finished = answer;
+      if (answer.status !== 'completed') await new Promise((resolve) => setTimeout(resolve, 25));
     }
     assert.deepEqual((finished!.result as Json).content, [{ type: 'text', text: 'Hello, Luca!' }]);
   });

@@ -38,8 +38,8 @@ export interface E2eServer {
 }
 
 export interface ScenarioContext {
-  /** The connected client the scenarios use (valid inside tests). */
-  connected(): ConnectedClient;
+  /** The connected client the scenarios use (valid inside tests); a plain function, destructured by callers. */
+  connected: () => ConnectedClient;
   /** Raw task operations on that client. */
   ops: ReturnType<typeof taskOps>;
   /** Counts of the server messages the V2 schema checks have seen so far. */

@@ -34,10 +34,10 @@ registerScenarios(
 /** Runs `body` against a fresh child serving the fixture over raw stdin/stdout lines. */
 async function withChild(
   body: (child: {
-    send(message: object): void;
-    lines(): string[];
-    waitForLines(count: number): Promise<void>;
-    stderr(): string;
+    send: (message: object) => void;
+    lines: () => string[];
+    waitForLines: (count: number) => Promise<void>;
+    stderr: () => string;
   }) => Promise<void>,
 ) {
   const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });

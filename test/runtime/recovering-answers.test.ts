@@ -14,38 +14,11 @@ import { it } from 'node:test';
 import { z } from 'zod';
 import { createRuntime } from '../../src/index.js';
 import { listenHttp } from '../../src/transports/index.js';
-import { SqliteTaskStore, type TaskStore } from '../../src/store/index.js';
+import { SqliteTaskStore } from '../../src/store/index.js';
+import { heldRecovery } from '../support/heldRecovery.js';
 import { makeRecord } from '../store/fixtures.js';
 import { postJsonRpc } from '../support/httpRaw.js';
 import { tempDir, waitFor } from '../support/processes.js';
-
-/** `inner` with `listNonTerminal` held until `open()` is called. */
-function gatedListing(inner: TaskStore): { store: TaskStore; open(): void; reached: Promise<void> } {
-  let open!: () => void;
-  let reach!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const reached = new Promise<void>((resolve) => (reach = resolve));
-  const store = new Proxy(inner, {
-    get(target, key) {
-      // Recovery reads through the paged scan (issue 13 item 6), a store without one through listNonTerminal.
-      if (key === 'listNonTerminal')
-        return async () => {
-          reach();
-          await gate;
-          return target.listNonTerminal();
-        };
-      if (key === 'scanNonTerminal')
-        return async function* (pageSize: number) {
-          reach();
-          await gate;
-          yield* target.scanNonTerminal!(pageSize);
-        };
-      const value = Reflect.get(target, key, target) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return { store, open, reached };
-}
 
 it(
   'while recovering: tasks/get answers from the store, update and cancel a retryable -32603; after it, all as usual',
@@ -68,7 +41,7 @@ it(
     await seed.create(unfinished);
     await seed.close();
 
-    const gated = gatedListing(new SqliteTaskStore({ file }));
+    const gated = heldRecovery(new SqliteTaskStore({ file }));
     const runtime = createRuntime({ store: gated.store, logger: { info: () => {}, error: () => {} }, reapIntervalMs: 0 });
     runtime.tool('work', { taskBehavior: 'always', inputSchema: z.object({}) }, () => 'never runs');
     await runtime.open();

@@ -24,7 +24,7 @@ const silent = { info: () => {}, error: () => {} };
 interface Site {
   store: TaskStore;
   corrupt(taskId: string): Promise<void>;
-  cleanup(): Promise<void>;
+  cleanup: () => Promise<void>;
 }
 
 const SITES: Record<string, () => Promise<Site>> = {

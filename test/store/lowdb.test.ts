@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createTaskStore, DurableJsonFile, LowdbTaskStore, type LowdbTaskStoreOptions } from '../../src/store/index.js';
+import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { runTaskStoreContract } from './contract.js';
 import { makeRecord } from './fixtures.js';
@@ -71,9 +72,12 @@ describe('LowdbTaskStore specifics', () => {
     const store = await openStore(strictOptions(storeDir));
     const record = makeRecord();
     await store.create(record);
+    // Durable in the journal already (issue 20 item 2); checkpoint() moves it into its task file now.
+    await store.checkpoint();
     const path = expectedPath(storeDir, record.taskId);
     assert.equal(await readFile(path, 'utf8'), JSON.stringify(record));
     await store.put({ ...record, version: 2, status: 'completed' });
+    await store.checkpoint();
     assert.equal(await readFile(path, 'utf8'), JSON.stringify({ ...record, version: 2, status: 'completed' }));
     assert.deepEqual(await listFiles(storeDir), [path]);
     assert.equal((await stat(path)).mode & 0o777, 0o600);
@@ -159,6 +163,7 @@ describe('LowdbTaskStore specifics', () => {
     for (const record of records) await store.create(record);
     for (const record of records) assert.deepEqual(await store.get(record.taskId), record);
 
+    await store.checkpoint();
     const files = await listFiles(storeDir);
     assert.equal(files.length, hostile.length);
     for (const file of files) {
@@ -191,6 +196,7 @@ describe('LowdbTaskStore specifics', () => {
     const longest = makeRecord({ taskId: 'y'.repeat(200) });
     await store.create(longest);
     assert.deepEqual(await store.get(longest.taskId), longest);
+    await store.checkpoint();
     assert.equal((await listFiles(storeDir)).length, 1);
     await store.close();
   });
@@ -200,6 +206,7 @@ describe('LowdbTaskStore specifics', () => {
     const store = await openStore(strictOptions(storeDir));
     const record = makeRecord();
     await store.create(record);
+    await store.checkpoint();
     assert.deepEqual(await listFiles(storeDir), [expectedPath(storeDir, record.taskId)]);
     await store.close();
   });
@@ -226,6 +233,147 @@ describe('LowdbTaskStore specifics', () => {
     await store.put({ ...record, version: 2 });
     await store.put({ ...record, version: 2 }); // stale: no write, no sync
     assert.deepEqual(kinds, ['file', 'dir', 'file', 'dir']);
+    await store.close();
+  });
+
+  it('concurrent creates and puts share one durable batch: one file sync and one folder sync for all of them (issue 20 item 2)', async () => {
+    const storeDir = await freshDir('group-commit');
+    const kinds: string[] = [];
+    const store = await openStore({ ...strictOptions(storeDir), hooks: { onSync: (kind) => kinds.push(kind) } });
+    const records = Array.from({ length: 20 }, () => makeRecord());
+    await Promise.all(records.map((record) => store.create(record)));
+    assert.deepEqual(kinds, ['file', 'dir']);
+    for (const record of records) assert.deepEqual(await store.get(record.taskId), record);
+    const finished = records.map((record) => ({ ...record, version: 2, status: 'completed' as const }));
+    await Promise.all(finished.map((record) => store.put(record)));
+    assert.deepEqual(kinds, ['file', 'dir', 'file', 'dir']);
+    assert.deepEqual(
+      (await store.list({ status: ['completed'] })).map((record) => record.taskId).sort(),
+      records.map((record) => record.taskId).sort(),
+    );
+    await store.close();
+    // A clean close leaves one file per task, each with its latest record, and no journal batch.
+    const files = await listFiles(storeDir);
+    assert.deepEqual(files.sort(), records.map((record) => expectedPath(storeDir, record.taskId)).sort());
+    for (const record of finished) assert.equal(await readFile(expectedPath(storeDir, record.taskId), 'utf8'), JSON.stringify(record));
+  });
+
+  it('a batch that cannot be written fails exactly its members; earlier and later batches land and survive a reopen', async () => {
+    const storeDir = await freshDir('failed-batch');
+    const store = await openStore(strictOptions(storeDir));
+    const [before, failedA, failedB, later] = [makeRecord(), makeRecord(), makeRecord(), makeRecord()];
+    await store.create(before);
+    // A real fault on the journal's folder: a file where the folder was, so the batch's temp file cannot be created (ENOTDIR).
+    const journalDir = join(storeDir, 'journal');
+    await rm(journalDir, { recursive: true, force: true });
+    await writeFile(journalDir, 'not a folder');
+    const outcomes = await Promise.allSettled([store.create(failedA), store.create(failedB)]);
+    for (const outcome of outcomes) {
+      assert.ok(outcome.status === 'rejected');
+      assert.match(String(outcome.reason), /cannot commit 2 write\(s\)/);
+    }
+    // Not visible, not counted: the id is free again.
+    assert.equal(await store.get(failedA.taskId), undefined);
+    assert.equal(await store.get(failedB.taskId), undefined);
+    assert.deepEqual(
+      (await store.list()).map((record) => record.taskId),
+      [before.taskId],
+    );
+    await rm(journalDir);
+    await mkdir(journalDir, { mode: 0o700 });
+    await store.create(later);
+    await store.create(failedA); // the failed id can be created again
+    await store.close();
+    const reopened = await openStore(strictOptions(storeDir));
+    assert.deepEqual((await reopened.list()).map((record) => record.taskId).sort(), [before.taskId, later.taskId, failedA.taskId].sort());
+    assert.equal(await reopened.get(failedB.taskId), undefined);
+    await reopened.close();
+  });
+
+  it('through the fault wrapper: ENOSPC on the Nth create and a hung create fail or hold only themselves; the rest share one batch', async () => {
+    const storeDir = await freshDir('faulty-batch');
+    const kinds: string[] = [];
+    const inner = await openStore({ ...strictOptions(storeDir), hooks: { onSync: (kind) => kinds.push(kind) } });
+    const store = new FaultyTaskStore(inner);
+    const records = Array.from({ length: 6 }, () => makeRecord());
+    const [, second, , , , hung] = records as [TaskRecord, TaskRecord, TaskRecord, TaskRecord, TaskRecord, TaskRecord];
+    store.inject({ effect: 'ENOSPC', ops: ['create'], skip: 1, times: 1 });
+    store.inject({ effect: 'hang', ops: ['create'], when: (write) => write.taskId === hung.taskId });
+    const outcomes = records.map((record) =>
+      store.create(record).then(
+        () => 'stored',
+        (error: Error) => error.message,
+      ),
+    );
+    const settled = await Promise.all(outcomes.slice(0, 5));
+    assert.deepEqual(
+      settled.map((outcome) => (outcome === 'stored' ? outcome : 'failed')),
+      ['stored', 'failed', 'stored', 'stored', 'stored'],
+    );
+    assert.match(settled[1] ?? '', /ENOSPC/);
+    // The four that reached the store were one batch; the hung one is not stored and holds nobody up.
+    assert.deepEqual(kinds, ['file', 'dir']);
+    assert.equal(await store.get(second.taskId), undefined);
+    assert.equal(await store.get(hung.taskId), undefined);
+    store.heal();
+    assert.equal(await outcomes[5], 'stored');
+    assert.deepEqual(kinds, ['file', 'dir', 'file', 'dir']);
+    await inner.close();
+    const reopened = await openStore(strictOptions(storeDir));
+    assert.deepEqual(
+      (await reopened.list()).map((record) => record.taskId).sort(),
+      records
+        .filter((record) => record !== second)
+        .map((record) => record.taskId)
+        .sort(),
+    );
+    await reopened.close();
+  });
+
+  it('open() replays journal batches a crash left (newer than the task file wins, older ones do not) and drops a half-written batch', async () => {
+    const storeDir = await freshDir('replay');
+    const first = await openStore(strictOptions(storeDir));
+    const [kept, updated, onlyJournaled] = [makeRecord(), makeRecord(), makeRecord()];
+    await first.create(kept);
+    await first.create(updated);
+    await first.close();
+    // What a crash between a batch's commit and its checkpoint leaves behind (the format the journal writes: one record per line).
+    const journalDir = join(storeDir, 'journal');
+    const newer = { ...updated, version: 5, status: 'completed' as const };
+    const stale = { ...kept, version: 0, status: 'failed' as const };
+    await writeFile(
+      join(journalDir, '0000000000000007.jsonl'),
+      `${JSON.stringify(onlyJournaled)}\n${JSON.stringify(newer)}\n${JSON.stringify(stale)}\n`,
+    );
+    const neverAcknowledged = join(journalDir, '.0000000000000008.4242.tmp');
+    await writeFile(neverAcknowledged, JSON.stringify(makeRecord()).slice(0, 30));
+    const second = await openStore(strictOptions(storeDir));
+    await assert.rejects(stat(neverAcknowledged), { code: 'ENOENT' });
+    assert.deepEqual(await second.get(kept.taskId), kept);
+    assert.deepEqual(await second.get(updated.taskId), newer);
+    assert.deepEqual(await second.get(onlyJournaled.taskId), onlyJournaled);
+    assert.deepEqual((await second.listNonTerminal()).map((record) => record.taskId).sort(), [kept.taskId, onlyJournaled.taskId].sort());
+    // New batches number after the replayed ones, so replay order stays commit order.
+    const next = makeRecord();
+    await second.create(next);
+    await second.checkpoint();
+    assert.deepEqual(await readdir(journalDir), []);
+    assert.equal(await readFile(expectedPath(storeDir, updated.taskId), 'utf8'), JSON.stringify(newer));
+    assert.equal(await readFile(expectedPath(storeDir, onlyJournaled.taskId), 'utf8'), JSON.stringify(onlyJournaled));
+    await second.close();
+  });
+
+  it('a delete waits until no journal batch holds the task, so a crash cannot bring it back', async () => {
+    const storeDir = await freshDir('delete-journaled');
+    const store = await openStore(strictOptions(storeDir));
+    const record = makeRecord();
+    await store.create(record);
+    assert.equal((await readdir(join(storeDir, 'journal'))).length, 1);
+    assert.equal(await store.delete(record.taskId), true);
+    // Nothing left to replay: the batch that held the create is gone, and so is the task file.
+    assert.deepEqual(await readdir(join(storeDir, 'journal')), []);
+    assert.deepEqual(await listFiles(storeDir), []);
+    assert.equal(await store.get(record.taskId), undefined);
     await store.close();
   });
 

@@ -60,6 +60,48 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
       }
     }));
 
+  it('the recovery scan reads keyset pages through the partial index of unfinished tasks (issue 13 item 6)', () =>
+    withSchema(async (schema) => {
+      const store = await openStore({ schema });
+      try {
+        // Enough unfinished rows for the planner to prefer the index over sorting them all, among many finished ones
+        // (a scan that walked the whole table, or an OFFSET, would read those too).
+        await pgQuery(
+          `INSERT INTO ${schema}.tasks (task_id, owner, tool, status, created_at, last_updated_at, ttl_ms, version, machine_version, record)
+           SELECT 'done-' || n, 'p', 't', 'completed', 0, 0, NULL, 1, 1, '{}' FROM generate_series(1, 5000) AS n`,
+        );
+        await pgQuery(
+          `INSERT INTO ${schema}.tasks (task_id, owner, tool, status, created_at, last_updated_at, ttl_ms, version, machine_version, record)
+           SELECT md5(n::text), 'p', 't', 'working', 0, 0, NULL, 1, 1, json_build_object('taskId', md5(n::text))::text
+           FROM generate_series(1, 3000) AS n`,
+        );
+        await pgQuery(`ANALYZE ${schema}.tasks`);
+        const scans = async () =>
+          Number(
+            (
+              await pgQuery<{ n: string }>(
+                `SELECT idx_scan AS n FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = 'tasks_unfinished_by_id'`,
+                [schema],
+              )
+            ).rows[0]?.n ?? 0,
+          );
+        const before = await scans();
+        const seen: string[] = [];
+        for await (const page of store.scanNonTerminal(250)) {
+          assert.ok(page.length >= 1 && page.length <= 250, `page of ${page.length}`);
+          seen.push(...page.map((record) => record.taskId));
+        }
+        // Every unfinished row once, in id order (each page continues after the last id of the one before).
+        assert.equal(seen.length, 3000);
+        assert.deepEqual(seen, [...seen].sort());
+        assert.equal(new Set(seen).size, 3000);
+        // Statistics reach pg_stat_user_indexes a little after the reads: wait for them.
+        await waitFor(async () => (await scans()) > before, { timeoutMs: 20_000, what: 'index scans of tasks_unfinished_by_id' });
+      } finally {
+        await store.close();
+      }
+    }));
+
   it('refuses a schema newer than the code, naming it', () =>
     withSchema(async (schema) => {
       await (await openStore({ schema })).close();

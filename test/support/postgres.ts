@@ -32,7 +32,7 @@ export async function pgQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
 }
 
 /** A fresh schema name (not created: the store creates it); `drop()` removes it with everything in it. */
-export async function freshSchema(prefix = 'tv_test'): Promise<{ schema: string; drop(): Promise<void> }> {
+export async function freshSchema(prefix = 'tv_test'): Promise<{ schema: string; drop: () => Promise<void> }> {
   await pgQuery('SELECT 1');
   const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
   return { schema, drop: async () => void (await pgQuery(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`)) };

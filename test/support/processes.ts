@@ -20,7 +20,7 @@ export const DEMO_TOOLS = join(REPO_ROOT, 'examples', 'demo', 'tools.ts');
 export const TSX_IMPORT = import.meta.resolve('tsx');
 
 /** A fresh temp dir; `remove()` deletes it (and is safe to call twice). */
-export async function tempDir(prefix = 'taskvisor-test-'): Promise<{ path: string; remove(): Promise<void> }> {
+export async function tempDir(prefix = 'taskvisor-test-'): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }

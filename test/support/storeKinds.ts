@@ -17,7 +17,8 @@ export interface StoreSite {
   make(): TaskStore;
   /** Whether a second store made here sees what the first wrote (false for memory). */
   durable: boolean;
-  cleanup(): Promise<void>;
+  /** Removes the site's data; a plain function (no `this`), safe to pass around. */
+  cleanup: () => Promise<void>;
 }
 
 /** A fresh, empty place for a store of `kind`. */

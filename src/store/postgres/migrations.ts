@@ -70,6 +70,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE $S.quarantine ADD COLUMN owner text;
   `,
+  // 4: start-up recovery reads unfinished tasks in keyset pages by id (issue 13 item 6): one index range per page,
+  // never an OFFSET, and finished rows (most of a large table) are not in the index at all.
+  `
+  CREATE INDEX tasks_unfinished_by_id ON $S.tasks (task_id) WHERE status IN ('working', 'input_required');
+  `,
 ];
 
 /** Fills in what a migration's SQL cannot: run right after the migration to the keyed version, in the same transaction. */

@@ -1,0 +1,74 @@
+/**
+ * The JSON-RPC response to a decoded `tasks/*` request, as the SDK would
+ * write it after running the same handler: the result with the server's
+ * identity stamped into `_meta` (T-38), or the error mapped by the same
+ * `toProtocolError` the SDK handlers use, with the HTTP status the SDK's
+ * per-request transport gives it (in-band 200; -32021 is 400: T-03, T-33).
+ * The decision itself is {@link TaskRequests}'s, shared with the SDK path.
+ */
+import { SERVER_INFO_META_KEY } from '@modelcontextprotocol/server';
+import type { JsonObject } from '../../machines/task/index.js';
+import { ErrorCode } from '../core/errors.js';
+import type { Logger } from '../runtime/Logger.js';
+import { toProtocolError } from './errors.js';
+import type { DecodedTaskRequest } from './taskRequestDecoder.js';
+import type { TaskRequests } from './TaskRequests.js';
+
+/** A response message and the HTTP status it travels with on Streamable HTTP. */
+export interface TaskAnswer {
+  status: number;
+  message: JsonObject;
+}
+
+export interface ServerIdentity {
+  readonly name: string;
+  readonly version: string;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The SDK's `stampServerInfoMeta`: adds `serverInfo` to `_meta` unless the result already names one (or `_meta` is not an object). */
+function stampServerInfo(result: JsonObject, serverInfo: ServerIdentity): JsonObject {
+  const meta = result._meta;
+  if (meta === undefined) return { ...result, _meta: { [SERVER_INFO_META_KEY]: { ...serverInfo } } };
+  if (!isPlainObject(meta) || meta[SERVER_INFO_META_KEY] !== undefined) return result;
+  return { ...result, _meta: { ...meta, [SERVER_INFO_META_KEY]: { ...serverInfo } } };
+}
+
+/** Runs `request` for `principal` and shapes its response (I-7: the principal scopes every lookup). */
+export async function answerTaskRequest(
+  requests: TaskRequests,
+  request: DecodedTaskRequest,
+  principal: string,
+  serverInfo: ServerIdentity,
+  logger?: Logger,
+): Promise<TaskAnswer> {
+  const { id, method, taskId, capabilities } = request;
+  try {
+    requests.requireTasks(method, capabilities); // T-33: this request's own _meta, -32021 otherwise
+    let result: JsonObject;
+    if (method === 'tasks/get') result = await requests.get(taskId, principal, capabilities);
+    else if (method === 'tasks/cancel') result = await requests.cancel(taskId, principal, capabilities);
+    else result = await requests.update(taskId, principal, request.inputResponses ?? { accepted: undefined, dropped: [] }, capabilities);
+    // Key order as the SDK writes it: result, jsonrpc, id.
+    return { status: 200, message: { result: stampServerInfo(result, serverInfo), jsonrpc: '2.0', id } };
+  } catch (thrown) {
+    const error = toProtocolError(thrown, logger) as { code?: unknown; message?: string; data?: unknown };
+    // As the SDK's protocol layer encodes a handler's error (its -32002 is sent as -32602).
+    const raw = Number.isSafeInteger(error.code) ? (error.code as number) : ErrorCode.InternalError;
+    const code = raw === -32002 ? ErrorCode.InvalidParams : raw;
+    return {
+      status: code === ErrorCode.MissingRequiredClientCapability ? 400 : 200,
+      message: {
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code,
+          message: error.message ?? 'Internal error',
+          ...(error.data !== undefined ? { data: error.data as JsonObject } : {}),
+        },
+      },
+    };
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The Streamable HTTP fast lane for `tasks/get`, `tasks/update` and
+ * `tasks/cancel` (issue 20 item 1): polling is most of a Tasks server's
+ * traffic, and on the SDK path each poll pays for a web `Request`/`Response`
+ * conversion, a per-request SDK server and zod, several times the work of
+ * the answer itself.
+ *
+ * Here the body is read once from the Node request, the headers, the
+ * `_meta` envelope and the params are checked by hand
+ * (protocol/taskRequestDecoder.ts), the answer comes from the same
+ * {@link TaskRequests} the SDK handlers call, and the JSON is written
+ * directly. The lane differs from the SDK path only in parsing and writing:
+ * every check below either passes or hands the request, its body replayed
+ * byte for byte, to the SDK path, which then decides exactly as it always
+ * did — so any answer the lane gives is one the SDK would have given
+ * (proved by test/transports/tasks-fast-lane.test.ts, a differential test).
+ *
+ * Off with `fastLane: false` on the entry, or `TASKVISOR_HTTP_FAST_LANE=0`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isJsonContentType, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
+import type { BearerGate } from '../auth/bearer.js';
+import { ANONYMOUS_PRINCIPAL, type Principal } from '../core/principal.js';
+import { exceedsJsonDepth } from '../limits/jsonDepth.js';
+import { answerTaskRequest } from '../protocol/taskAnswer.js';
+import { decodeTaskRequest, TASK_METHODS } from '../protocol/taskRequestDecoder.js';
+import type { TaskRequests } from '../protocol/TaskRequests.js';
+import { untilServing } from './admission.js';
+import type { RequestHandler } from './listenerGuard.js';
+import type { ServingRuntime } from './ServingRuntime.js';
+
+export interface TasksFastLaneOptions {
+  /** Bearer authentication of the entry; absent = the anonymous principal (a custom `authenticate` hook has no lane). */
+  bearer?: BearerGate | undefined;
+  /** The entry's path (bearer challenges name it). */
+  path: string;
+  allowedHosts?: string[] | false | undefined;
+  allowedOrigins?: string[] | false | undefined;
+  maxBodyBytes: number;
+  maxJsonDepth: number;
+}
+
+/** Serves `req` on the lane, or hands it (body intact) to `sdk`. */
+export type FastLane = (req: IncomingMessage, res: ServerResponse, sdk: RequestHandler) => Promise<void>;
+
+/** Whether the lane is switched off for this process (`TASKVISOR_HTTP_FAST_LANE=0`). */
+export const fastLaneDisabledByEnv = (): boolean => process.env.TASKVISOR_HTTP_FAST_LANE === '0';
+
+const utf8 = new TextDecoder();
+const BASE64_SENTINEL = '=?base64?';
+
+/** A request header as one string, as a web `Headers.get` would give it (`null` when absent). */
+function header(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name];
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/**
+ * `req` with its body replayed: the chunks already read, then the rest of
+ * the stream (read through the same iterator, so nothing is lost or read
+ * twice). The SDK path reads the body only by iterating the request.
+ */
+function replayed(req: IncomingMessage, chunks: readonly Buffer[], rest: AsyncIterator<Buffer> | undefined): IncomingMessage {
+  const replay = {
+    method: req.method,
+    url: req.url,
+    headers: req.headers,
+    async *[Symbol.asyncIterator]() {
+      yield* chunks;
+      if (!rest) return;
+      for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+    },
+  };
+  // What the SDK's Node adapter reads of a request (it accepts any such object, e.g. an Express request).
+  return replay as unknown as IncomingMessage;
+}
+
+/** The lane of an entry over `runtime`, or `undefined` when it cannot have one. */
+export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOptions): FastLane | undefined {
+  const requests: TaskRequests | undefined = runtime.taskRequests;
+  const serverInfo = runtime.serverInfo;
+  if (!requests || !serverInfo) return undefined;
+
+  /** I-7, T-10: the front door of admission.ts, on the Node headers; `undefined` = let the SDK path refuse it. */
+  const admitted = async (req: IncomingMessage): Promise<Principal | undefined> => {
+    if (options.allowedHosts && !validateHostHeader(req.headers.host, options.allowedHosts).ok) return undefined;
+    if (options.allowedOrigins && !validateOriginHeader(req.headers.origin, options.allowedOrigins).ok) return undefined;
+    if (!options.bearer) return ANONYMOUS_PRINCIPAL;
+    const head = {
+      url: `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`,
+      headers: { get: (name: string) => header(req, name) },
+    };
+    const outcome = await options.bearer.authenticate(head, options.path);
+    return outcome instanceof Response ? undefined : outcome;
+  };
+
+  return async (req, res, sdk) => {
+    // Only a JSON POST naming one of the three methods (T-60: Mcp-Method) is even looked at.
+    const named = req.headers['mcp-method'];
+    const declaredLength = Number(req.headers['content-length']);
+    if (
+      req.method !== 'POST' ||
+      typeof named !== 'string' ||
+      !TASK_METHODS.has(named) ||
+      !isJsonContentType(header(req, 'content-type')) ||
+      declaredLength > options.maxBodyBytes
+    ) {
+      return sdk(req, res);
+    }
+    // Read once, up to the body limit (limits: maxRequestBodyBytes); past it, the SDK path answers 413.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stream = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    for (let next = await stream.next(); !next.done; next = await stream.next()) {
+      chunks.push(next.value);
+      size += next.value.length;
+      if (size > options.maxBodyBytes) return sdk(replayed(req, chunks, stream), res);
+    }
+    const fallThrough = () => sdk(replayed(req, chunks, undefined), res);
+    // The same decoding as the SDK path (a WHATWG TextDecoder: a leading BOM is dropped there too).
+    const text = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    // limits: maxJsonDepth is judged on the text before anything parses it.
+    if (exceedsJsonDepth(text, options.maxJsonDepth)) return fallThrough();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return fallThrough();
+    }
+    const request = decodeTaskRequest(body);
+    if (!request) return fallThrough();
+    // T-60, T-62, §2.4: MCP-Protocol-Version, Mcp-Method and Mcp-Name must be present and agree with the body
+    // (-32020 otherwise, the SDK's answer). A Base64-sentinel Mcp-Name (T-61) is decoded by the SDK path.
+    const name = req.headers['mcp-name'];
+    if (
+      req.headers['mcp-protocol-version'] !== request.protocolVersion ||
+      named !== request.method ||
+      name !== request.taskId ||
+      name.startsWith(BASE64_SENTINEL)
+    ) {
+      return fallThrough();
+    }
+    // Tasks of an upstream server (the aggregator) are the SDK path's.
+    if (requests.forwards(request.taskId)) return fallThrough();
+    const principal = await admitted(req);
+    if (!principal) return fallThrough();
+    // Issue 13 item 6: while recovering, tasks/* are answered (from the store, or a retryable error); otherwise
+    // a request waits until the runtime serves, and one that never will is the SDK path's 503.
+    if (runtime.recovering?.() !== true && (await untilServing(runtime)) !== undefined) return fallThrough();
+    const answer = await answerTaskRequest(requests, request, principal.id, serverInfo, runtime.logger);
+    const json = JSON.stringify(answer.message);
+    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+    res.end(json);
+  };
+}
