@@ -52,8 +52,12 @@ export interface TaskRequestsOptions {
   supervisor: TaskSupervisor;
   /** Paces clients polling much faster than asked (T-27); absent = off. */
   pollRateLimiter?: PollRateLimiter | undefined;
-  /** Routes wrapped upstream task ids (src/upstreams); absent = every id is local. */
-  forwarder?: ForwardedTasks | undefined;
+  /**
+   * Routes wrapped upstream task ids (src/upstreams); absent = every id is
+   * local. Read on each request: the aggregator's forwarder exists only once
+   * its upstreams have started, after this object is built.
+   */
+  forwarder?: (() => ForwardedTasks | undefined) | undefined;
 }
 
 /** One decoded `tasks/update`: the bare answers and the keys of entries that were not bare (P2, as the SDK partitions them). */
@@ -71,7 +75,7 @@ export class TaskRequests {
 
   /** Whether a wrapped upstream id (answered by the forwarder, not by this process's tasks). */
   forwards(taskId: string): boolean {
-    return this.options.forwarder?.owns(taskId) === true;
+    return this.options.forwarder?.()?.owns(taskId) === true;
   }
 
   /** T-33: `tasks/*` need the extension declared in this request's own `clientCapabilities` (-32021 otherwise). */
@@ -81,7 +85,8 @@ export class TaskRequests {
 
   /** `tasks/get`: the `DetailedTask` of the current status (T-12), stamped `resultType: "complete"` (T-06). */
   async get(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<JsonObject> {
-    const { supervisor, pollRateLimiter, forwarder } = this.options;
+    const { supervisor, pollRateLimiter } = this.options;
+    const forwarder = this.options.forwarder?.();
     publish('taskvisor:tasks.poll', () => ({ local: !forwarder?.owns(taskId) }));
     // A wrapped id goes upstream (MAC-checked for this principal, I-7); anything else stays local.
     if (forwarder?.owns(taskId)) return forwarder.get(taskId, principal, inbound);
@@ -94,7 +99,8 @@ export class TaskRequests {
 
   /** `tasks/update`: answers validated against their request kind, delivered, acknowledged (T-20, T-22). */
   async update(taskId: string, principal: string, responses: InputResponses, inbound: JsonObject | undefined): Promise<JsonObject> {
-    const { supervisor, forwarder } = this.options;
+    const { supervisor } = this.options;
+    const forwarder = this.options.forwarder?.();
     const answers = responses.accepted;
     if (answers === undefined) {
       throw new ProtocolError(
@@ -133,7 +139,8 @@ export class TaskRequests {
 
   /** `tasks/cancel`: an acknowledgement only (T-23, T-24). */
   async cancel(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<JsonObject> {
-    const { supervisor, forwarder } = this.options;
+    const { supervisor } = this.options;
+    const forwarder = this.options.forwarder?.();
     if (forwarder?.owns(taskId)) await forwarder.cancel(taskId, principal, inbound);
     else await supervisor.cancel(taskId, principal);
     return complete();

@@ -255,7 +255,7 @@ export class TaskvisorRuntime {
     this.taskRequests = new TaskRequests({
       supervisor: this.supervisor,
       pollRateLimiter: this.pollRateLimiter,
-      forwarder: this.upstreams?.forwarder,
+      forwarder: () => this.upstreams?.startedForwarder,
     });
     if (this.upstreams) {
       const upstreams = this.upstreams;

@@ -96,6 +96,11 @@ export class UpstreamManager implements UpstreamDirectory {
     return this.forwarderInstance;
   }
 
+  /** The forwarder once started, `undefined` before (a request that races start-up treats every id as local). */
+  get startedForwarder(): TaskForwarder | undefined {
+    return this.forwarderInstance;
+  }
+
   /** Opens the state file, then starts every `autoStart` upstream (connecting happens in the background). */
   async start(): Promise<void> {
     this.state = await RuntimeStateFile.open(this.options.stateFile);
