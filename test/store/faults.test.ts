@@ -92,7 +92,7 @@ for (const kind of STORE_KINDS) {
         const fault = store.inject({ effect: 'ENOSPC', ops: ['putMany'] });
         const outcomes = await Promise.allSettled([store.putMany(ended), store.put({ ...other, version: 2, statusMessage: 'other' })]);
         assert.equal(outcomes[0].status, 'rejected');
-        assert.equal(((outcomes[0]).reason as NodeJS.ErrnoException).code, 'ENOSPC');
+        assert.equal((outcomes[0].reason as NodeJS.ErrnoException).code, 'ENOSPC');
         assert.equal(outcomes[1].status, 'fulfilled');
         assert.equal(fault.hits, 1);
         for (const record of batch) assert.equal((await store.get(record.taskId))?.status, 'working');
