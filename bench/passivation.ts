@@ -183,7 +183,11 @@ try {
           await runtime.flushed();
           return;
         }
-        if (spins > 100_000) throw new Error(`stuck: ${runtime.liveTasks} live, ${runtime.passivatedTasks} passivated of ${total}`);
+        // A task that ended (e.g. failed: a client without elicitation.form) is neither: waiting longer would hang.
+        if (runtime.liveTasks + runtime.passivatedTasks < total || spins > 100_000)
+          throw new Error(
+            `${total - runtime.liveTasks - runtime.passivatedTasks} of ${total} tasks ended instead of waiting for input (${runtime.liveTasks} live, ${runtime.passivatedTasks} passivated)`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
     };
