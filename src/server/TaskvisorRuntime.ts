@@ -478,6 +478,11 @@ export class TaskvisorRuntime {
     return this.supervisor.liveCount;
   }
 
+  /** Number of passivated tasks: waiting for input in the store, no actor in memory (see `passivateIdleAfterMs`). */
+  get passivatedTasks(): number {
+    return this.supervisor.passivatedCount;
+  }
+
   /** Resolves when every change seen so far is stored. */
   flushed(): Promise<void> {
     return this.supervisor.flushed();
