@@ -43,6 +43,8 @@ export interface ServerConfig {
   ttlMs?: number | null;
   /** taskvisor only: limits over the bench's own defaults (e.g. listen streams for the fan-out cell). */
   limits?: Record<string, number>;
+  /** taskvisor only: the runtime's `passivateIdleAfterMs` (the passivation cell; default the runtime's). */
+  passivateIdleAfterMs?: number | false;
 }
 
 const EchoArgs = z.object({ text: z.string() });
@@ -114,6 +116,7 @@ if (config.mode === 'bare') {
     name: 'taskvisor-bench',
     store: (config.store ?? { kind: 'memory' }) as TaskStoreConfig,
     ...(config.ttlMs !== undefined ? { ttlMs: config.ttlMs } : {}),
+    ...(config.passivateIdleAfterMs !== undefined ? { passivateIdleAfterMs: config.passivateIdleAfterMs } : {}),
     reapIntervalMs: 0,
     // The bench measures capacity with one principal; the per-principal limit (default 1000) would cut it short.
     limits: { maxLiveTasksPerPrincipal: Number.MAX_SAFE_INTEGER, ...config.limits },
@@ -138,7 +141,13 @@ commands.on('line', (line) => {
         case 'stats': {
           const memory = process.memoryUsage();
           const cpu = process.cpuUsage();
-          result = { liveTasks: runtime?.liveTasks ?? 0, heapUsed: memory.heapUsed, rss: memory.rss, cpuMicros: cpu.user + cpu.system };
+          result = {
+            liveTasks: runtime?.liveTasks ?? 0,
+            passivatedTasks: runtime?.passivatedTasks ?? 0,
+            heapUsed: memory.heapUsed,
+            rss: memory.rss,
+            cpuMicros: cpu.user + cpu.system,
+          };
           break;
         }
         case 'flush':

@@ -10,24 +10,16 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createOperations, listenOperations } from '../../src/operations/index.js';
 import { MemoryTaskStore, PostgresTaskStore } from '../../src/store/index.js';
-import { silentLogger, type TaskRecord } from '../../src/index.js';
+import { silentLogger } from '../../src/index.js';
 import { createRuntime } from '../../src/server/TaskvisorRuntime.js';
 import { serve } from '../../src/cli/serve.js';
 import { ConfigError, parseConfig } from '../../src/config/loadConfig.js';
+import { heldRecovery } from '../support/heldRecovery.js';
 import { freePort, tempDir, waitFor } from '../support/processes.js';
 import { freshSchema, TEST_PG_URL } from '../support/postgres.js';
 import { getJson, serveWithOperations, type ReadyBody } from './support.js';
 
 /** A memory store whose recovery read waits until released: a real store with a slow start. */
-class SlowRecoveryStore extends MemoryTaskStore {
-  release!: () => void;
-  readonly #gate = new Promise<void>((resolve) => (this.release = resolve));
-  override async listNonTerminal(): Promise<TaskRecord[]> {
-    await this.#gate;
-    return super.listNonTerminal();
-  }
-}
-
 const busyWait = (ms: number) => {
   const until = Date.now() + ms;
   while (Date.now() < until);
@@ -140,26 +132,28 @@ describe('a store that holds a lock', () => {
 
 describe('the operations port of its own', () => {
   it('answers before start: not ready while unfinished tasks are recovered, ready after', async () => {
-    const store = new SlowRecoveryStore();
-    const runtime = createRuntime({ store, logger: silentLogger, reapIntervalMs: 0 });
+    // Recovery held at its store scan, however the memory store reads it (paged or whole).
+    const held = heldRecovery(new MemoryTaskStore());
+    const runtime = createRuntime({ store: held.store, logger: silentLogger, reapIntervalMs: 0 });
     const operations = createOperations(runtime);
     const listener = await listenOperations(runtime, operations, { port: 0 });
     const started = runtime.start();
     try {
+      await held.reached;
       const recovering = await getJson<ReadyBody>(listener.url, '/readyz');
       assert.equal(recovering.status, 503);
       assert.equal(recovering.body.phase, 'recovering');
       assert.ok(recovering.body.reasons.includes('recovery is recovering'), JSON.stringify(recovering.body));
       // Alive all the same: a supervisor must not restart an instance for recovering.
       assert.equal((await getJson(listener.url, '/healthz')).status, 200);
-      store.release();
+      held.open();
       await started;
       const ready = await getJson<ReadyBody>(listener.url, '/readyz');
       assert.equal(ready.status, 200, JSON.stringify(ready.body));
       assert.ok(ready.body.checks.some((check) => check.name === 'listener:operations' && check.state === 'up'));
       assert.equal((await fetch(new URL('/mcp', listener.url))).status, 404);
     } finally {
-      store.release();
+      held.open();
       await started.catch(() => undefined);
       await runtime.close();
     }

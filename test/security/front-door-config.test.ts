@@ -22,7 +22,7 @@ import { createRuntime, type TaskvisorRuntime } from '../../src/index.js';
 import { listenHttp } from '../../src/transports/index.js';
 import { startIssuer, type Issuer } from '../support/authFixtures.js';
 import { postJsonRpc } from '../support/httpRaw.js';
-import { CLI, DEMO_TOOLS, runNode, spawnNode, tempDir } from '../support/processes.js';
+import { CLI, DEMO_TOOLS, runNode, spawnNode, tempDir, waitFor } from '../support/processes.js';
 
 const STARTUP_TIMEOUT_MS = 45_000;
 const SERVING_HTTP = /serving MCP over Streamable HTTP at (\S+)\n/;
@@ -51,8 +51,15 @@ describe('store folders and the trace file (issue 12.5)', () => {
       const root = join(dir.path, 'fresh-store');
       assert.equal(await modeOf(root), 0o700);
       assert.equal(await modeOf(join(root, 'tasks')), 0o700);
-      const shards = await readdir(join(root, 'tasks'));
-      assert.ok(shards.length > 0);
+      // A create is durable in the batch journal; its shard folder appears when a checkpoint writes the task file.
+      assert.equal(await modeOf(join(root, 'journal')), 0o700);
+      const shards = await waitFor(
+        async () => {
+          const names = await readdir(join(root, 'tasks'));
+          return names.length > 0 && names;
+        },
+        { timeoutMs: 10_000, what: 'a checkpoint to write the task file' },
+      );
       for (const shard of shards) assert.equal(await modeOf(join(root, 'tasks', shard)), 0o700, shard);
       assert.doesNotMatch(child.stderr, /warning: folder/);
     } finally {
@@ -226,13 +233,18 @@ describe('what clients are told (issue 12.10)', () => {
       const created = await postJsonRpc(url!, 'tools/call', { name: 'sleep', arguments: { ms: 0 } });
       const taskId = (created.message?.result as { taskId: string }).taskId;
       const tasksDir = join(dir.path, 'corrupt-store', 'tasks');
-      let file: string | undefined;
-      for (const shard of await readdir(tasksDir)) {
-        if ((await readdir(join(tasksDir, shard))).includes(`${taskId}.json`)) file = join(tasksDir, shard, `${taskId}.json`);
-      }
-      assert.ok(file, 'the record file');
-      // Let the task finish writing, then corrupt its record.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The finished record reaches its task file at a checkpoint (writes go to the batch journal first): wait for it, then corrupt it.
+      const file = await waitFor(
+        async () => {
+          for (const shard of await readdir(tasksDir)) {
+            const path = join(tasksDir, shard, `${taskId}.json`);
+            if ((await readdir(join(tasksDir, shard))).includes(`${taskId}.json`) && (await readFile(path, 'utf8')).includes('"completed"'))
+              return path;
+          }
+          return undefined;
+        },
+        { timeoutMs: 10_000, what: 'the finished record in its task file' },
+      );
       await writeFile(file, `{"taskId": "${MARKER}`);
       const answer = await postJsonRpc(url!, 'tasks/get', { taskId });
       const error = answer.message?.error as { code: number; message: string; data?: { ref?: string } } | undefined;
