@@ -11,7 +11,7 @@
  * stored record, is sent `SERVER_RESTARTED`; no status is written by hand.
  */
 import { createActor } from 'xstate';
-import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent, type TaskInput } from '../../machines/task/index.js';
+import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import { recordOf } from '../tasks/project.js';
 import { taskRecordProblem } from '../tasks/recordProblem.js';
@@ -20,7 +20,7 @@ import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { setAside } from './setAside.js';
 import { endFromSnapshot } from './storedTransition.js';
-import { throwIfUnrestorable, type TaskActorFactory } from './TaskActorFactory.js';
+import { inputOf, throwIfUnrestorable, type TaskActorFactory } from './TaskActorFactory.js';
 import type { TaskRegistry } from './TaskRegistry.js';
 
 /** Unfinished tasks recovered concurrently per batch. */
@@ -192,21 +192,6 @@ function endFromRecord(record: TaskRecord, event: TaskEvent): TaskRecord {
  */
 function restorable(record: TaskRecord, reason: string | undefined): boolean {
   return (reason === undefined || reason === ADOPTED_MESSAGE) && record.snapshot !== undefined;
-}
-
-/** A fresh task actor's input holding what the stored record shows of the task (its args are not kept). */
-function inputOf(record: TaskRecord): TaskInput {
-  return {
-    taskId: record.taskId,
-    owner: record.owner,
-    tool: record.tool,
-    args: {},
-    now: record.createdAt,
-    ttlMs: record.ttlMs,
-    ...(record.pollIntervalMs !== undefined ? { pollIntervalMs: record.pollIntervalMs } : {}),
-    ...(record.statusMessage !== undefined ? { statusMessage: record.statusMessage } : {}),
-    ...(record.trace !== undefined ? { trace: record.trace } : {}),
-  };
 }
 
 /**
