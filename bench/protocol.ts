@@ -15,6 +15,8 @@ export type Json = Record<string, unknown>;
 export interface RpcCall {
   method: string;
   params: Json;
+  /** The client capabilities its `_meta` declares; default {@link TASKS_CAPABILITIES}. */
+  capabilities?: Json;
 }
 
 /** The `_meta` envelope of a 2026-07-28 request. */
@@ -30,7 +32,7 @@ const ENVELOPE = envelope();
 
 /** Headers and body of one POST. `Mcp-Name` carries the tool name (tools/call) or the task id (tasks/*). */
 export function encodeRequest(id: string | number, call: RpcCall): { headers: Record<string, string>; body: Buffer } {
-  const params = { ...call.params, _meta: ENVELOPE };
+  const params = { ...call.params, _meta: call.capabilities ? envelope(call.capabilities) : ENVELOPE };
   const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method: call.method, params }), 'utf8');
   const headers: Record<string, string> = {
     'content-type': 'application/json',

@@ -9,8 +9,9 @@
  * `open()` (lowdb scans every file into its index) plus `listNonTerminal()`
  * (reads and parses every unfinished record). Then `runtime.start()` on a
  * fresh instance: open, the paged scan (`scanNonTerminal`, issue 13 item 6)
- * and per task one transition plus one durable `put` for `resume: 'fail'`,
- * one actor restore for `'replay'`.
+ * and per task one transition for `resume: 'fail'`, each page's failed
+ * records stored with one durable `putMany`; one actor restore per task for
+ * `'replay'`.
  *
  * The write phase has a budget: past it the child stops and reports how far
  * it got (`partial: true`), so the parent can project the total.
@@ -62,6 +63,11 @@ const timed: TaskStore = {
   async put(record: TaskRecord) {
     await inner.put(record);
     puts++;
+  },
+  // Recovery writes each page's failures with one call (issue 13 item 6).
+  async putMany(records: readonly TaskRecord[]) {
+    await inner.putMany!(records);
+    puts += records.length;
   },
   get: (taskId: string, owner?: string) => inner.get(taskId, owner),
   delete: (taskId: string) => inner.delete(taskId),

@@ -8,7 +8,12 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, lane, heap, recovery, fanout, postgres, slowreader, foreign, coldstart.
+ * Benchmarks (names for `--only`): create, get, lane, heap, passivation, recovery, fanout, postgres, slowreader, foreign, coldstart.
+ * `passivation` (issue 20 item 3): heap per input-waiting task passivated vs
+ * live vs a bare xstate actor (the slope between two sizes, bench/passivation.ts),
+ * a million passivated tasks in one process (SQLite store, 4 GiB heap cap),
+ * and tasks/get + tasks/update on passivated vs live tasks over HTTP in
+ * interleaved slices (bench/passivationHttp.ts).
  * `lane` (the HTTP fast lane for tasks/*, issue 20) is driven by autocannon
  * against its own four servers, the raw node:http floor among them (bench/fastLane.ts).
  * `postgres` (durable create through the Postgres store, interleaved with the
@@ -35,6 +40,8 @@ import { runColdStart, type ColdStartResult } from './coldStart.js';
 import { runFanout, type FanoutResult } from './fanout.js';
 import { runSlowReader, type SlowReaderResult } from './slowReader.js';
 import { runFastLaneCell, type FastLaneResult } from './fastLane.js';
+import type { PassivationResult } from './passivation.js';
+import { runPassivationHttp, type PassivationHttpResult } from './passivationHttp.js';
 import { rpc, runInterleaved, runLoad, type LoadResult, type Partner } from './loadgen.js';
 import type { Json, RpcCall } from './protocol.js';
 import { captureTemplates, seedLowdb, seedSqlite, seedThroughApi, sqliteAvailable, sqliteConfig, type Templates } from './seed.js';
@@ -45,7 +52,19 @@ import type { ServerConfig } from './server.js';
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const BENCHMARKS = ['create', 'get', 'lane', 'heap', 'recovery', 'fanout', 'postgres', 'slowreader', 'foreign', 'coldstart'] as const;
+const BENCHMARKS = [
+  'create',
+  'get',
+  'lane',
+  'heap',
+  'passivation',
+  'recovery',
+  'fanout',
+  'postgres',
+  'slowreader',
+  'foreign',
+  'coldstart',
+] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
 const { values: flags } = parseArgs({
@@ -84,6 +103,10 @@ const SIZES = quick
       prewarmMs: 200,
       heapN: 300,
       bigHeapN: 1_000,
+      passivationSizes: [300, 900],
+      passivationMillion: 3_000,
+      passivationPool: 40,
+      passivationConcurrency: 2,
       bytesN: 200,
       recoveryN: [
         { label: '50', n: 50 },
@@ -110,6 +133,11 @@ const SIZES = quick
       prewarmMs: 2_000,
       heapN: 20_000,
       bigHeapN: 100_000,
+      passivationSizes: [5_000, 20_000],
+      passivationMillion: 1_000_000,
+      // Revisited only after the whole pool: seconds later, passivated again by then.
+      passivationPool: 2_000,
+      passivationConcurrency: 4,
       bytesN: 10_000,
       recoveryN: [
         { label: '10k', n: 10_000 },
@@ -171,6 +199,7 @@ const raw = {
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
   foreign: [] as ForeignGetResult[],
   lane: undefined as FastLaneResult | undefined,
+  passivation: {} as { heap?: Partial<Record<PassivationResult['state'], PassivationResult>>; http?: PassivationHttpResult },
   skipped: [] as string[],
   errors: [] as string[],
 };
@@ -514,6 +543,50 @@ function flushDisk(files: number): void {
     log(`sync failed: ${(error as Error).message}`);
   }
   if (files >= 5_000) log(`sync after ${files} files: ${fmt((performance.now() - started) / 1000)} s`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Passivated idle tasks (issue 20 item 3)
+
+/** 4 GiB: the heap cap of the million-task run (the goal's bound). */
+const MILLION_HEAP_MB = 4096;
+
+async function passivationBenchmark(dataDir: string): Promise<void> {
+  const heap: NonNullable<typeof raw.passivation.heap> = (raw.passivation.heap = {});
+  for (const [state, sizes, extra, timeoutMs] of [
+    ['xstate', SIZES.passivationSizes, [], 300_000],
+    ['live', SIZES.passivationSizes, [], 600_000],
+    ['passivated', SIZES.passivationSizes, [], 600_000],
+    ['recovered', [SIZES.passivationMillion], [`--max-old-space-size=${MILLION_HEAP_MB}`], 1_800_000],
+  ] as const) {
+    await section(`passivation heap ${state}`, async () => {
+      const outcome = await runScript<PassivationResult>(
+        'passivation.ts',
+        { state, sizes },
+        { nodeArgs: ['--expose-gc', ...extra], timeoutMs },
+      );
+      if (!outcome.result)
+        throw new Error(
+          `passivation.ts ${state} gave no result (code ${outcome.code}, timed out ${outcome.timedOut}): ${outcome.stderr.slice(-2000)}`,
+        );
+      heap[state] = outcome.result;
+      const last = outcome.result.sizes.at(-1)!;
+      log(
+        `passivation ${state}: ${fmt(outcome.result.slopeBytesPerTask)} B/task (slope), at N=${last.n} heapUsed ${fmt(last.heapUsed / 2 ** 20)} MiB, RSS ${fmt(last.rss / 2 ** 20)} MiB`,
+      );
+    });
+  }
+  await section('passivation http', async () => {
+    raw.passivation.http = await runPassivationHttp({
+      dataDir,
+      pool: SIZES.passivationPool,
+      concurrency: SIZES.passivationConcurrency,
+      sliceMs: SIZES.sliceMs,
+      warmupMs: SIZES.sliceWarmupMs,
+      rounds: SIZES.interleaveRounds,
+      log,
+    });
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1138,6 +1211,86 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       });
   }
 
+  // 3. Passivated idle tasks (issue 20 item 3).
+  if (enabled('passivation')) {
+    const heap = raw.passivation.heap ?? {};
+    const xs = heap.xstate;
+    const sizesOf = (result: PassivationResult) => result.sizes.map((size) => size.n.toLocaleString('en-US')).join(' → ');
+    for (const [state, label] of [
+      ['passivated', 'passivated (passivateIdleAfterMs 0), SQLite store'],
+      ['live', 'live (passivation off), SQLite store'],
+    ] as const) {
+      const h = heap[state];
+      if (!h) continue;
+      add({
+        bench: '3. heap per input-waiting task',
+        case: `${label}, slope N=${sizesOf(h)}`,
+        figure: 'Δ heapUsed / Δ N',
+        value: h.slopeBytesPerTask,
+        unit: 'B',
+        baseline: 'bare xstate actor of the task machine (slope)',
+        baselineValue: xs?.slopeBytesPerTask ?? NaN,
+        baselineUnit: 'B',
+        ratio: ratio(h.slopeBytesPerTask, xs?.slopeBytesPerTask ?? NaN),
+        ...(state === 'passivated' ? { target: '≤ 8,192 B', verdict: verdict(h.slopeBytesPerTask <= 8192) } : {}),
+        note: `RSS slope ${fmt(h.rssSlopeBytesPerTask)} B/task${state === 'passivated' && heap.live ? `; ${fmt(ratio(h.slopeBytesPerTask, heap.live.slopeBytesPerTask))}× the live task` : ''}`,
+      });
+    }
+    if (xs)
+      add({
+        bench: '3. heap per input-waiting task',
+        case: `bare xstate actor, slope N=${sizesOf(xs)}`,
+        figure: 'Δ heapUsed / Δ N',
+        value: xs.slopeBytesPerTask,
+        unit: 'B',
+        baseline: '—',
+      });
+    const million = heap.recovered;
+    if (million) {
+      const at = million.sizes[0]!;
+      const cap = MILLION_HEAP_MB * 2 ** 20;
+      add({
+        bench: '3. passivated tasks in one process',
+        case: `${at.n.toLocaleString('en-US')} input-waiting tasks, SQLite store, recovered passivated, --max-old-space-size=${MILLION_HEAP_MB}`,
+        figure: 'heapUsed',
+        value: at.heapUsed / 2 ** 20,
+        unit: 'MiB',
+        baseline: '4 GiB',
+        baselineValue: MILLION_HEAP_MB,
+        baselineUnit: 'MiB',
+        ratio: at.heapUsed / cap,
+        target: `${SIZES.passivationMillion.toLocaleString('en-US')} within 4 GiB`,
+        // Heap and the whole process (RSS: heap, native memory, SQLite's page cache) both within the bound.
+        verdict: verdict(at.passivated === SIZES.passivationMillion && at.heapUsed <= cap && at.rss <= cap),
+        note: `${at.passivated.toLocaleString('en-US')} passivated, RSS ${fmt(at.rss / 2 ** 20)} MiB (${fmt(at.rss / cap)}× 4 GiB), ${fmt(million.slopeBytesPerTask)} B heap/task; seeded in ${fmt((million.seedMs ?? NaN) / 1000)} s, start (recovery) ${fmt((million.startMs ?? NaN) / 1000)} s`,
+      });
+    }
+    const httpCell = raw.passivation.http;
+    if (httpCell) {
+      for (const kind of ['get', 'update'] as const) {
+        const { passivated, live } = httpCell[kind];
+        const checked =
+          kind === 'update'
+            ? `; ${httpCell.updates.passivated.mismatched + httpCell.updates.live.mismatched} tasks not where the answers sent lead`
+            : '';
+        add({
+          bench: `3. tasks/${kind} on a passivated task`,
+          case: `pool ${httpCell.pool} waiting tasks per server, c=${httpCell.concurrency}, interleaved slices`,
+          figure: 'p50 latency',
+          value: passivated.latency.p50,
+          unit: 'ms',
+          baseline: `tasks/${kind} on a live task`,
+          baselineValue: live.latency.p50,
+          baselineUnit: 'ms',
+          ratio: ratio(passivated.latency.p50, live.latency.p50),
+          target: '≤ 2× live',
+          verdict: verdict(passivated.errors === 0 && ratio(passivated.latency.p50, live.latency.p50) <= 2),
+          note: `p99 ${fmt(passivated.latency.p99)} vs ${fmt(live.latency.p99)} ms; ${fmt(passivated.throughput)} vs ${fmt(live.throughput)} req/s; errors ${passivated.errors}/${live.errors}${checked}`,
+        });
+      }
+    }
+  }
+
   // 4. Recovery.
   if (enabled('recovery')) {
     if (sqliteSkip)
@@ -1461,6 +1614,11 @@ try {
     });
   if (ROUNDS === 3) fsyncRound(dataDir, 2);
   if (enabled('heap')) await heapBenchmarks(dataDir, templates, stores);
+  if (enabled('passivation')) {
+    // The SQLite store is what makes a million waiting tasks fit (no record in the heap).
+    if (stores.includes('sqlite')) await section('passivation', () => passivationBenchmark(dataDir));
+    else raw.skipped.push(`passivation: ${sqliteSkip}`);
+  }
   if (enabled('recovery')) {
     const pgRecoverySkip = await postgresUnavailable();
     if (pgRecoverySkip) {

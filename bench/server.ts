@@ -40,6 +40,8 @@ export interface ServerConfig {
   ttlMs?: number | null;
   /** taskvisor only: limits over the bench's own defaults (e.g. listen streams for the fan-out cell). */
   limits?: Record<string, number>;
+  /** taskvisor only: the runtime's `passivateIdleAfterMs` (the passivation cell; default the runtime's). */
+  passivateIdleAfterMs?: number | false;
 }
 
 const EchoArgs = z.object({ text: z.string() });
@@ -107,6 +109,7 @@ if (config.mode === 'bare') {
     name: 'taskvisor-bench',
     store: (config.store ?? { kind: 'memory' }) as TaskStoreConfig,
     ...(config.ttlMs !== undefined ? { ttlMs: config.ttlMs } : {}),
+    ...(config.passivateIdleAfterMs !== undefined ? { passivateIdleAfterMs: config.passivateIdleAfterMs } : {}),
     reapIntervalMs: 0,
     // The bench measures capacity with one principal; the per-principal limit (default 1000) would cut it short.
     limits: { maxLiveTasksPerPrincipal: Number.MAX_SAFE_INTEGER, ...config.limits },
@@ -130,7 +133,12 @@ commands.on('line', (line) => {
       switch (cmd) {
         case 'stats': {
           const memory = process.memoryUsage();
-          result = { liveTasks: runtime?.liveTasks ?? 0, heapUsed: memory.heapUsed, rss: memory.rss };
+          result = {
+            liveTasks: runtime?.liveTasks ?? 0,
+            passivatedTasks: runtime?.passivatedTasks ?? 0,
+            heapUsed: memory.heapUsed,
+            rss: memory.rss,
+          };
           break;
         }
         case 'flush':

@@ -9,6 +9,10 @@
  * - `bench_step` (`always`) + `bench_poke` (`never`): the fan-out benchmark.
  *   A poke sets the stepper task's `statusMessage` synchronously, so the
  *   status change happens inside the poke request.
+ * - `bench_ask` (`always`, `resume: 'replay'`): asks `q0`, `q1`, … one after
+ *   another, for ever: a task that waits for input after every answer (the
+ *   passivation benchmark: it can be passivated, and every accepted
+ *   `tasks/update` runs it on to its next question).
  * - `echo` (`never`): the same tool the bare-SDK baseline serves.
  */
 import { z } from 'zod';
@@ -18,6 +22,7 @@ const WorkArgs = z.object({ ms: z.number().int().min(0).max(600_000).optional() 
 const NoArgs = z.object({});
 const PokeArgs = z.object({ taskId: z.string(), message: z.string() });
 const EchoArgs = z.object({ text: z.string() });
+const ASK = { message: 'next?', requestedSchema: { type: 'object' as const, properties: { v: { type: 'string' } } } };
 
 /** Resolves when the call is cancelled. */
 function cancelled(ctx: ToolContext): Promise<void> {
@@ -53,6 +58,9 @@ export function registerBenchTools(runtime: TaskvisorRuntime, options: { resume?
     if (!step) throw new ToolError(-32602, `no stepper task ${taskId} (yet)`);
     step(message);
     return 'ok';
+  });
+  runtime.tool('bench_ask', { inputSchema: NoArgs, taskBehavior: 'always', resume: 'replay' }, async (_args, ctx) => {
+    for (let question = 0; ; question++) await ctx.elicit(`q${question}`, ASK);
   });
   runtime.tool('echo', { inputSchema: EchoArgs, taskBehavior: 'never' }, ({ text }) => ({ content: [{ type: 'text', text }] }));
 }

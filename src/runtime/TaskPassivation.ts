@@ -25,6 +25,7 @@
  */
 import { TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
 import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
+import { DeadlineQueue } from './DeadlineQueue.js';
 import { isTerminal, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -54,10 +55,15 @@ export const DEFAULT_PASSIVATE_IDLE_AFTER_MS = 60_000;
 /** Longest single setTimeout (larger delays overflow to 1 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** Stale deadline items (tasks that left) tolerated before the queue is rebuilt: beyond this and beyond the live ones. */
+const COMPACT_SLACK = 1024;
+
 export class TaskPassivation {
   /** One timer for every passivated deadline: armed at the earliest. */
   private deadlineTimer: NodeJS.Timeout | undefined;
   private nextDeadline = Infinity;
+  /** Passivated tasks with a ttl, by deadline (T-26): the timer fires for the earliest, each due one is popped (no scan). */
+  private readonly deadlines = new DeadlineQueue();
   private stopped = false;
   /** The task being rehydrated right now (recovery must build its actor, not {@link hold} it again). */
   private rehydrating: string | undefined;
@@ -119,7 +125,7 @@ export class TaskPassivation {
     }
     const deadline = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
     registry.hold(record.taskId, { owner: record.owner, slot: registry.slots.adopt(record.owner), deadline });
-    if (deadline !== null && deadline < this.nextDeadline) this.armDeadlines(deadline);
+    this.queueDeadline(record.taskId, deadline);
     return true;
   }
 
@@ -131,6 +137,7 @@ export class TaskPassivation {
     this.stopped = true;
     clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
+    this.deadlines.compact([]);
     for (const [taskId] of this.options.registry.allPassivated()) this.options.registry.remove(taskId);
     await Promise.all(this.applying);
   }
@@ -156,7 +163,7 @@ export class TaskPassivation {
     const { context } = snapshot;
     const deadline = context.ttlMs === null ? null : context.createdAt + context.ttlMs;
     registry.passivate(live, deadline);
-    if (deadline !== null && deadline < this.nextDeadline) this.armDeadlines(deadline);
+    this.queueDeadline(live.taskId, deadline);
   }
 
   /** One event for one passivated task (its turn in the task's queue). */
@@ -225,6 +232,23 @@ export class TaskPassivation {
     if (live?.persister.durable) this.written(live, live.persister.durable);
   }
 
+  /** A task was passivated: its deadline (if any) is queued, and the timer armed if it is now the earliest. */
+  private queueDeadline(taskId: string, deadline: number | null): void {
+    if (deadline === null) return;
+    this.deadlines.push(deadline, taskId);
+    this.compactDeadlines();
+    if (deadline < this.nextDeadline) this.armDeadlines(deadline);
+  }
+
+  /**
+   * Items of tasks that left (ended, rehydrated: each passivation queues one)
+   * pile up only until they outnumber the passivated tasks with slack to spare;
+   * then the queue is rebuilt from those: O(n) after n pushes, amortised O(1).
+   */
+  private compactDeadlines(): void {
+    if (this.deadlines.size > 2 * this.options.registry.passivatedSize + COMPACT_SLACK) this.deadlines.compact(this.queuedDeadlines());
+  }
+
   /** Arms the deadline timer for `at` (the earliest passivated deadline). */
   private armDeadlines(at: number): void {
     clearTimeout(this.deadlineTimer);
@@ -232,27 +256,43 @@ export class TaskPassivation {
     this.deadlineTimer = setTimeout(() => void this.expire(), Math.min(Math.max(0, at - this.options.now()), MAX_TIMER_MS));
   }
 
-  /** Ends every passivated task whose ttl ran out (T-26), as its live deadline timer would have; re-arms for the next. */
+  /**
+   * Ends every passivated task whose ttl ran out (T-26), as its live deadline
+   * timer would have; re-arms for the next. Only the due items are taken from
+   * the queue (O(log n) each); an item whose task is no longer passivated
+   * here (ended, rehydrated: its live actor has its own deadline timer, I-8)
+   * is dropped.
+   */
   private async expire(): Promise<void> {
     this.deadlineTimer = undefined;
     this.nextDeadline = Infinity;
     if (this.stopped) return;
+    const { registry } = this.options;
     const now = this.options.now();
-    let next = Infinity;
-    const due: Array<[string, PassivatedTask]> = [];
-    for (const [taskId, entry] of this.options.registry.allPassivated()) {
-      if (entry.deadline === null) continue;
-      if (entry.deadline <= now) due.push([taskId, entry]);
-      else next = Math.min(next, entry.deadline);
+    // By task id: a task passivated twice (rehydrated in between) has two items, and gets one DEADLINE.
+    const due = new Map<string, PassivatedTask>();
+    for (const { key: taskId } of this.deadlines.popDue(now)) {
+      const entry = registry.passivated(taskId);
+      if (entry?.deadline != null && entry.deadline <= now) due.set(taskId, entry);
     }
-    if (next !== Infinity) this.armDeadlines(next);
+    this.compactDeadlines();
+    if (this.deadlines.size > 0) this.armDeadlines(this.deadlines.earliest);
     await Promise.all(
-      due.map(([taskId, entry]) =>
+      [...due].map(([taskId, entry]) =>
         this.deliver(taskId, entry.owner, { type: 'DEADLINE', at: now }).catch((error: unknown) => {
           this.options.logger.error(`could not end expired passivated task ${taskId}; retrying`, error);
-          if (!this.stopped && this.nextDeadline > now + 1000) this.armDeadlines(now + 1000);
+          if (this.stopped) return;
+          // Queued again, due at once: the next timer (within a second) tries it again.
+          this.deadlines.push(now, taskId);
+          if (this.nextDeadline > now + 1000) this.armDeadlines(now + 1000);
         }),
       ),
     );
+  }
+
+  /** One item for each passivated task with a deadline (the rebuilt queue). */
+  private *queuedDeadlines(): Generator<{ at: number; key: string }> {
+    for (const [taskId, entry] of this.options.registry.allPassivated())
+      if (entry.deadline !== null) yield { at: entry.deadline, key: taskId };
   }
 }

@@ -10,21 +10,25 @@
  * snapshot, or when that cannot be restored a fresh actor built from the
  * stored record, is sent `SERVER_RESTARTED`; no status is written by hand.
  */
-import { createActor } from 'xstate';
-import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
-import type { TaskStore } from '../store/TaskStore.js';
-import { recordOf } from '../tasks/project.js';
+import { TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
+import { nonTerminalPages, putRecords, type TaskStore } from '../store/TaskStore.js';
 import { taskRecordProblem } from '../tasks/recordProblem.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
+import { endFromRecord } from './endFromRecord.js';
 import { setAside } from './setAside.js';
 import { endFromSnapshot } from './storedTransition.js';
-import { inputOf, throwIfUnrestorable, type TaskActorFactory } from './TaskActorFactory.js';
+import type { TaskActorFactory } from './TaskActorFactory.js';
 import type { TaskRegistry } from './TaskRegistry.js';
 
-/** Unfinished tasks recovered concurrently per batch. */
-const RECOVERY_BATCH = 500;
+/**
+ * Unfinished tasks read and recovered per page. The tasks of a page that end
+ * `failed` are written with one store call (`putMany`: one transaction on
+ * sqlite, one journal batch on lowdb), so the page size is also how many
+ * records share one fsync.
+ */
+const RECOVERY_PAGE = 2_000;
 
 /** Why a stored task is being taken over: this process restarted, or its instance lost its cluster lease. */
 export type RecoveryCause = 'restart' | 'adopted';
@@ -47,6 +51,8 @@ export interface TaskRecoveryOptions {
   hold?: (record: TaskRecord) => boolean;
 }
 
+type Counts = Record<RecoveryOutcome, number>;
+
 export class TaskRecovery {
   /** Whether start-up recovery ({@link recoverAll}) runs now: tasks not taken over yet cannot be updated or cancelled. */
   running = false;
@@ -61,13 +67,10 @@ export class TaskRecovery {
    */
   async recoverAll(): Promise<{ resumed: number; failed: number; quarantined: number }> {
     const counts = { resumed: 0, failed: 0, quarantined: 0 };
-    const { store } = this.options;
     this.running = true;
     try {
-      // A store without a paged scan (memory, a custom one) is read at once and recovered in the same batches.
-      const pages = store.scanNonTerminal ? store.scanNonTerminal(RECOVERY_BATCH) : [await store.listNonTerminal()];
-      for await (const page of pages) {
-        const outcome = await this.resumeAll(page);
+      for await (const page of nonTerminalPages(this.options.store, RECOVERY_PAGE)) {
+        const outcome = await this.recoverPage(page, 'restart');
         counts.resumed += outcome.resumed;
         counts.failed += outcome.failed;
         counts.quarantined += outcome.quarantined;
@@ -80,18 +83,14 @@ export class TaskRecovery {
 
   /**
    * {@link resumeRecord} for many stored tasks (start-up recovery, cluster
-   * adoption), in bounded concurrent batches: a store with group commit turns
-   * each batch into few fsyncs (one at a time cost ~0.9 ms per task on
-   * sqlite: 100k tasks took minutes).
+   * adoption), a page at a time: the tasks that end `failed` are taken
+   * through the machine one by one (I-3) and stored with one batched write.
    */
-  async resumeAll(
-    records: readonly TaskRecord[],
-    cause: RecoveryCause = 'restart',
-  ): Promise<{ resumed: number; failed: number; live: number; quarantined: number }> {
-    const counts = { resumed: 0, failed: 0, live: 0, quarantined: 0 };
-    for (let start = 0; start < records.length; start += RECOVERY_BATCH) {
-      const outcomes = await Promise.all(records.slice(start, start + RECOVERY_BATCH).map((record) => this.resumeRecord(record, cause)));
-      for (const outcome of outcomes) counts[outcome]++;
+  async resumeAll(records: readonly TaskRecord[], cause: RecoveryCause = 'restart'): Promise<Counts> {
+    const counts: Counts = { resumed: 0, failed: 0, live: 0, quarantined: 0 };
+    for (let start = 0; start < records.length; start += RECOVERY_PAGE) {
+      const outcome = await this.recoverPage(records.slice(start, start + RECOVERY_PAGE), cause);
+      for (const key of Object.keys(counts) as RecoveryOutcome[]) counts[key] += outcome[key];
     }
     return counts;
   }
@@ -100,36 +99,89 @@ export class TaskRecovery {
    * Takes over one unfinished stored task: a tool with `resume: 'replay'` or
    * `'resume'` runs again from its restored snapshot (`resume` with its last
    * checkpoint); any other ends `failed` with a `statusMessage` saying why. A
-   * task already live here is left alone.
+   * task already live here is left alone. A resumed task's actor is
+   * registered before this first awaits (passivation hands it an event then).
    */
   async resumeRecord(record: TaskRecord, cause: RecoveryCause = 'restart'): Promise<RecoveryOutcome> {
+    const outcome = await this.recoverPage([record], cause);
+    return (Object.keys(outcome) as RecoveryOutcome[]).find((key) => outcome[key] > 0) ?? 'live';
+  }
+
+  /**
+   * One page of unfinished stored tasks. Each one is resumed (its actor
+   * restored, or kept passivated), set aside when its record is damaged, or
+   * ended `failed` by the machine's pure transition of its stored snapshot
+   * (I-3; a fresh actor only when the snapshot cannot be used). The failed records are written with
+   * one batched store call and published only once it resolved (durable
+   * before visible, issue 13 item 1). When that write fails, each record is
+   * written on its own, so one record the store refuses fails alone.
+   */
+  private async recoverPage(records: readonly TaskRecord[], cause: RecoveryCause): Promise<Counts> {
     const { store, logger, registry } = this.options;
-    if (registry.has(record.taskId)) return 'live';
-    // A record that cannot be recovered never stops start-up: it is set aside and the rest go on (issue 13 item 3).
-    const problem = taskRecordProblem(record);
-    if (problem !== undefined) {
-      await setAside(store, logger, record.taskId, problem);
-      return 'quarantined';
-    }
-    const reason = this.failureReason(record, cause);
-    try {
-      if (reason === null) {
-        this.resume(record);
-        return 'resumed';
+    const counts: Counts = { resumed: 0, failed: 0, live: 0, quarantined: 0 };
+    const ended: TaskRecord[] = [];
+    const settingAside: Promise<void>[] = [];
+    const setAsideNow = (taskId: string, reason: string) => {
+      counts.quarantined++;
+      settingAside.push(setAside(store, logger, taskId, reason));
+    };
+    for (const record of records) {
+      if (registry.has(record.taskId)) {
+        counts.live++;
+        continue;
       }
-      await this.fail(record, reason);
-      return 'failed';
-    } catch (error) {
-      logger.error(`could not recover task ${record.taskId}`, error);
+      // A record that cannot be recovered never stops start-up: it is set aside and the rest go on (issue 13 item 3).
+      const problem = taskRecordProblem(record);
+      if (problem !== undefined) {
+        setAsideNow(record.taskId, problem);
+        continue;
+      }
+      const reason = this.failureReason(record, cause);
       try {
-        await this.fail(record, `The server restarted and could not restore this task: ${(error as Error).message}`);
-        return 'failed';
-      } catch (again) {
-        // Not even its failure can be stored (the store refuses the record): set aside, never retried in a loop.
-        await setAside(store, logger, record.taskId, `recovery could not store it: ${(again as Error).message}`);
-        return 'quarantined';
+        if (reason === null) {
+          this.resume(record);
+          counts.resumed++;
+        } else ended.push(this.ending(record, reason));
+      } catch (error) {
+        logger.error(`could not recover task ${record.taskId}`, error);
+        try {
+          ended.push(this.ending(record, `The server restarted and could not restore this task: ${(error as Error).message}`));
+        } catch (again) {
+          setAsideNow(record.taskId, `recovery could not end it: ${(again as Error).message}`);
+        }
       }
     }
+    if (ended.length > 0) {
+      let stored: readonly TaskRecord[] = ended;
+      try {
+        // One store write for the page (issue 13 item 6): a transaction, a journal batch, never a fsync per task.
+        await putRecords(store, ended);
+      } catch (error) {
+        logger.error(`could not store ${ended.length} recovered task(s) at once; storing each on its own`, error);
+        stored = await this.storeEach(ended, setAsideNow);
+      }
+      counts.failed += stored.length;
+      for (const record of stored) this.options.publish(record);
+    }
+    await Promise.all(settingAside);
+    return counts;
+  }
+
+  /** The failed records written one by one (after their batch failed); returns those stored. A record refused is set aside. */
+  private async storeEach(records: readonly TaskRecord[], setAsideNow: (taskId: string, reason: string) => void): Promise<TaskRecord[]> {
+    const outcomes = await Promise.all(
+      records.map((record) =>
+        this.options.store.put(record).then(
+          () => record,
+          (error: unknown) => {
+            // Not even its failure can be stored (the store refuses the record): set aside, never retried in a loop.
+            setAsideNow(record.taskId, `recovery could not store it: ${(error as Error).message}`);
+            return undefined;
+          },
+        ),
+      ),
+    );
+    return outcomes.filter((record): record is TaskRecord => record !== undefined);
   }
 
   /**
@@ -156,8 +208,12 @@ export class TaskRecovery {
     factory.start(task, record);
   }
 
-  /** Ends an unfinished stored task `failed` without running anything (T-15, T-34), through the machine (I-3). */
-  private async fail(record: TaskRecord, reason: string | undefined): Promise<void> {
+  /**
+   * The record of an unfinished stored task ended `failed` without running
+   * anything (T-15, T-34), through the machine (I-3): its next version, to be
+   * stored.
+   */
+  private ending(record: TaskRecord, reason: string | undefined): TaskRecord {
     const event: TaskEvent = {
       type: 'SERVER_RESTARTED',
       at: Math.max(record.lastUpdatedAt, this.options.now()),
@@ -165,24 +221,8 @@ export class TaskRecovery {
     };
     const failed = restorable(record, reason) ? endFromSnapshot(record, event) : endFromRecord(record, event);
     // A synchronous run's history entry stays one (never a task to tasks/*).
-    const next: TaskRecord = record.historyOnly ? { ...failed, historyOnly: true } : failed;
-    await this.options.store.put(next);
-    this.options.publish(next);
+    return record.historyOnly ? { ...failed, historyOnly: true } : failed;
   }
-}
-
-/** A fresh actor built from what the stored record shows (its snapshot cannot be used), taken through `event`. */
-function endFromRecord(record: TaskRecord, event: TaskEvent): TaskRecord {
-  // The unprovided machine has inert workers: this runs only the transitions.
-  const actor = createActor(taskMachine, { input: inputOf(record) });
-  throwIfUnrestorable(actor);
-  actor.start();
-  // A fresh actor carries the stored progress report on (a restored one has it in its context).
-  if (record.checkpoint !== undefined) actor.send({ type: 'CHECKPOINT', at: event.at, checkpoint: record.checkpoint });
-  actor.send(event);
-  const failed = recordOf(actor.getSnapshot(), undefined, record.version + 1, TASK_MACHINE_VERSION);
-  actor.stop();
-  return failed;
 }
 
 /**

@@ -75,6 +75,11 @@ export class TaskSupervisor {
     return this.registry.size;
   }
 
+  /** Number of passivated tasks: unfinished, this process's, no actor in memory (issue 20 item 3). */
+  get passivatedCount(): number {
+    return this.registry.passivatedSize;
+  }
+
   /** Recovers unfinished tasks from the store and starts the reaper. */
   async start(): Promise<{ resumed: number; failed: number; quarantined: number }> {
     let outcome = { resumed: 0, failed: 0, quarantined: 0 };

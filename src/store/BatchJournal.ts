@@ -122,6 +122,8 @@ export class BatchJournal {
   /**
    * Adds `line` to the next batch; resolves once that batch is durable, after
    * `apply(seq)` ran. Rejects (and `apply` never runs) when the batch failed.
+   * `line` may hold several records, one per line (`putMany`): they share
+   * one member, so they land or fail together.
    */
   append(line: string, apply: (seq: number) => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {

@@ -10,9 +10,15 @@
  * a task nobody was told about, so it is deleted as soon as it lands.
  */
 import { StoreTimeoutError } from '../core/errors.js';
-import { nonTerminalPages } from './query.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import type { QuarantinedRecord, TaskListQuery, TaskOwnership, TaskStore } from './TaskStore.js';
+import {
+  nonTerminalPages,
+  putRecords,
+  type QuarantinedRecord,
+  type TaskListQuery,
+  type TaskOwnership,
+  type TaskStore,
+} from './TaskStore.js';
 
 /** Default deadline of one store operation. */
 export const DEFAULT_STORE_DEADLINE_MS = 10_000;
@@ -64,6 +70,10 @@ export class DeadlineTaskStore implements TaskStore {
 
   put(record: TaskRecord): Promise<void> {
     return this.bounded('put', this.inner.put(record));
+  }
+
+  putMany(records: readonly TaskRecord[]): Promise<void> {
+    return this.bounded('putMany', putRecords(this.inner, records));
   }
 
   get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {

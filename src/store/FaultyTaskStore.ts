@@ -6,7 +6,8 @@
  * For testing what a runtime (or a store) does when its writes misbehave: a
  * status must never be shown before it is durable, whatever the write path
  * did (issue 13). Faults apply to the writes the runtime makes: `create`,
- * `put` and `delete`.
+ * `put`, `putMany` (one write for all its records: a fault fails, delays or
+ * holds the whole batch) and `delete`.
  *
  * @example
  * ```ts
@@ -16,19 +17,28 @@
  * store.heal(); // the runtime's retry now succeeds
  * ```
  */
-import type { QuarantinedRecord, TaskListQuery, TaskOwnership, TaskStore } from './TaskStore.js';
+import {
+  nonTerminalPages,
+  putRecords,
+  type QuarantinedRecord,
+  type TaskListQuery,
+  type TaskOwnership,
+  type TaskStore,
+} from './TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import { nonTerminalPages } from './query.js';
 
 /** The writes a fault can match. */
-export type WriteOp = 'create' | 'put' | 'delete';
+export type WriteOp = 'create' | 'put' | 'putMany' | 'delete';
 
 /** One write as a fault's `when` sees it. */
 export interface WriteAttempt {
   op: WriteOp;
+  /** The task written (`putMany`: its first record's; all of them are in `records`). */
   taskId: string;
-  /** The record written (`create`, `put`); absent for `delete`. */
+  /** The record written (`create`, `put`); absent for `delete` and `putMany`. */
   record?: TaskRecord;
+  /** The records of a `putMany`. */
+  records?: readonly TaskRecord[];
   /** 1-based count of write attempts on this wrapper so far, this one included. */
   n: number;
 }
@@ -45,7 +55,7 @@ export type FaultEffect =
 
 export interface WriteFault {
   effect: FaultEffect;
-  /** Writes it applies to (default: all three). */
+  /** Writes it applies to (default: all of them). */
   ops?: readonly WriteOp[];
   /** Further narrows the writes it applies to. */
   when?: (write: WriteAttempt) => boolean;
@@ -149,6 +159,14 @@ export class FaultyTaskStore implements TaskStore {
     if (!delayed) return this.inner.put(record);
     const copy = structuredClone(record);
     return delayed.then(() => this.inner.put(copy));
+  }
+
+  /** One write attempt for the whole batch: an injected error refuses all of it before any record reaches the store. */
+  putMany(records: readonly TaskRecord[]): Promise<void> {
+    const delayed = this.suffer({ op: 'putMany', taskId: records[0]?.taskId ?? '', records });
+    if (!delayed) return putRecords(this.inner, records);
+    const copies = structuredClone(records);
+    return delayed.then(() => putRecords(this.inner, copies));
   }
 
   delete(taskId: string): Promise<boolean> {

@@ -234,6 +234,32 @@ export class LowdbTaskStore implements TaskStore {
   }
 
   /**
+   * Durably replaces many records in one journal batch (one member of it: all
+   * of them land or none). Waits for earlier writes of each of the tasks,
+   * then keeps the records newer than the stored ones.
+   */
+  async putMany(records: readonly TaskRecord[]): Promise<void> {
+    this.#assertOpen();
+    // Serialized now, like put: the caller may mutate its objects while the batch waits.
+    const writes = records
+      .filter((record) => locateTask(this.#tasksDir, record.taskId) !== undefined)
+      .map((record) => ({ entry: indexEntryOf(record), text: JSON.stringify(record) }));
+    if (writes.length === 0) return;
+    await this.#serializeAll(
+      writes.map((write) => write.entry.taskId),
+      async () => {
+        // Of one task's records the highest version, and only when it is newer than what is stored (latest wins).
+        const newest = new Map<string, { entry: IndexEntry; text: string }>();
+        for (const write of writes) {
+          const current = newest.get(write.entry.taskId)?.entry ?? this.#index.get(write.entry.taskId);
+          if (current !== undefined && write.entry.version > current.version) newest.set(write.entry.taskId, write);
+        }
+        if (newest.size > 0) await this.#journalWriteAll([...newest.values()]);
+      },
+    );
+  }
+
+  /**
    * Writes every journaled record to its task file now and removes the batch
    * files (a clean `close()` does it too). For tools and tests that look at
    * the files; the store's own reads never need it.
@@ -244,13 +270,22 @@ export class LowdbTaskStore implements TaskStore {
   }
 
   /** Commits one record in the next journal batch (I-1: resolves once that batch is durable); the index and reads see it from then on. */
-  async #journalWrite(entry: IndexEntry, text: string): Promise<void> {
+  #journalWrite(entry: IndexEntry, text: string): Promise<void> {
+    return this.#journalWriteAll([{ entry, text }]);
+  }
+
+  /** Commits records as one member of the next journal batch: all of them durable and visible together, or none. */
+  async #journalWriteAll(writes: readonly { entry: IndexEntry; text: string }[]): Promise<void> {
     // Backpressure: the journal (and the memory holding its records) stays bounded when the disk cannot keep up.
     while (this.#journaled.size >= JOURNAL_LIMIT) await this.#checkpoint();
-    await this.#journal.append(text, (seq) => {
-      this.#index.set(entry.taskId, entry);
-      this.#journaled.set(entry.taskId, { text });
-      this.#lastBatch.set(entry.taskId, seq);
+    // JSON text holds no raw newline: each record stays one line of the batch file.
+    const lines = writes.length === 1 ? writes[0]!.text : writes.map((write) => write.text).join('\n');
+    await this.#journal.append(lines, (seq) => {
+      for (const { entry, text } of writes) {
+        this.#index.set(entry.taskId, entry);
+        this.#journaled.set(entry.taskId, { text });
+        this.#lastBatch.set(entry.taskId, seq);
+      }
     });
     this.#scheduleCheckpoint();
   }
@@ -519,15 +554,26 @@ export class LowdbTaskStore implements TaskStore {
 
   /** Runs `fn` after every earlier operation on the same task has settled. */
   #serialize<R>(taskId: string, fn: () => Promise<R>): Promise<R> {
-    const previous = this.#chains.get(taskId) ?? Promise.resolve();
+    return this.#serializeAll([taskId], fn);
+  }
+
+  /** Runs `fn` after every earlier operation on any of these tasks has settled; later ones on them wait for it. */
+  #serializeAll<R>(taskIds: readonly string[], fn: () => Promise<R>): Promise<R> {
+    const ids = taskIds.length === 1 ? taskIds : [...new Set(taskIds)];
+    const earlier: Promise<void>[] = [];
+    for (const taskId of ids) {
+      const chain = this.#chains.get(taskId);
+      if (chain !== undefined) earlier.push(chain);
+    }
+    const previous: Promise<unknown> = earlier.length === 0 ? Promise.resolve() : earlier.length === 1 ? earlier[0]! : Promise.all(earlier);
     const result = previous.then(fn);
     const tail = result.then(
       () => undefined,
       () => undefined,
     );
-    this.#chains.set(taskId, tail);
+    for (const taskId of ids) this.#chains.set(taskId, tail);
     void tail.then(() => {
-      if (this.#chains.get(taskId) === tail) this.#chains.delete(taskId);
+      for (const taskId of ids) if (this.#chains.get(taskId) === tail) this.#chains.delete(taskId);
     });
     return result;
   }

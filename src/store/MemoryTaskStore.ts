@@ -54,6 +54,16 @@ export class MemoryTaskStore implements TaskStore {
     this.#records.set(record.taskId, structuredClone(record));
   }
 
+  /** {@link put} for each record, all or none: every copy is made before any is stored. */
+  async putMany(records: readonly TaskRecord[]): Promise<void> {
+    this.#assertOpen();
+    const copies = structuredClone(records);
+    for (const record of copies) {
+      const stored = this.#records.get(record.taskId);
+      if (stored !== undefined && record.version > stored.version) this.#records.set(record.taskId, record);
+    }
+  }
+
   /** A copy of the stored record, or `undefined`. */
   async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     this.#assertOpen();

@@ -16,34 +16,52 @@ import type { TaskStore } from './TaskStore.js';
 const OBSERVED = Symbol('taskvisor.observedStore');
 const WRITES = new Set<PropertyKey>(['create', 'put', 'delete']);
 
+/** One report of a write: `op` on one task, `argument` its record (or only its id for a delete). */
+type Report = (op: 'create' | 'put' | 'delete', argument: TaskRecord | string, durationMs: number, error?: unknown) => void;
+
 /** The store's writes, reported; a store already observed is returned as is. */
 export function observeStore<S extends TaskStore>(store: S): S {
   if ((store as { [OBSERVED]?: boolean })[OBSERVED]) return store;
   const name = store.constructor?.name || 'TaskStore';
+  const report: Report = (op, argument, durationMs, error) =>
+    publish('taskvisor:store.operation', () => ({
+      store: name,
+      source: proxy,
+      op,
+      durationMs,
+      taskId: typeof argument === 'string' ? argument : argument.taskId,
+      ...(error !== undefined ? { error: errorKind(error) } : {}),
+      ...(typeof argument === 'string' ? {} : { summary: summarize(argument) }),
+    }));
   const proxy: S = new Proxy(store, {
     get(target, property) {
       if (property === OBSERVED) return true;
       const value = Reflect.get(target, property, target) as unknown;
       if (typeof value !== 'function') return value;
+      // A batch is reported as one put per record, each with the batch's duration: consumers count task writes.
+      if (property === 'putMany') {
+        return (records: readonly TaskRecord[]) => {
+          const startedAt = performance.now();
+          const written = (value as (records: readonly TaskRecord[]) => Promise<void>).call(target, records);
+          const each = (error?: unknown) => {
+            const durationMs = performance.now() - startedAt;
+            for (const record of records) report('put', record, durationMs, error);
+          };
+          written.then(
+            () => each(),
+            (error: unknown) => each(error),
+          );
+          return written;
+        };
+      }
       if (!WRITES.has(property)) return (value as (...args: unknown[]) => unknown).bind(target);
       const op = property as 'create' | 'put' | 'delete';
       return (argument: TaskRecord | string) => {
         const startedAt = performance.now();
-        const taskId = typeof argument === 'string' ? argument : argument.taskId;
-        const report = (error?: unknown) =>
-          publish('taskvisor:store.operation', () => ({
-            store: name,
-            source: proxy,
-            op,
-            durationMs: performance.now() - startedAt,
-            taskId,
-            ...(error !== undefined ? { error: errorKind(error) } : {}),
-            ...(typeof argument === 'string' ? {} : { summary: summarize(argument) }),
-          }));
         const written = (value as (argument: unknown) => Promise<unknown>).call(target, argument);
         written.then(
-          () => report(),
-          (error: unknown) => report(error),
+          () => report(op, argument, performance.now() - startedAt),
+          (error: unknown) => report(op, argument, performance.now() - startedAt, error),
         );
         return written;
       };

@@ -225,6 +225,97 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
     });
   }
 
+  /**
+   * Durably replaces many records with one UPDATE in one transaction, all or
+   * none. Rejects with {@link TaskFencedError} (nothing stored) when another
+   * instance claimed one of the tasks since this one created or claimed it.
+   */
+  async putMany(records: readonly TaskRecord[]): Promise<void> {
+    const pool = this.#assertOpen();
+    // One row per task: its highest version (a lower one would be ignored anyway: latest wins).
+    const latest = new Map<string, { record: TaskRecord; json: string }>();
+    for (const record of records) {
+      if (invalidIdReason(record.taskId) !== undefined) continue;
+      if (this.#tokens.get(record.taskId) === null) throw new TaskFencedError(record.taskId);
+      const held = latest.get(record.taskId);
+      if (!held || record.version > held.record.version) latest.set(record.taskId, { record, json: JSON.stringify(record) });
+    }
+    if (latest.size === 0) return;
+    return this.#track(this.#putManyNow(pool, [...latest.values()]));
+  }
+
+  async #putManyNow(pool: pg.Pool, items: readonly { record: TaskRecord; json: string }[]): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new Error(`cannot store tasks in ${this.description}: ${describePgError(error)}`, { cause: error });
+    }
+    let fenced: string[] = [];
+    try {
+      await client.query('BEGIN');
+      const { refused } = await this.#updateRows(client, items);
+      fenced = refused.length === 0 ? [] : await this.#fencedAmong(client, refused);
+      await client.query(fenced.length === 0 ? 'COMMIT' : 'ROLLBACK');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw new Error(`cannot store tasks in ${this.description}: ${describePgError(error)}`, { cause: error });
+    } finally {
+      client.release();
+    }
+    if (fenced.length > 0) {
+      // Rolled back: all or none. The fenced tasks are another instance's now (I-9): never written from here again.
+      for (const taskId of fenced) this.#tokens.set(taskId, null);
+      throw new TaskFencedError(fenced[0]!);
+    }
+    this.#commits++;
+  }
+
+  /**
+   * One UPDATE for `items` (the newer versions land, fenced when this
+   * instance holds a token for the task: I-9 across instances; an admin
+   * write of a task it never ran is not). `refused`: the ids of items with a
+   * token that were not written (purged, stale, or fenced).
+   */
+  async #updateRows(
+    queryable: pg.Pool | pg.PoolClient,
+    items: readonly { record: TaskRecord; json: string }[],
+  ): Promise<{ written: Set<string>; refused: string[] }> {
+    const tokens = items.map((item) => this.#tokens.get(item.record.taskId) ?? null);
+    const result = await queryable.query<{ task_id: string }>(
+      `UPDATE ${this.#q}.tasks AS t
+       SET status = u.status, last_updated_at = u.updated, version = u.version, machine_version = u.machine, record = u.record
+       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::int[], $6::text[], $7::bigint[]) AS u(id, status, updated, version, machine, record, token)
+       WHERE t.task_id = u.id AND t.version < u.version
+         AND (u.token IS NULL OR (t.owner_instance = $8 AND t.fencing_token = u.token))
+       RETURNING t.task_id`,
+      [
+        items.map((item) => item.record.taskId),
+        items.map((item) => item.record.status),
+        items.map((item) => item.record.lastUpdatedAt),
+        items.map((item) => item.record.version),
+        items.map((item) => item.record.machineVersion),
+        items.map((item) => item.json),
+        tokens,
+        this.#instanceId,
+      ],
+    );
+    const written = new Set(result.rows.map((row) => row.task_id));
+    const refused = items.filter((item, i) => !written.has(item.record.taskId) && tokens[i] !== null).map((item) => item.record.taskId);
+    return { written, refused };
+  }
+
+  /** Of the refused ids, those another instance owns now (fenced); the rest were purged or stale (ignored: latest wins). */
+  async #fencedAmong(queryable: pg.Pool | pg.PoolClient, refused: readonly string[]): Promise<string[]> {
+    const current = await queryable.query<{ task_id: string; owner_instance: string | null; fencing_token: string }>(
+      `SELECT task_id, owner_instance, fencing_token FROM ${this.#q}.tasks WHERE task_id = ANY($1)`,
+      [refused],
+    );
+    return current.rows
+      .filter((row) => row.owner_instance !== this.#instanceId || row.fencing_token !== this.#tokens.get(row.task_id))
+      .map((row) => row.task_id);
+  }
+
   async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
     const pool = this.#assertOpen();
     if (invalidIdReason(taskId) !== undefined) return undefined;
@@ -597,45 +688,19 @@ export class PostgresTaskStore implements TaskStore, TaskOwnership {
       if (!held || item.record.version > held.record.version) latest.set(item.record.taskId, item);
     }
     const items = [...latest.values()];
-    // Fenced when this instance holds a token for the task (I-9 across instances); an admin write of a task it never ran is not.
-    const tokens = items.map((item) => this.#tokens.get(item.record.taskId) ?? null);
     const settle = (taskId: string, outcome: Error | undefined) => {
       for (const item of batch) if (item.record.taskId === taskId) outcome ? item.reject(outcome) : item.resolve();
     };
     try {
-      const result = await pool.query<{ task_id: string }>(
-        `UPDATE ${this.#q}.tasks AS t
-         SET status = u.status, last_updated_at = u.updated, version = u.version, machine_version = u.machine, record = u.record
-         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::int[], $6::text[], $7::bigint[]) AS u(id, status, updated, version, machine, record, token)
-         WHERE t.task_id = u.id AND t.version < u.version
-           AND (u.token IS NULL OR (t.owner_instance = $8 AND t.fencing_token = u.token))
-         RETURNING t.task_id`,
-        [
-          items.map((item) => item.record.taskId),
-          items.map((item) => item.record.status),
-          items.map((item) => item.record.lastUpdatedAt),
-          items.map((item) => item.record.version),
-          items.map((item) => item.record.machineVersion),
-          items.map((item) => item.json),
-          tokens,
-          this.#instanceId,
-        ],
-      );
+      const { written, refused } = await this.#updateRows(pool, items);
       this.#commits++;
-      const written = new Set(result.rows.map((row) => row.task_id));
-      const refused = items.filter((item, i) => !written.has(item.record.taskId) && tokens[i] !== null);
-      for (const item of items) if (written.has(item.record.taskId) || !refused.includes(item)) settle(item.record.taskId, undefined);
+      for (const item of items)
+        if (written.has(item.record.taskId) || !refused.includes(item.record.taskId)) settle(item.record.taskId, undefined);
       if (refused.length === 0) return;
       // Refused: purged or stale (ignored, latest wins), or claimed by another instance (fenced).
-      const current = await pool.query<{ task_id: string; owner_instance: string | null; fencing_token: string }>(
-        `SELECT task_id, owner_instance, fencing_token FROM ${this.#q}.tasks WHERE task_id = ANY($1)`,
-        [refused.map((item) => item.record.taskId)],
-      );
-      const rows = new Map(current.rows.map((row) => [row.task_id, row]));
-      for (const item of refused) {
-        const taskId = item.record.taskId;
-        const row = rows.get(taskId);
-        if (row && (row.owner_instance !== this.#instanceId || row.fencing_token !== this.#tokens.get(taskId))) {
+      const fenced = new Set(await this.#fencedAmong(pool, refused));
+      for (const taskId of refused) {
+        if (fenced.has(taskId)) {
           this.#tokens.set(taskId, null);
           settle(taskId, new TaskFencedError(taskId));
         } else settle(taskId, undefined);

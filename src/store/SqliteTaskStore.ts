@@ -294,6 +294,26 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
+  /**
+   * Durably replaces many records in the next batch transaction: all of them
+   * or none (the batch commits or fails whole). Every row is built before
+   * anything is queued, so a record SQLite cannot hold fails the call alone.
+   */
+  async putMany(records: readonly TaskRecord[]): Promise<void> {
+    const statements = this.#assertOpen();
+    const rows = records.filter((record) => invalidTaskIdReason(record.taskId) === undefined).map((record) => rowOf(record, this.file));
+    if (rows.length === 0) return;
+    return new Promise<void>((resolve, reject) => {
+      this.#enqueue({
+        apply: () => {
+          for (const row of rows) statements.update.run(row);
+          return () => resolve();
+        },
+        fail: reject,
+      });
+    });
+  }
+
   /** The stored record, or `undefined` (also for ids that cannot be stored). */
   // eslint-disable-next-line @typescript-eslint/require-await -- TaskStore port: a closed store's throw must reject, not throw synchronously
   async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
@@ -506,9 +526,12 @@ function prepareStatements(db: Database.Database): Statements {
        VALUES (@task_id, @owner, @tool, @status, @created_at, @last_updated_at, @ttl_ms, @version, @machine_version, @record)
        ON CONFLICT (task_id) DO NOTHING`,
     ),
+    // A task's owner, tool, createdAt and ttlMs are set once at create (the machine never assigns them): their
+    // columns, and the two indexes over them, are left alone, as in the PostgreSQL store. Rewriting them cost a
+    // third of each update (issue 13 item 6: recovery writes 100k records).
     update: db.prepare<[Row]>(
-      `UPDATE tasks SET owner = @owner, tool = @tool, status = @status, created_at = @created_at, last_updated_at = @last_updated_at,
-         ttl_ms = @ttl_ms, version = @version, machine_version = @machine_version, record = @record
+      `UPDATE tasks SET status = @status, last_updated_at = @last_updated_at, version = @version, machine_version = @machine_version,
+         record = @record
        WHERE task_id = @task_id AND version < @version`,
     ),
     delete: db.prepare<[string]>('DELETE FROM tasks WHERE task_id = ?'),

@@ -52,6 +52,19 @@ export interface TaskStore {
    * told) it is `undefined`, like an unknown id (I-7, T-14).
    */
   get(taskId: string, owner?: string): Promise<TaskRecord | undefined>;
+  /**
+   * Durably replaces many tasks' records in one store write (start-up
+   * recovery ends each page of unfinished tasks with one call, issue 13
+   * item 6): each record as {@link put} would store it (a stale version or an
+   * unknown id is ignored; of one task's records the highest version wins),
+   * all of them or none. Resolves once every one is durable (I-1), and not
+   * one is visible to `get` before; rejects when the write failed, and then
+   * none of them was stored (a record the store cannot hold fails the call
+   * before anything is written). sqlite: one transaction; postgres: one
+   * statement in one transaction; lowdb: one journal batch.
+   * Optional: {@link putRecords} falls back to one `put` per record.
+   */
+  putMany?(records: readonly TaskRecord[]): Promise<void>;
   /** Removes a task; resolves `true` when it existed. */
   delete(taskId: string): Promise<boolean>;
   /** Every task whose status is `working` or `input_required`. */
@@ -81,6 +94,32 @@ export interface TaskStore {
   listQuarantined(): Promise<QuarantinedRecord[]>;
   /** Present on stores shared by several instances (see {@link TaskOwnership}); absent otherwise. */
   readonly ownership?: TaskOwnership;
+}
+
+/*
+ * The port's optional methods, with their fallbacks for a store without them
+ * (a custom one): callers use these, never the method itself.
+ */
+
+/** `store.scanNonTerminal(pageSize)`, or `listNonTerminal()` cut into pages for a store without it. */
+export async function* nonTerminalPages(store: TaskStore, pageSize: number): AsyncIterable<TaskRecord[]> {
+  if (store.scanNonTerminal) {
+    yield* store.scanNonTerminal(pageSize);
+    return;
+  }
+  const all = await store.listNonTerminal();
+  for (let start = 0; start < all.length; start += pageSize) yield all.slice(start, start + pageSize);
+}
+
+/**
+ * `store.putMany(records)`: one durable write for all of them (issue 13 item
+ * 6); for a store without it one `put` per record, all at once (then not all
+ * or none: each lands or fails on its own).
+ */
+export async function putRecords(store: TaskStore, records: readonly TaskRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  if (store.putMany) return store.putMany(records);
+  await Promise.all(records.map((record) => store.put(record)));
 }
 
 /** A record {@link TaskStore.quarantine} set aside. */

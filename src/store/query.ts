@@ -6,7 +6,7 @@
 import type { TaskStatus } from '../../machines/task/types.js';
 import { TERMINAL_STATUSES } from '../core/statuses.js';
 import { expiresAt, type TaskRecord } from '../tasks/TaskRecord.js';
-import type { TaskListQuery, TaskStore } from './TaskStore.js';
+import type { TaskListQuery } from './TaskStore.js';
 
 /** The fields of a record that queries look at; a store may index only these. */
 export type TaskQueryFields = Pick<TaskRecord, 'taskId' | 'owner' | 'status' | 'createdAt' | 'ttlMs'>;
@@ -67,14 +67,4 @@ export function selectExpired(entries: Iterable<TaskQueryFields>, now: number, l
   }
   hits.sort((a, b) => a.at - b.at || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
   return hits.slice(0, max).map((hit) => hit.taskId);
-}
-
-/** `store.scanNonTerminal(pageSize)`, or `listNonTerminal()` cut into pages for a store without it. */
-export async function* nonTerminalPages(store: TaskStore, pageSize: number): AsyncIterable<TaskRecord[]> {
-  if (store.scanNonTerminal) {
-    yield* store.scanNonTerminal(pageSize);
-    return;
-  }
-  const all = await store.listNonTerminal();
-  for (let start = 0; start < all.length; start += pageSize) yield all.slice(start, start + pageSize);
 }

@@ -30,6 +30,10 @@ test('bench/run.ts --quick exits 0, prints the table and writes a JSON file', { 
       'HTTP fast lane: tasks/get',
       '3. heap per live idle task',
       '3. bytes per stored task',
+      '3. heap per input-waiting task',
+      '3. passivated tasks in one process',
+      '3. tasks/get on a passivated task',
+      '3. tasks/update on a passivated task',
       '4. restart recovery',
       '5. status → notifications/tasks',
     ]) {

@@ -79,6 +79,8 @@ async function open(dir: string, options: Partial<TaskSupervisorOptions> = {}) {
 
 type Opened = Awaited<ReturnType<typeof open>>;
 
+const isFinal = (status: TaskRecord['status']) => status === 'completed' || status === 'failed' || status === 'cancelled';
+
 /** Waits until the task asks for `key` and no task actor is left in memory. */
 async function passivatedAsking(opened: Opened, taskId: string, key: string): Promise<TaskRecord> {
   return waitFor(
@@ -192,6 +194,49 @@ describe('passivated idle tasks (issue 20 item 3)', () => {
       assert.match(failed.error?.message ?? '', /ttlMs of 800 ms elapsed/);
       assert.equal(opened.changes.at(-1)?.status, 'failed');
       assert.equal(runs.get(taskId), 1);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('passivated tasks end at their own deadlines, earliest first, once each; one that left is not ended by its old queue item', async () => {
+    const opened = await open(join(dir.path, 'c2'), { limits: { maxLiveTasksPerPrincipal: 8, maxPendingInputRequestsPerTask: 4 } });
+    try {
+      // Deadlines a second apart (generous on a loaded machine), created out of deadline order.
+      const late = await opened.create(replayTool, 'alice', 6_000);
+      const early = await opened.create(replayTool, 'alice', 4_000);
+      const cancelled = await opened.create(replayTool, 'alice', 5_000);
+      // Passivated, rehydrated by an answer, passivated again: two items in the deadline queue, one task.
+      const twice = await opened.create(replayTool, 'alice', 5_000);
+      for (const { taskId } of [late, early, cancelled, twice]) await passivatedAsking(opened, taskId, 'a');
+      await opened.supervisor.update(twice.taskId, 'alice', { a: { action: 'accept', content: { v: 'x' } } });
+      await passivatedAsking(opened, twice.taskId, 'b');
+      await opened.supervisor.cancel(cancelled.taskId, 'alice');
+
+      const ended = [late, early, twice];
+      await waitFor(
+        async () => {
+          const records = await Promise.all(ended.map(({ taskId }) => opened.supervisor.get(taskId, 'alice')));
+          return records.every((record) => record.status === 'failed') || undefined;
+        },
+        { timeoutMs: 20_000 },
+      );
+      const finals = opened.changes.filter((change) => change.status === 'failed');
+      // Earliest first, each once (a task queued twice gets one DEADLINE); the cancelled one only its cancel.
+      assert.deepEqual(
+        finals.map((change) => change.taskId),
+        [early.taskId, twice.taskId, late.taskId],
+      );
+      for (const change of finals) {
+        assert.ok(change.lastUpdatedAt >= change.createdAt + change.ttlMs!, `ended before its deadline: ${JSON.stringify(change)}`);
+        assert.match(change.error?.message ?? '', /ttlMs of \d+ ms elapsed/);
+      }
+      assert.deepEqual(
+        opened.changes.filter((change) => change.taskId === cancelled.taskId && isFinal(change.status)).map((change) => change.status),
+        ['cancelled'],
+      );
+      assert.equal(runs.get(twice.taskId), 2);
+      assert.equal(opened.supervisor.passivatedCount, 0);
     } finally {
       await opened.close();
     }

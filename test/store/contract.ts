@@ -190,6 +190,68 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
         assert.equal((await store.list()).length, 1);
       }));
 
+    it('putMany stores each record as put would: newer versions land, stale and unknown ids are ignored, the highest of one task wins', (t) =>
+      withStore(async ({ store, closeAndReopen }) => {
+        // Every built-in store writes a batch at once (issue 13 item 6); only a custom store may fall back to put.
+        const putMany = store.putMany?.bind(store);
+        assert.ok(putMany, 'the store has putMany');
+        await putMany([]);
+        const ended = makeRecord();
+        const stale = makeRecord();
+        const twice = makeRecord({ status: 'input_required' });
+        const untouched = makeRecord();
+        for (const record of [ended, stale, twice, untouched]) await store.create(record);
+        await store.put({ ...stale, version: 4, statusMessage: 'v4' });
+        const { snapshot: _dropped, ...endedRest } = ended;
+        const endedV2: TaskRecord = {
+          ...endedRest,
+          version: 2,
+          status: 'failed',
+          statusMessage: 'The server restarted',
+          error: { code: -32603, message: 'The server restarted' },
+        };
+        const ghost = makeRecord({ version: 9 });
+        const twiceV3: TaskRecord = { ...twice, version: 3, statusMessage: 'v3' };
+        await putMany([endedV2, { ...stale, version: 3, statusMessage: 'late v3' }, ghost, twiceV3, { ...twice, version: 2 }]);
+        const expected = new Map([
+          [ended.taskId, endedV2],
+          [stale.taskId, { ...stale, version: 4, statusMessage: 'v4' }],
+          [twice.taskId, twiceV3],
+          [untouched.taskId, untouched],
+        ]);
+        for (const [taskId, record] of expected) assert.deepEqual(await store.get(taskId), record);
+        assert.equal(await store.get(ghost.taskId), undefined);
+        assert.deepEqual(sortById(await store.listNonTerminal()), sortById([expected.get(stale.taskId)!, twiceV3, untouched]));
+        assert.deepEqual(await store.list({ status: ['failed'] }), [endedV2]);
+        if (closeAndReopen === undefined) {
+          t.diagnostic('store is not durable: no reopen');
+          return;
+        }
+        const reopened = await closeAndReopen();
+        for (const [taskId, record] of expected) assert.deepEqual(await reopened.get(taskId), record);
+        assert.equal(await reopened.get(ghost.taskId), undefined);
+      }));
+
+    it('putMany of many records resolves once all are readable; puts of the same tasks around it keep latest-wins', () =>
+      withStore(async ({ store }) => {
+        const putMany = store.putMany!.bind(store);
+        const records = Array.from({ length: 300 }, (_, i) => makeRecord({ createdAt: 1_000 + i }));
+        await Promise.all(records.map((record) => store.create(record)));
+        const next = records.map((record) => ({ ...record, version: 3, status: 'failed' as const, statusMessage: 'ended' }));
+        // In the same tick: a higher put of one task, a lower one of another; neither order may lose the newest.
+        const writes = [
+          store.put({ ...records[0]!, version: 4, statusMessage: 'put v4' }),
+          putMany(next),
+          store.put({ ...records[1]!, version: 2, statusMessage: 'put v2' }),
+        ];
+        await Promise.all(writes);
+        const read = await Promise.all(records.map((record) => store.get(record.taskId)));
+        assert.equal(read[0]?.statusMessage, 'put v4');
+        assert.equal(read[1]?.statusMessage, 'ended');
+        assert.deepEqual(read.slice(1), next.slice(1));
+        assert.deepEqual(await store.listNonTerminal(), [read[0]]);
+      }));
+
     it('delete resolves true for a stored task, false otherwise; a put cannot bring it back', () =>
       withStore(async ({ store }) => {
         const record = makeRecord();
@@ -393,6 +455,15 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
         snapshotArgs(v2).n = 1234;
         await putting;
         assert.deepEqual(await store.get(expected.taskId), v2Expected);
+
+        const v3 = { ...structuredClone(expected), version: 3, statusMessage: 'v3' };
+        const v3Expected = structuredClone(v3);
+        const batch = [v3];
+        const puttingMany = store.putMany!([...batch]);
+        snapshotArgs(v3).n = 4321;
+        batch.length = 0;
+        await puttingMany;
+        assert.deepEqual(await store.get(expected.taskId), v3Expected);
       }));
 
     it('every method rejects after close', () =>
@@ -403,6 +474,7 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
         const closed = /store is closed/;
         await assert.rejects(store.create(makeRecord()), closed);
         await assert.rejects(store.put({ ...record, version: 2 }), closed);
+        await assert.rejects(store.putMany!([{ ...record, version: 2 }]), closed);
         await assert.rejects(store.get(record.taskId), closed);
         await assert.rejects(store.delete(record.taskId), closed);
         await assert.rejects(store.listNonTerminal(), closed);

@@ -83,6 +83,45 @@ for (const kind of STORE_KINDS) {
         for (const index of [0, 1, 3, 4]) assert.ok(await store.get(records[index]!.taskId));
       }));
 
+    it('putMany is one write: ENOSPC refuses every record of the batch and only those; a retry after healing lands them all', () =>
+      withStore(async (store, reopen) => {
+        const batch = Array.from({ length: 4 }, () => makeRecord());
+        const other = makeRecord();
+        for (const record of [...batch, other]) await store.create(record);
+        const ended = batch.map((record) => ({ ...record, version: 2, status: 'failed' as const, statusMessage: 'ended' }));
+        const fault = store.inject({ effect: 'ENOSPC', ops: ['putMany'] });
+        const outcomes = await Promise.allSettled([store.putMany(ended), store.put({ ...other, version: 2, statusMessage: 'other' })]);
+        assert.equal(outcomes[0].status, 'rejected');
+        assert.equal((outcomes[0].reason as NodeJS.ErrnoException).code, 'ENOSPC');
+        assert.equal(outcomes[1].status, 'fulfilled');
+        assert.equal(fault.hits, 1);
+        for (const record of batch) assert.equal((await store.get(record.taskId))?.status, 'working');
+        assert.equal((await store.get(other.taskId))?.statusMessage, 'other');
+        fault.remove();
+        await store.putMany(ended);
+        const after = await reopen();
+        for (const record of ended) assert.deepEqual(await after.get(record.taskId), kindIsDurable(kind) ? record : undefined);
+      }));
+
+    it('a hung putMany shows none of its records until healed, then all of them; it counts as one write', () =>
+      withStore(async (store) => {
+        const batch = Array.from({ length: 3 }, () => makeRecord());
+        for (const record of batch) await store.create(record);
+        const before = store.writeAttempts;
+        store.inject({ effect: 'hang', ops: ['putMany'], when: (write) => write.records?.length === 3 });
+        let settled = false;
+        const write = store
+          .putMany(batch.map((record) => ({ ...record, version: 2, status: 'failed' as const })))
+          .finally(() => (settled = true));
+        assert.equal(store.writeAttempts, before + 1);
+        for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+        assert.equal(settled, false);
+        for (const record of batch) assert.equal((await store.get(record.taskId))?.status, 'working');
+        store.heal();
+        await write;
+        for (const record of batch) assert.equal((await store.get(record.taskId))?.status, 'failed');
+      }));
+
     it('a slow write resolves after the delay, and only then is it visible', () =>
       withStore(async (store) => {
         const record = makeRecord();
