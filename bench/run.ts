@@ -143,7 +143,9 @@ const SIZES = quick
         { label: '10k', n: 10_000 },
         { label: '100k', n: 100_000 },
       ],
-      recoveryBudgetMs: 10_000,
+      // Long enough for 100k sqlite tasks to finish even on a loaded machine (a measured figure, not a projection);
+      // lowdb past it is projected.
+      recoveryBudgetMs: 30_000,
       replayN: 10_000,
       listeners: 1_000,
       pokes: 20,
