@@ -307,7 +307,7 @@ const fsyncMedian = (pick: (summary: Summary) => number) => median(raw.fsync.map
 // ---------------------------------------------------------------------------------------------
 // Durable create, tasks/get, taskvisor echo
 
-function storeConfig(kind: StoreKind, dir: string): ServerConfig['store'] {
+function storeConfig(kind: StoreKind, dir: string): NonNullable<ServerConfig['store']> {
   return kind === 'lowdb' ? { kind: 'lowdb', dir } : sqliteConfig(join(dir, 'tasks.sqlite'));
 }
 
@@ -856,6 +856,9 @@ async function postgresBenchmark(dataDir: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The table
 
+/** Whether a figure met its target; '' when there is none (or in a quick run). */
+type Verdict = 'met' | 'missed' | '';
+
 interface Row {
   bench: string;
   case: string;
@@ -867,7 +870,7 @@ interface Row {
   baselineUnit?: string;
   ratio?: number;
   target?: string;
-  verdict?: 'met' | 'missed' | '';
+  verdict?: Verdict;
   note?: string;
 }
 
@@ -875,7 +878,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
   const rows: Row[] = [];
   const add = (row: Row) => rows.push(row);
   // A quick run's sizes are far below the targets' sizes: its verdicts would mean nothing.
-  const verdict = (ok: boolean | undefined): Row['verdict'] => (ok === undefined || quick ? '' : ok ? 'met' : 'missed');
+  const verdict = (ok: boolean | undefined): Verdict => (ok === undefined || quick ? '' : ok ? 'met' : 'missed');
   const fsP50 = fsyncMedian((s) => s.p50);
   const fsP99 = fsyncMedian((s) => s.p99);
 

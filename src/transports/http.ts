@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest, createMcpHandler, isJsonContentType, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { admit, defaultAllowedOrigins, isLoopbackHost, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import type { JsonObject } from '../../machines/task/index.js';
@@ -18,6 +17,7 @@ import { logTransportError } from '../runtime/transportErrors.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
+import { nodeRequestHandler } from './nodeAdapter.js';
 import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
 import { LegacyHttpSessions } from './LegacyHttpSessions.js';
@@ -214,11 +214,11 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   };
   const fetch = (request: Request): Promise<Response> => serve(request);
 
-  const node = toNodeHandler({ fetch });
+  const node = nodeRequestHandler({ fetch });
   // Issue 20 item 4: a listen request gets an adapter that knows its `res`, so the stream's frames are written
   // straight to it; everything else about the request (head, body, errors, the end) is the same adapter's.
   const listenNode = (req: IncomingMessage, res: ServerResponse) =>
-    toNodeHandler({ fetch: (request: Request) => serve(request, res) })(req, res);
+    nodeRequestHandler({ fetch: (request: Request) => serve(request, res) })(req, res);
   const namesListen = (req: IncomingMessage) => {
     const named = req.headers['mcp-method'];
     return req.method === 'POST' && typeof named === 'string' && named.trim() === 'subscriptions/listen';
@@ -244,7 +244,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       if (routes?.owns(pathname)) {
         // The routes learn the peer's address (operator access without auth is loopback only).
         const client = { remoteAddress: req.socket.remoteAddress };
-        guard.run(req, res, toNodeHandler({ fetch: (request: Request) => routes.fetch(request, client) }));
+        guard.run(req, res, nodeRequestHandler({ fetch: (request: Request) => routes.fetch(request, client) }));
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
