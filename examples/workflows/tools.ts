@@ -6,8 +6,10 @@
 import { z } from 'zod';
 import { defineTool } from '../../src/index.js';
 
-const sleep = (ms: number, signal: AbortSignal) =>
+/** Waits `ms`; rejects with the signal's reason as soon as it aborts (a cancelled task stops waiting). */
+export const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
     const timer = setTimeout(resolve, ms);
     signal.addEventListener(
       'abort',

@@ -5,85 +5,50 @@
  * extension (T-01, T-04).
  */
 import { traceContextOf, type TraceContext } from '../core/traceContext.js';
-import { inputRequired, ProtocolError, type RequestStateCodec, type Server, type ServerContext } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
-import { ErrorCode } from '../core/errors.js';
-import type { ToolCaller } from '../runtime/ToolCaller.js';
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
-import { clientCapabilitiesOf, declaresTasks } from './envelope.js';
-import { toCreateTaskResult } from './wire.js';
+import { clientCapabilitiesOf } from './envelope.js';
 import { mappingErrors } from './errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { CallerRelay } from '../tools/CallerRelay.js';
+import type { ToolCalls } from './ToolCalls.js';
 
-/** What an MRTR round carries back to us, integrity-protected by the SDK codec (spec §4.4). */
-export interface MrtrState {
-  principal: string;
-  tool: string;
-  answers: Record<string, unknown>;
-  /** A forwarded tool's place in the upstream (the task or round waiting for these answers). */
-  resume?: JsonObject;
-}
+export type { MrtrState } from './ToolCalls.js';
 
 export interface ToolsSurfaceOptions {
   tools: ToolRegistry;
-  caller: ToolCaller;
+  /** The decisions of `tools/call`, shared with the HTTP fast lane (issue 20). */
+  calls: ToolCalls;
   principal: string;
   era: 'modern' | 'legacy';
-  requestState: RequestStateCodec<MrtrState>;
   /** Where server faults go (the client gets a stable message and a reference id, issue 12.10). */
   logger?: Logger;
 }
 
 export const ToolsSurface = {
-  attach(server: Server, { tools, caller, principal, era, requestState, logger }: ToolsSurfaceOptions): void {
+  attach(server: Server, { tools, calls, principal, era, logger }: ToolsSurfaceOptions): void {
     server.setRequestHandler('tools/list', () => ({ tools: tools.list() as never }));
 
     server.setRequestHandler(
       'tools/call',
       mappingErrors(async (request, ctx) => {
-        const { name, arguments: args } = request.params;
-        const state = ctx.mcpReq.requestState<MrtrState>();
-        if (state !== undefined && (typeof state !== 'object' || state.principal !== principal || state.tool !== name)) {
-          throw new ProtocolError(ErrorCode.InvalidParams, 'Invalid params: requestState does not belong to this call');
-        }
-        const answers = { ...(state?.answers ?? {}), ...(ctx.mcpReq.inputResponses ?? {}) };
-        const clientCapabilities = clientCapabilitiesOf(ctx);
         const relay = callerRelay(ctx);
-        const outcome = await caller.call({
-          name,
-          args,
+        const result = await calls.answer({
+          name: request.params.name,
+          args: request.params.arguments,
           principal,
-          // T-01: only this request's own declaration counts; never on the legacy era (T-37).
-          declaresTasks: era === 'modern' && declaresTasks(ctx),
-          ...(clientCapabilities ? { clientCapabilities } : {}),
-          answers,
+          era,
+          clientCapabilities: clientCapabilitiesOf(ctx),
+          state: ctx.mcpReq.requestState(),
+          inputResponses: ctx.mcpReq.inputResponses,
           signal: ctx.mcpReq.signal,
           relay,
           ...traceOf(ctx),
-          ...(state?.resume ? { resume: state.resume } : {}),
         });
         // Progress and log messages sent during the call go out before its answer: a client drops progress for a
         // request it has seen answered, so the last `ctx.progress` before `return` would otherwise be lost.
         await relay.sent();
-        switch (outcome.kind) {
-          case 'result':
-            return outcome.result as never;
-          case 'task':
-            return toCreateTaskResult(outcome.task) as never;
-          case 'forwarded-task':
-            return outcome.task as never;
-          case 'input-required':
-            return inputRequired({
-              inputRequests: outcome.requests as never,
-              requestState: await requestState.mint({
-                principal,
-                tool: name,
-                answers: outcome.answers,
-                ...(outcome.resume ? { resume: outcome.resume } : {}),
-              }),
-            }) as never;
-        }
+        return result as never;
       }, logger),
     );
   },

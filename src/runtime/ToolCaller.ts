@@ -55,13 +55,25 @@ export class ToolCaller {
     const args = this.parseArgs(tool, request.args);
     const behavior = tool.options.taskBehavior ?? 'auto';
 
-    if (behavior === 'always') {
+    if (createsTaskAtOnce(tool)) {
       // A task whenever this request permits one; without the extension the tool cannot run (T-03).
       if (!request.declaresTasks) throw missingTasksCapability(`the tool ${tool.name}`);
       return { kind: 'task', task: await this.supervisor.create(this.taskOptions(tool, args, request)) };
     }
     if (behavior === 'auto' && request.declaresTasks) return this.callAuto(tool, args, request);
     return this.callSync(tool, args, request);
+  }
+
+  /**
+   * Whether a call of `name` that declares the tasks extension is decided
+   * before any tool code runs, by {@link call}'s first steps alone: an
+   * unknown tool or bad arguments (-32602), or a new task of a local
+   * `always` tool (or a limit refusing it). No input round, no synchronous
+   * result, no upstream (the HTTP fast lane answers only such calls).
+   */
+  decidedAtOnce(name: string): boolean {
+    const tool = this.tools.get(name);
+    return tool === undefined || createsTaskAtOnce(tool);
   }
 
   private parseArgs(tool: ToolDefinition, raw: unknown): JsonObject {
@@ -161,6 +173,11 @@ export class ToolCaller {
         return { kind: 'input-required', requests: { [outcome.key]: outcome.request }, answers: request.answers ?? {} };
     }
   }
+}
+
+/** A local tool whose every call is a task, created before any of its code runs (`taskBehavior: 'always'`). */
+function createsTaskAtOnce(tool: ToolDefinition): boolean {
+  return !tool.forward && (tool.options.taskBehavior ?? 'auto') === 'always';
 }
 
 /** Aborts `execution` when `signal` fires, until the returned release is called. */

@@ -12,7 +12,8 @@ import { LOCAL_PRINCIPAL } from '../core/principal.js';
 import { TasksExtension } from '../protocol/TasksExtension.js';
 import { TaskRequests } from '../protocol/TaskRequests.js';
 import { TaskvisorServer } from '../protocol/TaskvisorServer.js';
-import { ToolsSurface, type MrtrState } from '../protocol/ToolsSurface.js';
+import { ToolsSurface } from '../protocol/ToolsSurface.js';
+import { ToolCalls, type MrtrState } from '../protocol/ToolCalls.js';
 import { ResourcesSurface } from '../protocol/ResourcesSurface.js';
 import { PromptsSurface } from '../protocol/PromptsSurface.js';
 import { CompletionsSurface } from '../protocol/CompletionsSurface.js';
@@ -177,6 +178,8 @@ export class TaskvisorRuntime {
   private readonly pollRateLimiter: PollRateLimiter | undefined;
   /** The answers to `tasks/get|update|cancel`, shared by the SDK handlers and the HTTP fast lane (issue 20). */
   readonly taskRequests: TaskRequests;
+  /** The answers to `tools/call`, shared by the SDK handler and the HTTP fast lane (issue 20). */
+  readonly toolCalls: ToolCalls;
   /** Present when the store is shared by several instances (it implements `ownership`). */
   readonly cluster: ClusterNode | undefined;
   /** The aggregator's upstream connections; `undefined` when no upstream is configured. */
@@ -252,6 +255,7 @@ export class TaskvisorRuntime {
           logger: this.logger,
         })
       : undefined;
+    this.toolCalls = new ToolCalls({ caller: this.caller, requestState: this.requestState });
     this.taskRequests = new TaskRequests({
       supervisor: this.supervisor,
       pollRateLimiter: this.pollRateLimiter,
@@ -543,14 +547,7 @@ export class TaskvisorRuntime {
       CompletionsSurface.attach(server, { resources: this.resources, prompts: this.prompts, principal: principal.id, logger: this.logger });
     }
     if (era === 'legacy' && connection) this.sendListChanges(server, servesResources, servesPrompts, subscribed!);
-    ToolsSurface.attach(server, {
-      tools: this.tools,
-      caller: this.caller,
-      principal: principal.id,
-      era,
-      requestState: this.requestState,
-      logger: this.logger,
-    });
+    ToolsSurface.attach(server, { tools: this.tools, calls: this.toolCalls, principal: principal.id, era, logger: this.logger });
     // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
     if (era === 'modern') {
       TasksExtension.attach(server, { requests: this.taskRequests, principal: principal.id, logger: this.logger });

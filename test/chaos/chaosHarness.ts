@@ -26,7 +26,7 @@ import { connect, envelope, type ConnectedClient } from '../support/extTasksClie
 import { freshSchema, TEST_PG_URL } from '../support/postgres.js';
 import { CLI, freePort, rawRequest, spawnNode, tempDir, type Child, type RawOutcome } from '../support/processes.js';
 
-export const CHAOS_TOOLS = fileURLToPath(new URL('./fixtures/chaos-tools.ts', import.meta.url));
+export const CHAOS_TOOLS = fileURLToPath(new URL('../fixtures/tracked-tools.ts', import.meta.url));
 export const CHAOS_STORES = ['lowdb', 'sqlite', 'postgres'] as const;
 /** `memory` is not durable: the checker's negative control (every acknowledged task is lost at a kill). */
 export type ChaosStore = (typeof CHAOS_STORES)[number] | 'memory';
@@ -288,7 +288,7 @@ function noteState(task: Acked, seen: { status?: string; statusMessage?: string;
     ? JSON.stringify({ status, statusMessage: seen.statusMessage ?? null, result: seen.result ?? null, error: seen.error ?? null })
     : undefined;
   if (task.terminal === undefined) {
-    task.terminal = state;
+    if (state !== undefined) task.terminal = state;
     return;
   }
   if (state !== task.terminal) {

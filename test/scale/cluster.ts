@@ -10,7 +10,7 @@ import { connect, type ConnectedClient } from '../support/extTasksClient.js';
 import { CLI, spawnNode, type Child } from '../support/processes.js';
 import { TEST_PG_URL } from '../support/postgres.js';
 
-export const CLUSTER_TOOLS = fileURLToPath(new URL('./fixtures/cluster-tools.ts', import.meta.url));
+export const CLUSTER_TOOLS = fileURLToPath(new URL('../fixtures/tracked-tools.ts', import.meta.url));
 
 export interface Instance {
   label: string;
