@@ -144,6 +144,7 @@ commands.on('line', (line) => {
           result = {
             liveTasks: runtime?.liveTasks ?? 0,
             passivatedTasks: runtime?.passivatedTasks ?? 0,
+            listenStreams: runtime?.subscriptions.size ?? 0,
             heapUsed: memory.heapUsed,
             rss: memory.rss,
             cpuMicros: cpu.user + cpu.system,

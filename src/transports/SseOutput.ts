@@ -158,6 +158,15 @@ export class NodeSseOutput implements SseOutput {
       this.blocked = false;
       this.flush();
     });
+    // The client went away. Told by the response itself: the web Request's abort signal, which the adapter
+    // aborts on the same event, did not reach every stream (1000-listener runs left 1–4% of them open).
+    res.on('close', () => {
+      if (this.ended) return;
+      this.ended = true;
+      this.pending = [];
+      this.pendingBytes = 0;
+      onCancel();
+    });
   }
 
   write(text: string, bytes: number): void {

@@ -19,6 +19,7 @@
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { z } from 'zod';
@@ -227,7 +228,7 @@ describe('fan-out over real HTTP: many listeners', () => {
       store: new MemoryTaskStore(),
       logger: silentLogger,
       reapIntervalMs: 0,
-      limits: { maxListenStreamsPerPrincipal: LISTENERS + 10 },
+      limits: { maxListenStreamsPerPrincipal: 400 },
     });
     // Waits for the test's go, then changes its status message STEPS times and completes.
     runtime.tool('stepper', { inputSchema: z.object({}), taskBehavior: 'always' }, async (_args, ctx) => {
@@ -346,5 +347,54 @@ describe('fan-out over real HTTP: many listeners', () => {
     }
     for (const abort of aborts) abort.abort();
     await waitFor(() => runtime.subscriptions.size <= 1, { what: 'the dropped streams to be forgotten' });
+  });
+
+  it('300 clients that drop their sockets leave no stream behind', async () => {
+    // A stream learns of its dropped client from its Node response ('close'). Through the web Request's abort
+    // signal alone, a bench server with 1,000 dropped streams kept 12–37 of them open, each holding a slot of the
+    // per-principal limit (then 429s); this in-process run did not reproduce that, it pins the close path itself.
+    const created = await fetch(http.url, {
+      method: 'POST',
+      headers: standardHeaders('tools/call', { name: 'stepper' }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'drop',
+        method: 'tools/call',
+        params: { name: 'stepper', arguments: {}, _meta: envelope() },
+      }),
+    });
+    const taskId = ((await created.json()) as Message).result.taskId as string;
+    const url = new URL(http.url);
+    const sockets: Socket[] = [];
+    const before = runtime.subscriptions.size;
+    for (let index = 0; index < 300; index++) {
+      const { headers, body } = listenBody(`drop-${index}`, [taskId]);
+      const socket = connect({ host: '127.0.0.1', port: Number(url.port) });
+      socket.on('error', () => {});
+      const head = Object.entries({ ...headers, 'content-length': String(Buffer.byteLength(body)) })
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      socket.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n${head}\r\n${body}`);
+      sockets.push(socket);
+      await new Promise<void>((resolve, reject) => {
+        let seen = '';
+        const onData = (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (!seen.startsWith('HTTP/1.1 200')) reject(new Error(`listen drop-${index}: ${seen}`));
+          if (seen.includes('"method":"notifications/tasks"')) {
+            socket.off('data', onData);
+            resolve();
+          }
+        };
+        socket.on('data', onData);
+      });
+    }
+    assert.equal(runtime.subscriptions.size, before + 300);
+    for (const socket of sockets) socket.destroy();
+    await waitFor(() => runtime.subscriptions.size === before, {
+      timeoutMs: 10_000,
+      what: `every dropped stream forgotten (${runtime.subscriptions.size} left)`,
+    });
+    gates.get(taskId)?.();
   });
 });
