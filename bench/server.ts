@@ -23,10 +23,10 @@ import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { performance } from 'node:perf_hooks';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { z } from 'zod';
 import { createRuntime, type ResumePolicy, type TaskStoreConfig, type TaskvisorRuntime } from '../src/index.js';
 import { listenHttp } from '../src/transports/index.js';
+import { nodeRequestHandler } from '../src/transports/nodeAdapter.js';
 import { registerBenchTools } from './tools.js';
 
 export interface ServerConfig {
@@ -69,7 +69,7 @@ if (config.mode === 'bare') {
     },
     { legacy: 'stateless', onerror: (error) => quietLogger.error('http', error) },
   );
-  const node = toNodeHandler(handler);
+  const node = nodeRequestHandler(handler);
   const server = createServer((req, res) => void node(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;

@@ -60,7 +60,8 @@ export interface TaskContext {
   lastUpdatedAt: number;
   ttlMs: number | null;
   pollIntervalMs?: number;
-  statusMessage?: string;
+  /** `undefined` once cleared: recordResult drops a finished task's last message, and assign cannot delete a key. */
+  statusMessage?: string | undefined;
   /** Set by the first CANCEL while the worker runs: cooperative cancel (T-24). */
   cancelRequested: boolean;
   /** Outstanding input requests, by key (T-12, T-13). */

@@ -9,18 +9,18 @@ import { z } from 'zod';
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
 export const LimitsSchema = z.strictObject({
-  maxRequestBodyBytes: positiveInt.optional(),
-  maxJsonDepth: positiveInt.max(10_000).optional(),
-  maxLiveTasksPerPrincipal: positiveInt.optional(),
-  maxPendingInputRequestsPerTask: positiveInt.optional(),
-  maxListenStreamsPerPrincipal: positiveInt.optional(),
-  maxTaskIdsPerListen: positiveInt.optional(),
+  maxRequestBodyBytes: positiveInt.exactOptional(),
+  maxJsonDepth: positiveInt.max(10_000).exactOptional(),
+  maxLiveTasksPerPrincipal: positiveInt.exactOptional(),
+  maxPendingInputRequestsPerTask: positiveInt.exactOptional(),
+  maxListenStreamsPerPrincipal: positiveInt.exactOptional(),
+  maxTaskIdsPerListen: positiveInt.exactOptional(),
   /** A timer cannot wait longer than 2^31-1 ms in one step. */
-  requestTimeoutMs: positiveInt.max(2 ** 31 - 1).optional(),
-  maxTaskTtlMs: positiveInt.nullable().optional(),
-  maxOutboundBufferBytes: positiveInt.optional(),
-  outboundGraceMs: positiveInt.max(2 ** 31 - 1).optional(),
-  maxHttpSessions: positiveInt.optional(),
-  maxHttpSessionsPerPrincipal: positiveInt.optional(),
-  httpSessionIdleMs: positiveInt.max(2 ** 31 - 1).optional(),
+  requestTimeoutMs: positiveInt.max(2 ** 31 - 1).exactOptional(),
+  maxTaskTtlMs: positiveInt.nullable().exactOptional(),
+  maxOutboundBufferBytes: positiveInt.exactOptional(),
+  outboundGraceMs: positiveInt.max(2 ** 31 - 1).exactOptional(),
+  maxHttpSessions: positiveInt.exactOptional(),
+  maxHttpSessionsPerPrincipal: positiveInt.exactOptional(),
+  httpSessionIdleMs: positiveInt.max(2 ** 31 - 1).exactOptional(),
 });

@@ -14,7 +14,7 @@ export const ToolModuleEntrySchema = z.union(
       /** Path of a JS/TS module, relative to the config file. */
       module: z.string().min(1),
       /** Export holding the definitions (default: `default`, then the key's name: `tools`, `resources`, `prompts`). */
-      export: z.string().min(1).optional(),
+      export: z.string().min(1).exactOptional(),
     }),
   ],
   { error: 'expected a module path string, or { module: string, export?: string }' },
@@ -23,11 +23,11 @@ export const ToolModuleEntrySchema = z.union(
 /** Fields every `auth` kind shares (MCP authorization, resource server side; docs/security.md). */
 const authCommon = {
   /** Public URL of the MCP endpoint (RFC 9728 `resource`); default: from each request's Host and path. */
-  resource: z.url({ protocol: /^https?$/ }).optional(),
+  resource: z.url({ protocol: /^https?$/ }).exactOptional(),
   /** Scopes every token must carry (403 `insufficient_scope` otherwise). */
-  requiredScopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected an OAuth scope token')).optional(),
+  requiredScopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected an OAuth scope token')).exactOptional(),
   /** Authorization servers advertised in the metadata document. Default for `jwt`: the issuer. */
-  authorizationServers: z.array(z.url()).optional(),
+  authorizationServers: z.array(z.url()).exactOptional(),
 };
 
 /** Bearer authentication of the HTTP and WebSocket entries; stdio is always the one local principal. */
@@ -38,25 +38,25 @@ export const AuthConfigSchema = z
       /** The token file (YAML/JSON), relative to the config file; must be mode 0600 or stricter. */
       file: z.string().min(1),
       /** Accept a token file group or others may read or write. Default false. */
-      allowInsecurePermissions: z.boolean().optional(),
+      allowInsecurePermissions: z.boolean().exactOptional(),
       ...authCommon,
     }),
     z.strictObject({
       kind: z.literal('jwt'),
       /** JWKS URL of the issuer (https; http only for loopback). Exactly one of jwksUrl and keyFile. */
-      jwksUrl: z.url().optional(),
+      jwksUrl: z.url().exactOptional(),
       /** Public key file (PEM, JWK or JWKS), relative to the config file. */
-      keyFile: z.string().min(1).optional(),
+      keyFile: z.string().min(1).exactOptional(),
       issuer: z.string().min(1),
       audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
-      principalClaim: z.string().min(1).optional(),
-      clockToleranceSec: nonNegativeInt.max(3600).optional(),
+      principalClaim: z.string().min(1).exactOptional(),
+      clockToleranceSec: nonNegativeInt.max(3600).exactOptional(),
       algorithms: z
         .array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']))
         .min(1)
-        .optional(),
+        .exactOptional(),
       /** Oldest accepted token by its `iat` claim, ms (then `iat` is required). Default: no limit beyond `exp`. */
-      maxTokenAgeMs: z.number().int().positive().optional(),
+      maxTokenAgeMs: z.number().int().positive().exactOptional(),
       ...authCommon,
     }),
     /**
@@ -84,24 +84,24 @@ const upstreamCommon = {
   toolPrefix: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'use 1-64 characters of A-Z a-z 0-9 - (no _: it separates the parts of a tool name)')
-    .optional(),
+    .exactOptional(),
   /** Per-request timeout in ms. Default 30000. */
-  timeout: z.number().int().positive().optional(),
+  timeout: z.number().int().positive().exactOptional(),
   /** Connect when the server starts. Default true. */
-  autoStart: z.boolean().optional(),
+  autoStart: z.boolean().exactOptional(),
   /** Ping period while connected; 0 disables. Default 15000. */
-  pingIntervalMs: nonNegativeInt.optional(),
+  pingIntervalMs: nonNegativeInt.exactOptional(),
   /** Failed pings in a row before reconnecting. Default 3. */
-  maxPingFailures: z.number().int().positive().optional(),
+  maxPingFailures: z.number().int().positive().exactOptional(),
   backoff: z
     .strictObject({
-      initialMs: z.number().int().positive().optional(),
-      maxMs: z.number().int().positive().optional(),
-      factor: z.number().min(1).optional(),
+      initialMs: z.number().int().positive().exactOptional(),
+      maxMs: z.number().int().positive().exactOptional(),
+      factor: z.number().min(1).exactOptional(),
       /** Connection attempts in a row before giving up (`failed`); null = forever. */
-      maxAttempts: z.number().int().positive().nullable().optional(),
+      maxAttempts: z.number().int().positive().nullable().exactOptional(),
     })
-    .optional(),
+    .exactOptional(),
 };
 
 export const UpstreamEntrySchema = z.discriminatedUnion(
@@ -111,16 +111,16 @@ export const UpstreamEntrySchema = z.discriminatedUnion(
       ...upstreamCommon,
       type: z.literal('stdio'),
       command: z.string().min(1),
-      args: z.array(z.string()).optional(),
-      env: z.record(z.string(), z.string()).optional(),
+      args: z.array(z.string()).exactOptional(),
+      env: z.record(z.string(), z.string()).exactOptional(),
       /** Working directory of the child, relative to the config file. */
-      cwd: z.string().min(1).optional(),
+      cwd: z.string().min(1).exactOptional(),
     }),
     z.strictObject({
       ...upstreamCommon,
       type: z.literal('streamable-http'),
       url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
-      headers: z.record(z.string(), z.string()).optional(),
+      headers: z.record(z.string(), z.string()).exactOptional(),
     }),
   ],
   { error: 'expected type: stdio (with command) or type: streamable-http (with url)' },
@@ -128,49 +128,49 @@ export const UpstreamEntrySchema = z.discriminatedUnion(
 
 /** Where an HTTP or WebSocket listener binds and which Host/Origin it admits (DNS-rebinding protection, docs/security.md). */
 const listenerFields = {
-  host: z.string().min(1).optional(),
-  port: z.number().int().min(0).max(65535).optional(),
-  path: z.string().startsWith('/').optional(),
+  host: z.string().min(1).exactOptional(),
+  port: z.number().int().min(0).max(65535).exactOptional(),
+  path: z.string().startsWith('/').exactOptional(),
   /** Host header names accepted (on the upgrade for `ws`); `false` disables the check. Default: loopback names on loopback binds. */
-  allowedHosts: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+  allowedHosts: z.union([z.array(z.string().min(1)), z.literal(false)]).exactOptional(),
   /** Browser Origin host names accepted; `false` disables the check. Default: loopback names on loopback binds. */
-  allowedOrigins: z.union([z.array(z.string().min(1)), z.literal(false)]).optional(),
+  allowedOrigins: z.union([z.array(z.string().min(1)), z.literal(false)]).exactOptional(),
 };
 
 export const ConfigSchema = z.strictObject({
   server: z
     .strictObject({
-      name: z.string().min(1).optional(),
-      version: z.string().min(1).optional(),
-      instructions: z.string().optional(),
+      name: z.string().min(1).exactOptional(),
+      version: z.string().min(1).exactOptional(),
+      instructions: z.string().exactOptional(),
     })
-    .optional(),
+    .exactOptional(),
   http: z
     .strictObject({
       ...listenerFields,
-      maxBodyBytes: z.number().int().positive().optional(),
+      maxBodyBytes: z.number().int().positive().exactOptional(),
     })
-    .optional(),
+    .exactOptional(),
   /** MCP over WebSocket (served when this section is present and no transport flag is given, or with `--ws`). */
   ws: z
     .strictObject({
       ...listenerFields,
       /** Largest inbound frame; a bigger one closes the socket (1009). */
-      maxPayloadBytes: z.number().int().positive().optional(),
+      maxPayloadBytes: z.number().int().positive().exactOptional(),
     })
-    .optional(),
+    .exactOptional(),
   store: z
     .discriminatedUnion('kind', [
       z.strictObject({ kind: z.literal('memory') }),
       z.strictObject({
         kind: z.literal('lowdb'),
         /** Folder of the store, relative to the config file. Default `./.taskvisor` (relative to the working directory). */
-        dir: z.string().min(1).optional(),
+        dir: z.string().min(1).exactOptional(),
       }),
       z.strictObject({
         kind: z.literal('sqlite'),
         /** Database file, relative to the config file. Default `./.taskvisor/tasks.sqlite` (relative to the working directory). */
-        file: z.string().min(1).optional(),
+        file: z.string().min(1).exactOptional(),
       }),
       // Several instances on one PostgreSQL database (docs/scaling.md).
       z.strictObject({
@@ -183,51 +183,51 @@ export const ConfigSchema = z.strictObject({
           .regex(/^[a-z_][a-z0-9_]{0,47}$/, {
             error: 'expected a lower-case identifier: a-z, 0-9, _ (at most 48 chars, not starting with a digit)',
           })
-          .optional(),
+          .exactOptional(),
         /** Pooled connections per instance (plus one for LISTEN). Default 10. */
-        poolSize: z.number().int().min(1).max(1000).optional(),
+        poolSize: z.number().int().min(1).max(1000).exactOptional(),
         /** An instance's lease; its unfinished tasks are adopted this long after it died. Default 5000. */
-        leaseMs: z.number().int().min(500).max(3_600_000).optional(),
+        leaseMs: z.number().int().min(500).max(3_600_000).exactOptional(),
       }),
     ])
-    .optional(),
+    .exactOptional(),
   tasks: z
     .strictObject({
-      ttlMs: nonNegativeInt.nullable().optional(),
-      pollIntervalMs: nonNegativeInt.optional(),
-      promoteAfterMs: nonNegativeInt.optional(),
-      reapIntervalMs: nonNegativeInt.optional(),
+      ttlMs: nonNegativeInt.nullable().exactOptional(),
+      pollIntervalMs: nonNegativeInt.exactOptional(),
+      promoteAfterMs: nonNegativeInt.exactOptional(),
+      reapIntervalMs: nonNegativeInt.exactOptional(),
       /** A finished task stays readable at least this long after it finished. */
-      finishedRetentionMs: nonNegativeInt.optional(),
+      finishedRetentionMs: nonNegativeInt.exactOptional(),
       /** A resumable task waiting for input this long, everything stored, leaves memory (passivation); false: never. */
-      passivateIdleAfterMs: z.union([nonNegativeInt, z.literal(false)]).optional(),
+      passivateIdleAfterMs: z.union([nonNegativeInt, z.literal(false)]).exactOptional(),
       /** Adaptive polling hint (T-27): bounds, and growth with a task's age (age / growthDivisor). */
       poll: z
         .strictObject({
-          minMs: nonNegativeInt.optional(),
-          maxMs: nonNegativeInt.optional(),
-          growthDivisor: nonNegativeInt.optional(),
+          minMs: nonNegativeInt.exactOptional(),
+          maxMs: nonNegativeInt.exactOptional(),
+          growthDivisor: nonNegativeInt.exactOptional(),
         })
-        .optional(),
+        .exactOptional(),
       /** Pace clients polling much faster than asked; off unless set. */
       pollRateLimit: z
         .union([
           z.literal(false),
           z.strictObject({
-            factor: z.number().positive().max(1).optional(),
-            maxDelayMs: nonNegativeInt.optional(),
+            factor: z.number().positive().max(1).exactOptional(),
+            maxDelayMs: nonNegativeInt.exactOptional(),
           }),
         ])
-        .optional(),
+        .exactOptional(),
     })
-    .optional(),
-  tools: z.array(ToolModuleEntrySchema).optional(),
+    .exactOptional(),
+  tools: z.array(ToolModuleEntrySchema).exactOptional(),
   /** Modules of resources and resource templates (any definition kind is accepted; docs/resources-and-prompts.md). */
-  resources: z.array(ToolModuleEntrySchema).optional(),
+  resources: z.array(ToolModuleEntrySchema).exactOptional(),
   /** Modules of prompts (any definition kind is accepted). */
-  prompts: z.array(ToolModuleEntrySchema).optional(),
+  prompts: z.array(ToolModuleEntrySchema).exactOptional(),
   /** Bearer authentication for `http` and `ws` (issue 7; docs/security.md). */
-  auth: AuthConfigSchema.optional(),
+  auth: AuthConfigSchema.exactOptional(),
   /** YAML workflows served as tools (docs/workflows.md). */
   workflows: z
     .strictObject({
@@ -237,17 +237,17 @@ export const ConfigSchema = z.strictObject({
       prefix: z
         .string()
         .regex(/^[A-Za-z0-9_.-]*$/, 'use A-Z a-z 0-9 _ - .')
-        .optional(),
+        .exactOptional(),
       /** Reload the folder when its files change. Default true. */
-      watch: z.boolean().optional(),
+      watch: z.boolean().exactOptional(),
       /** How long a finished run stays in the run history (docs/workflows.md "Run history"). Default 21 days. */
-      historyRetentionMs: z.number().int().min(1).optional(),
+      historyRetentionMs: z.number().int().min(1).exactOptional(),
       /** At most this many finished runs are kept; the oldest go first. Default 10,000. */
-      historyMaxRuns: z.number().int().min(1).max(10_000_000).optional(),
+      historyMaxRuns: z.number().int().min(1).max(10_000_000).exactOptional(),
     })
-    .optional(),
+    .exactOptional(),
   /** Resource limits (docs/security-limits.md); safe defaults when absent. */
-  limits: LimitsSchema.optional(),
+  limits: LimitsSchema.exactOptional(),
   /** Upstream MCP servers to aggregate (docs/aggregator.md). */
   upstreams: z
     .array(UpstreamEntrySchema)
@@ -259,45 +259,45 @@ export const ConfigSchema = z.strictObject({
         seen.add(entry.name);
       });
     })
-    .optional(),
+    .exactOptional(),
   aggregator: z
     .strictObject({
       /** First part of every upstream tool name; `<namespace>_` is reserved for upstream tools. Default `x`. */
       toolNamespace: z
         .string()
         .regex(/^[A-Za-z][A-Za-z0-9]{0,15}$/, 'use a letter then up to 15 letters or digits')
-        .optional(),
+        .exactOptional(),
     })
-    .optional(),
+    .exactOptional(),
   /** Health, readiness, metrics, the dashboard (docs/operations.md, issue 16). */
   operations: z
     .strictObject({
       /** Serve Prometheus metrics at /metrics (operators only). Default false. */
-      metrics: z.boolean().optional(),
+      metrics: z.boolean().exactOptional(),
       /** Serve the read-only dashboard at /ui/ and its operator API at /ops/api/ (operators only). Default false. */
-      ui: z.boolean().optional(),
+      ui: z.boolean().exactOptional(),
       /** Make OpenTelemetry spans through @opentelemetry/api (installed by you, with your SDK). Default false. */
-      openTelemetry: z.boolean().optional(),
+      openTelemetry: z.boolean().exactOptional(),
       /** Scope an operator's bearer token must carry (with auth). Default `taskvisor:operator`. */
       operatorScope: z
         .string()
         .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected an OAuth scope token')
-        .optional(),
+        .exactOptional(),
       /** Whether an upstream that is not ready makes `/readyz` fail. Default false (reported, not gating). */
-      upstreamsGateReadiness: z.boolean().optional(),
+      upstreamsGateReadiness: z.boolean().exactOptional(),
       /** `/healthz` fails when the event loop's p99 delay exceeds this. Default 2000. */
-      maxEventLoopDelayMs: z.number().int().positive().optional(),
+      maxEventLoopDelayMs: z.number().int().positive().exactOptional(),
       /** Serve the operations routes on a port of their own too (for stdio/WebSocket-only serving). */
       listen: z
         .strictObject({
-          host: z.string().min(1).optional(),
+          host: z.string().min(1).exactOptional(),
           port: z.number().int().min(0).max(65535),
         })
-        .optional(),
+        .exactOptional(),
     })
-    .optional(),
+    .exactOptional(),
   /** The runtime state file (secrets, upstream capability cache and health), relative to the config file. */
-  state: z.strictObject({ file: z.string().min(1).optional() }).optional(),
+  state: z.strictObject({ file: z.string().min(1).exactOptional() }).exactOptional(),
 });
 export type AuthConfig = z.infer<typeof AuthConfigSchema>;
 

@@ -7,8 +7,8 @@
  */
 import { createServer, type Server as NodeHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ListenerGuard } from '../transports/listenerGuard.js';
+import { nodeRequestHandler } from '../transports/nodeAdapter.js';
 import type { Operations } from './Operations.js';
 import type { OperationsRuntime } from './OperationsRuntime.js';
 import { notFound } from './httpResponses.js';
@@ -39,7 +39,7 @@ export async function listenOperations(
   const server = createServer(
     guard.request((req, res) => {
       const client = { remoteAddress: req.socket.remoteAddress };
-      return toNodeHandler({
+      return nodeRequestHandler({
         fetch: (request: Request) =>
           operations.routes.owns(new URL(request.url).pathname) ? operations.routes.fetch(request, client) : Promise.resolve(notFound()),
       })(req, res);

@@ -130,7 +130,9 @@ export class TaskActorFactory {
     const persister = this.newPersister(record.version);
     const actor = createActor(this.machine, {
       snapshot: record.snapshot as never,
-      input: undefined,
+      // xstate restores the snapshot and ignores `input`, but its options type requires one for a
+      // machine with input (statelyai/xstate#4915): the task's own, as far as the record shows it.
+      input: inputOf(record),
       inspect: this.inspectFor(persister),
     });
     throwIfUnrestorable(actor);
@@ -205,6 +207,24 @@ export class TaskActorFactory {
       now: this.options.now,
     });
   }
+}
+
+/**
+ * A task actor's input as far as the stored record shows it (its args are not kept): what a fresh actor
+ * built from the record starts with (recovery), and what a restore passes for xstate to ignore.
+ */
+export function inputOf(record: TaskRecord): TaskInput {
+  return {
+    taskId: record.taskId,
+    owner: record.owner,
+    tool: record.tool,
+    args: {},
+    now: record.createdAt,
+    ttlMs: record.ttlMs,
+    ...(record.pollIntervalMs !== undefined ? { pollIntervalMs: record.pollIntervalMs } : {}),
+    ...(record.statusMessage !== undefined ? { statusMessage: record.statusMessage } : {}),
+    ...(record.trace !== undefined ? { trace: record.trace } : {}),
+  };
 }
 
 /** Throws the error of an actor whose stored snapshot could not be restored (before it is started). */

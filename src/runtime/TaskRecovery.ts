@@ -30,6 +30,15 @@ import type { TaskRegistry } from './TaskRegistry.js';
  */
 const RECOVERY_PAGE = 2_000;
 
+/**
+ * Tasks taken through the machine (or restored) between two turns of the
+ * event loop: requests answered during recovery (RecoveryGate) never wait
+ * for a whole page (2,000 actors restored take most of a second here).
+ */
+const TURN = 250;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Why a stored task is being taken over: this process restarted, or its instance lost its cluster lease. */
 export type RecoveryCause = 'restart' | 'adopted';
 
@@ -125,7 +134,8 @@ export class TaskRecovery {
       counts.quarantined++;
       settingAside.push(setAside(store, logger, taskId, reason));
     };
-    for (const record of records) {
+    for (const [index, record] of records.entries()) {
+      if (index > 0 && index % TURN === 0) await nextTurn();
       if (registry.has(record.taskId)) {
         counts.live++;
         continue;

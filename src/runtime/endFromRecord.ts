@@ -5,10 +5,10 @@
  * (I-3): recovery ends such tasks `failed` this way.
  */
 import { createActor } from 'xstate';
-import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent, type TaskInput } from '../../machines/task/index.js';
+import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
 import { recordOf } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import { throwIfUnrestorable } from './TaskActorFactory.js';
+import { inputOf, throwIfUnrestorable } from './TaskActorFactory.js';
 
 /** A fresh actor built from what the stored record shows (its snapshot cannot be used), taken through `event`. */
 export function endFromRecord(record: TaskRecord, event: TaskEvent): TaskRecord {
@@ -22,19 +22,4 @@ export function endFromRecord(record: TaskRecord, event: TaskEvent): TaskRecord 
   const failed = recordOf(actor.getSnapshot(), undefined, record.version + 1, TASK_MACHINE_VERSION);
   actor.stop();
   return failed;
-}
-
-/** A fresh task actor's input holding what the stored record shows of the task (its args are not kept). */
-function inputOf(record: TaskRecord): TaskInput {
-  return {
-    taskId: record.taskId,
-    owner: record.owner,
-    tool: record.tool,
-    args: {},
-    now: record.createdAt,
-    ttlMs: record.ttlMs,
-    ...(record.pollIntervalMs !== undefined ? { pollIntervalMs: record.pollIntervalMs } : {}),
-    ...(record.statusMessage !== undefined ? { statusMessage: record.statusMessage } : {}),
-    ...(record.trace !== undefined ? { trace: record.trace } : {}),
-  };
 }

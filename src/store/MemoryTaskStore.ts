@@ -132,7 +132,7 @@ export class MemoryTaskStore implements TaskStore {
       reason,
       quarantinedAt: Date.now(),
       stored: JSON.stringify(stored),
-      owner: typeof stored.owner === 'string' ? stored.owner : undefined,
+      ...(typeof stored.owner === 'string' ? { owner: stored.owner } : {}),
     });
     this.#records.delete(taskId);
     return true;

@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { classifyInboundRequest, createMcpHandler, isJsonContentType, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import { admit, defaultAllowedOrigins, isLoopbackHost, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import type { JsonObject } from '../../machines/task/index.js';
@@ -18,6 +17,7 @@ import { logTransportError } from '../runtime/transportErrors.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
+import { nodeRequestHandler } from './nodeAdapter.js';
 import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
 import { LegacyHttpSessions } from './LegacyHttpSessions.js';
@@ -211,7 +211,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     });
   };
 
-  const node = toNodeHandler({ fetch });
+  const node = nodeRequestHandler({ fetch });
   // Issue 20: polls skip the Fetch conversion and the per-request SDK server; anything unusual still takes `node`.
   const lane =
     options.fastLane === false || fastLaneDisabledByEnv() || options.authenticate
@@ -233,7 +233,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       if (routes?.owns(pathname)) {
         // The routes learn the peer's address (operator access without auth is loopback only).
         const client = { remoteAddress: req.socket.remoteAddress };
-        guard.run(req, res, toNodeHandler({ fetch: (request: Request) => routes.fetch(request, client) }));
+        guard.run(req, res, nodeRequestHandler({ fetch: (request: Request) => routes.fetch(request, client) }));
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;

@@ -264,6 +264,13 @@ class WorkflowRun {
         runStep: fromPromise<StepRunOutput, StepRunInput>(({ input, signal }) => this.runTopStep(input, signal)),
       },
     });
+    const input = {
+      workflow: this.definition.name,
+      stepIds: this.definition.steps.map((step) => step.id),
+      ...(this.dag ? { dag: true } : {}),
+      onFailureIds: (this.definition.onFailure ?? []).map((step) => step.id),
+      ...(this.ctx.taskId !== undefined ? { taskId: this.ctx.taskId } : {}),
+    };
     const restored = this.restorable();
     if (restored) {
       if (restored.startedAt) this.startedAt = restored.startedAt;
@@ -275,18 +282,14 @@ class WorkflowRun {
       );
       this.actor = createActor(machine, {
         snapshot: restored.snapshot as Snapshot<unknown>,
-        input: undefined,
+        // xstate restores the snapshot and ignores `input`, but its options type requires one for a
+        // machine with input (statelyai/xstate#4915): the same input a fresh run gets.
+        input,
         ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
       });
     } else {
       this.actor = createActor(machine, {
-        input: {
-          workflow: this.definition.name,
-          stepIds: this.definition.steps.map((step) => step.id),
-          ...(this.dag ? { dag: true } : {}),
-          onFailureIds: (this.definition.onFailure ?? []).map((step) => step.id),
-          ...(this.ctx.taskId !== undefined ? { taskId: this.ctx.taskId } : {}),
-        },
+        input,
         ...(this.deps.inspect ? { inspect: this.deps.inspect } : {}),
       });
     }
@@ -571,7 +574,11 @@ class WorkflowRun {
       if (step.input) {
         const params: ElicitParams = {
           message: String(await render(step.input.message, scope, { ...site, field: 'input.message' }, false, this.engine)),
-          requestedSchema: step.input.requestedSchema,
+          requestedSchema: {
+            type: 'object',
+            properties: step.input.requestedSchema.properties,
+            ...(step.input.requestedSchema.required !== undefined ? { required: step.input.requestedSchema.required } : {}),
+          },
         };
         record.input = guarded(record, params);
         // The start record is stored before anything runs (and before the client is asked).

@@ -90,7 +90,7 @@ describe('2025-11-25 task-augmented upstream tools as 2026-07-28 tasks (server-e
       assert.ok(frames.some((frame) => frame.status === 'working' && typeof frame.statusMessage === 'string'));
     } finally {
       await subscription.close();
-      tasksClient.client.fallbackNotificationHandler = undefined;
+      delete tasksClient.client.fallbackNotificationHandler;
     }
   });
 

@@ -21,7 +21,8 @@ import { startAggregator, type Aggregator } from './harness.js';
 const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const LONG = 'x_everything_trigger-long-running-operation';
 
-type Progress = { progress: number; total?: number; message?: string };
+/** As the SDKs type a progress notification's params (zod: optional members may be `undefined`). */
+type Progress = { progress: number; total?: number | undefined; message?: string | undefined };
 
 describe('upstream progress and log messages are relayed to the caller (server-everything)', () => {
   let aggregator: Aggregator;
@@ -90,7 +91,7 @@ describe('upstream progress and log messages are relayed to the caller (server-e
       await plainClient.client.callTool({ name: LONG, arguments: { duration: 0.4, steps: 2 } });
       assert.equal(seen.includes('notifications/progress'), false);
     } finally {
-      plainClient.client.fallbackNotificationHandler = undefined;
+      delete plainClient.client.fallbackNotificationHandler;
     }
   });
 

@@ -231,11 +231,7 @@ describe('bearer auth: JWT against a real JWKS on 127.0.0.1', () => {
       (i) => i.sign({ sub: 'alice', nbf: Math.floor(Date.now() / 1000) + 120 }),
       /the nbf claim check/,
     ],
-    [
-      'no exp',
-      async (i) => (await i.sign({ sub: 'alice', exp: undefined }, { expiresIn: undefined })).toString(),
-      /the exp claim check \(missing\)/,
-    ],
+    ['no exp', async (i) => (await i.sign({ sub: 'alice' }, { expiresIn: false })).toString(), /the exp claim check \(missing\)/],
     [
       'signed by a key the JWKS does not publish (same kid)',
       (i) => i.sign({ sub: 'alice' }, { key: i.foreignKey }),

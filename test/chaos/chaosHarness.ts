@@ -288,7 +288,7 @@ function noteState(task: Acked, seen: { status?: string; statusMessage?: string;
     ? JSON.stringify({ status, statusMessage: seen.statusMessage ?? null, result: seen.result ?? null, error: seen.error ?? null })
     : undefined;
   if (task.terminal === undefined) {
-    task.terminal = state;
+    if (state !== undefined) task.terminal = state;
     return;
   }
   if (state !== task.terminal) {

@@ -53,7 +53,7 @@ async function send(
     return { status: response.status, contentType };
   }
   const text = await response.text();
-  return { status: response.status, contentType, body: text ? (JSON.parse(text) as Json) : undefined };
+  return { status: response.status, contentType, ...(text ? { body: JSON.parse(text) as Json } : {}) };
 }
 
 describe('listen over HTTP: the standard-header ladder (T-63, §4.5)', () => {

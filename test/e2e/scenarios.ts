@@ -787,7 +787,8 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
           const chatter = mine.filter((m) => m.method === 'notifications/progress' || m.method === 'notifications/message');
           assert.deepEqual(chatter, [], 'no progress or log notifications for a task (T-32)');
         } finally {
-          c.client.fallbackNotificationHandler = previous;
+          if (previous) c.client.fallbackNotificationHandler = previous;
+          else delete c.client.fallbackNotificationHandler;
         }
       });
     });

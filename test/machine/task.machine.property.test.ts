@@ -397,7 +397,8 @@ test('5. persist → JSON → restore at a random cut is invisible (I-8)', () =>
       const original = createActor(taskMachine, { input }).start();
       for (const event of events.slice(0, cut)) original.send(event);
       const snapshot = JSON.parse(JSON.stringify(original.getPersistedSnapshot()));
-      const restored = createActor(taskMachine, { snapshot, input: undefined }).start();
+      // xstate ignores `input` on restore but its options type requires one (statelyai/xstate#4915).
+      const restored = createActor(taskMachine, { snapshot, input }).start();
       try {
         assert.equal(JSON.stringify(restored.getPersistedSnapshot()), JSON.stringify(original.getPersistedSnapshot()));
         for (const event of events.slice(cut)) {
@@ -548,7 +549,7 @@ test('regression: a restored worker reads the answers given before the cut from 
   original.send({ type: 'INPUT_NEEDED', at: 3, key: 'b', request: { method: 'roots/list' } });
   const snapshot = JSON.parse(JSON.stringify(original.getPersistedSnapshot()));
   original.stop();
-  current = createActor(machine, { snapshot, input: undefined });
+  current = createActor(machine, { snapshot, input: INPUT_WITH_ARGS }); // input ignored on restore (statelyai/xstate#4915)
   const restored = current.start();
   try {
     assert.equal(starts.length, 2, 'the worker starts once, and again on restore');

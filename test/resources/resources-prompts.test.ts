@@ -25,14 +25,18 @@ const STDIO_EXAMPLE = join(REPO_ROOT, 'examples', 'resources-and-prompts', 'stdi
 const CONFIG_EXAMPLE = join(REPO_ROOT, 'examples', 'resources-and-prompts', 'taskvisor.yaml');
 const NO_CAPABILITIES = {};
 
-/** What any client API (v1 or v2) exposes for these methods. */
+/** What any client API (v1 or v2) exposes for these methods (their zod-inferred optional members may be `undefined`). */
 interface SurfaceClient {
-  listResources(): Promise<{ resources: Array<{ uri: string; name: string; mimeType?: string }> }>;
+  listResources(): Promise<{ resources: Array<{ uri: string; name: string; mimeType?: string | undefined }> }>;
   listResourceTemplates(): Promise<{ resourceTemplates: Array<{ uriTemplate: string; name: string }> }>;
-  readResource(params: { uri: string }): Promise<{ contents: Array<{ uri: string; text?: string; mimeType?: string }> }>;
-  listPrompts(): Promise<{ prompts: Array<{ name: string; arguments?: Array<{ name: string; required?: boolean }> }> }>;
+  readResource(params: {
+    uri: string;
+  }): Promise<{ contents: Array<{ uri: string; text?: string | undefined; mimeType?: string | undefined }> }>;
+  listPrompts(): Promise<{
+    prompts: Array<{ name: string; arguments?: Array<{ name: string; required?: boolean | undefined }> | undefined }>;
+  }>;
   getPrompt(params: { name: string; arguments?: Record<string, string> }): Promise<{ messages: Array<{ role: string; content: unknown }> }>;
-  complete(params: unknown): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean } }>;
+  complete(params: unknown): Promise<{ completion: { values: string[]; total?: number | undefined; hasMore?: boolean | undefined } }>;
 }
 
 /** The same checks for every client, era and transport. */

@@ -17,7 +17,15 @@ export interface Issuer {
   /** Signs a JWT with the issuer's key (`kid` set); claims default to a valid token for `audience`. */
   sign(
     claims: JWTPayload,
-    options?: { audience?: string | string[]; expiresIn?: string | number; issuer?: string; key?: CryptoKey; kid?: string; alg?: string },
+    options?: {
+      audience?: string | string[];
+      /** `exp` from now (jose's span syntax); default 5 minutes unless `claims` set `exp`; `false`: no `exp` claim. */
+      expiresIn?: string | number | false;
+      issuer?: string;
+      key?: CryptoKey;
+      kid?: string;
+      alg?: string;
+    },
   ): Promise<string>;
   /** A second key the JWKS does not publish (for forged tokens). */
   foreignKey: CryptoKey;
@@ -59,8 +67,9 @@ export async function startIssuer(audience: string): Promise<Issuer> {
         .setAudience(options.audience ?? audience);
       // An explicit iat (a token from the future, an old token) is kept.
       if (!('iat' in claims)) jwt.setIssuedAt();
-      if (options.expiresIn !== undefined) jwt.setExpirationTime(options.expiresIn);
-      else if (!('exp' in claims)) jwt.setExpirationTime('5m');
+      if (options.expiresIn === undefined) {
+        if (!('exp' in claims)) jwt.setExpirationTime('5m');
+      } else if (options.expiresIn !== false) jwt.setExpirationTime(options.expiresIn);
       return jwt.sign(options.key ?? privateKey);
     },
     close: () =>
