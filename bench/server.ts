@@ -11,6 +11,8 @@
  * whose zod schema is built once at module scope.
  * `raw`: the floor — a `node:http` JSON-RPC echo (parse the body, write the
  * reply), no MCP at all.
+ * `sse`: the fan-out floor — a bare `node:http` SSE server writing the same
+ * frames to the same listeners (bench/sseFloor.ts).
  * `taskvisor`: a runtime with the bench tools (`bench/tools.ts`) behind
  * `listenHttp`.
  *
@@ -27,10 +29,11 @@ import { z } from 'zod';
 import { createRuntime, type ResumePolicy, type TaskStoreConfig, type TaskvisorRuntime } from '../src/index.js';
 import { listenHttp } from '../src/transports/index.js';
 import { nodeRequestHandler } from '../src/transports/nodeAdapter.js';
+import { startSseFloor } from './sseFloor.js';
 import { registerBenchTools } from './tools.js';
 
 export interface ServerConfig {
-  mode: 'bare' | 'raw' | 'taskvisor';
+  mode: 'bare' | 'raw' | 'sse' | 'taskvisor';
   /** taskvisor only: the HTTP fast lane for tasks/* (default on; issue 20). */
   fastLane?: boolean;
   /** taskvisor only: the store config (`memory`, `lowdb`, `sqlite`…) passed to `createRuntime`. */
@@ -104,6 +107,10 @@ if (config.mode === 'bare') {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
+} else if (config.mode === 'sse') {
+  const floor = await startSseFloor();
+  url = floor.url;
+  closeServer = () => floor.close();
 } else {
   runtime = createRuntime({
     name: 'taskvisor-bench',
@@ -133,11 +140,13 @@ commands.on('line', (line) => {
       switch (cmd) {
         case 'stats': {
           const memory = process.memoryUsage();
+          const cpu = process.cpuUsage();
           result = {
             liveTasks: runtime?.liveTasks ?? 0,
             passivatedTasks: runtime?.passivatedTasks ?? 0,
             heapUsed: memory.heapUsed,
             rss: memory.rss,
+            cpuMicros: cpu.user + cpu.system,
           };
           break;
         }

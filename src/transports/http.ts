@@ -113,7 +113,8 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     ...(bearer ? { trackSession: (principal: Principal, end: (reason: string) => void) => bearer.trackSession(principal, end) } : {}),
   });
 
-  const fetch = async (request: Request): Promise<Response> => {
+  /** `fetch`, told the Node response when there is one (a listen stream then writes to it directly). */
+  const serve = async (request: Request, nodeResponse?: ServerResponse): Promise<Response> => {
     if (options.routes?.owns(new URL(request.url).pathname)) return options.routes.fetch(request);
     const admitted = await admit(request, {
       path,
@@ -141,7 +142,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       parsedBody = screened.parsedBody;
     }
     if (request.method === 'POST' && parsedBody !== undefined && request.headers.get('mcp-method')?.trim() === 'subscriptions/listen') {
-      const listen = serveListen(request, principal, parsedBody);
+      const listen = serveListen(request, principal, parsedBody, nodeResponse);
       if (listen) return listen;
     }
     if (await isLegacyRequest(request, parsedBody)) return sessions.handle(request, principal, authInfo, parsedBody);
@@ -154,7 +155,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
    * envelope and era are judged exactly as for every other request (T-63).
    * Returns undefined to let the SDK answer (legacy traffic, unreadable bodies).
    */
-  const serveListen = (request: Request, principal: Principal, body: unknown): Response | undefined => {
+  const serveListen = (request: Request, principal: Principal, body: unknown, nodeResponse?: ServerResponse): Response | undefined => {
     // Not JSON: the SDK answers 415 exactly as for any other POST.
     if (!isJsonContentType(request.headers.get('content-type'))) return undefined;
     const outcome = classifyInboundRequest({
@@ -208,10 +209,20 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       onOverBudget: (reason) => runtime.logger.info(`http: ending a listen stream of ${principal.id}: ${reason}`),
       // Issue 12.4: the stream ends when the token it was opened with expires or is revoked.
       ...(bearer ? { trackSession: (end: (reason: string) => void) => bearer.trackSession(principal, end) } : {}),
+      direct: nodeResponse,
     });
   };
+  const fetch = (request: Request): Promise<Response> => serve(request);
 
   const node = nodeRequestHandler({ fetch });
+  // Issue 20 item 4: a listen request gets an adapter that knows its `res`, so the stream's frames are written
+  // straight to it; everything else about the request (head, body, errors, the end) is the same adapter's.
+  const listenNode = (req: IncomingMessage, res: ServerResponse) =>
+    nodeRequestHandler({ fetch: (request: Request) => serve(request, res) })(req, res);
+  const namesListen = (req: IncomingMessage) => {
+    const named = req.headers['mcp-method'];
+    return req.method === 'POST' && typeof named === 'string' && named.trim() === 'subscriptions/listen';
+  };
   // Issue 20: polls skip the Fetch conversion and the per-request SDK server; anything unusual still takes `node`.
   const lane =
     options.fastLane === false || fastLaneDisabledByEnv() || options.authenticate
@@ -237,7 +248,8 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
-      guard.run(req, res, lane && pathname === path ? (laneReq, laneRes) => lane(laneReq, laneRes, node) : node);
+      if (pathname === path && namesListen(req)) guard.run(req, res, listenNode);
+      else guard.run(req, res, lane && pathname === path ? (laneReq, laneRes) => lane(laneReq, laneRes, node) : node);
       return true;
     },
     async close() {

@@ -8,10 +8,12 @@
  * (`classifyInboundRequest`: headers, envelope, era), so only the filter is
  * checked here.
  */
+import type { ServerResponse } from 'node:http';
 import type { JsonObject } from '../../machines/task/index.js';
 import { parseListenRequest } from '../protocol/listenRequest.js';
 import { OutboundBudget } from './OutboundBudget.js';
-import type { RequestId } from '../subscriptions/ListenSubscription.js';
+import { NodeSseOutput, WebSseOutput, type SseOutput } from './SseOutput.js';
+import type { ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
 export interface HttpListenOptions {
@@ -30,9 +32,13 @@ export interface HttpListenOptions {
   onOverBudget?: (reason: string) => void;
   /** Ties the stream to its credentials: `end(reason)` when they expire or are revoked; returns the untrack function (issue 12.4). */
   trackSession?: (end: (reason: string) => void) => () => void;
+  /**
+   * The Node response the returned `Response` will be written to by the SDK's
+   * Node adapter: frames then go to it directly instead of through the web
+   * stream (issue 20 item 4). Absent for a web-standard `fetch` caller.
+   */
+  direct?: ServerResponse | undefined;
 }
-
-const encoder = new TextEncoder();
 
 /** Serves one listen request; resolves the HTTP response (an SSE stream, or a JSON-RPC error). */
 export function serveHttpListen(options: HttpListenOptions): Response {
@@ -43,25 +49,18 @@ export function serveHttpListen(options: HttpListenOptions): Response {
   // 429: the principal holds too many streams; other principals' streams are untouched.
   const refused = options.hub.refusal(options.principal);
   if (refused) return Response.json({ jsonrpc: '2.0', id: options.id, error: refused }, { status: 429 });
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
   let keepAlive: NodeJS.Timeout | undefined;
   let onAbort: () => void = () => {};
-  // The queue is sized in bytes (desiredSize = -bytes not yet taken by the client); the sizes of the frames
-  // still queued, oldest first, give the backlog in frames the hub counts (the client takes them in order).
-  const queuedSizes: number[] = [];
-  let queuedTotal = 0;
-  const queuedBytes = () => (ended ? 0 : -(controller.desiredSize ?? 0));
-  const backlogFrames = () => {
-    const queued = queuedBytes();
-    while (queuedTotal > queued && queuedSizes.length > 0) queuedTotal -= queuedSizes.shift()!;
-    return queuedSizes.length;
-  };
+  // Set once the hub registered the stream (below); the client may drop the body before.
+  let opened: Promise<ListenSubscription> | undefined;
+  const dropped = () => void opened?.then((subscription) => subscription.close({ graceful: false }));
+  const output: SseOutput = options.direct ? new NodeSseOutput(options.direct, dropped) : new WebSseOutput(dropped);
   let closeForBudget: (reason: string) => void = () => {};
   const budget = new OutboundBudget({
     maxBytes: options.maxOutboundBufferBytes,
     graceMs: options.outboundGraceMs,
-    queued: queuedBytes,
+    queued: () => (ended ? 0 : output.queuedBytes()),
     // An SSE stream has nothing to read from the client: only the grace period applies.
     pause: () => {},
     resume: () => {},
@@ -69,81 +68,55 @@ export function serveHttpListen(options: HttpListenOptions): Response {
   });
   const write = (text: string) => {
     if (ended) return;
-    const bytes = encoder.encode(text);
-    if (!budget.admit(bytes.byteLength)) return;
-    try {
-      controller.enqueue(bytes);
-      queuedSizes.push(bytes.byteLength);
-      queuedTotal += bytes.byteLength;
-      budget.check();
-    } catch {
-      ended = true;
-    }
+    const bytes = Buffer.byteLength(text);
+    if (!budget.admit(bytes)) return;
+    output.write(text, bytes);
+    budget.check();
   };
   let untrackSession: () => void = () => {};
-  const end = () => {
-    if (ended) return;
+  const stop = () => {
     ended = true;
     untrackSession();
     budget.dispose();
     clearInterval(keepAlive);
     options.signal.removeEventListener('abort', onAbort);
-    try {
-      controller.close();
-    } catch {
-      // already closed by the consumer
-    }
   };
   const sink = {
     // A fanned-out frame arrives already serialised (ListenFrame): written as is, not serialised again per stream.
     send: (message: JsonObject | string) =>
       write(`event: message\ndata: ${typeof message === 'string' ? message : JSON.stringify(message)}\n\n`),
-    backlog: () => (ended ? 0 : backlogFrames()),
-    end,
-  };
-  const opened = options.hub.openListen({ id: options.id, principal: options.principal, requested: parsed.filter, sink });
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        controller = c;
-      },
-      cancel() {
-        void opened.then((subscription) => subscription.close({ graceful: false }));
-      },
+    backlog: () => (ended ? 0 : output.queuedFrames()),
+    end: () => {
+      if (ended) return;
+      stop();
+      output.close();
     },
-    { highWaterMark: 0, size: (chunk: Uint8Array) => chunk.byteLength },
-  );
+  };
+  opened = options.hub.openListen({ id: options.id, principal: options.principal, requested: parsed.filter, sink });
   // Issue 12.3: a client that leaves the stream unread past the budget loses it (not gracefully: it is not reading).
   closeForBudget = (reason) => {
     options.onOverBudget?.(reason);
-    void opened.then((subscription) => subscription.close({ graceful: false }));
+    dropped();
     if (!ended) {
-      ended = true;
-      untrackSession();
-      budget.dispose();
-      clearInterval(keepAlive);
-      try {
-        controller.error(new Error(reason));
-      } catch {
-        // already closed
-      }
+      stop();
+      output.fail(reason);
     }
   };
   if (options.trackSession) {
     untrackSession = options.trackSession((reason) => {
-      void opened.then((subscription) =>
+      void opened?.then((subscription) =>
         subscription.close({ graceful: false, error: { code: -32600, message: `Unauthorized: subscription closed: ${reason}` } }),
       );
     });
   }
-  onAbort = () => void opened.then((subscription) => subscription.close({ graceful: false }));
+  onAbort = dropped;
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });
   if (options.keepAliveMs > 0) {
     keepAlive = setInterval(() => write(': keepalive\n\n'), options.keepAliveMs);
     keepAlive.unref();
   }
-  return new Response(stream, {
+  return new Response(output.body, {
     status: 200,
     headers: {
       'content-type': 'text/event-stream',
