@@ -84,7 +84,7 @@ function callerRelay(ctx: ServerContext): CallerRelay & { sent(): Promise<void> 
     // The SDK applies the client's level: logging/setLevel (2025-11-25) or the request's logLevel (2026-07-28; none: nothing sent).
     log: (message) => {
       if (ctx.mcpReq.signal.aborted) return;
-      track(ctx.mcpReq.log(message.level as never, message.data, message.logger));
+      track(ctx.mcpReq.log(message.level, message.data, message.logger));
     },
     sent: async () => {
       while (inFlight.size > 0) await Promise.all(inFlight);

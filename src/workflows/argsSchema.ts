@@ -21,7 +21,7 @@ function argSchema(name: string, arg: WorkflowArg): z.ZodType {
   if (arg.default !== undefined) {
     const checked = schema.safeParse(arg.default);
     if (!checked.success) throw new Error(`args.${name}.default: ${checked.error.issues[0]?.message ?? 'does not match the argument'}`);
-    return schema.default(arg.default as never);
+    return schema.default(arg.default);
   }
   return arg.required ? schema : schema.optional();
 }
