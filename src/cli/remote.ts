@@ -199,7 +199,7 @@ export function inputHandler(
       return { action: 'decline' };
     }
     status.note(`? ${params.message ?? `The server asks for ${key}`}  (blank required field: decline; !cancel: cancel)`);
-    const content: Record<string, unknown> = {};
+    const content: Record<string, FieldValue> = {};
     const required = new Set(params.requestedSchema?.required ?? []);
     for (const [name, property] of Object.entries(params.requestedSchema?.properties ?? {})) {
       for (;;) {
@@ -234,12 +234,14 @@ export function inputHandler(
         break;
       }
     }
-    // Cast: InputAnswer is a union over request kinds; this is the elicitation one, its values parsed per field above.
-    return { action: 'accept', content: content as never };
+    return { action: 'accept', content };
   };
 }
 
-function parseField(text: string, property: SchemaProperty): unknown {
+/** A form field's value as an elicitation answer carries it. */
+type FieldValue = string | number | boolean | string[];
+
+function parseField(text: string, property: SchemaProperty): FieldValue | undefined {
   switch (property.type) {
     case 'number':
     case 'integer': {
