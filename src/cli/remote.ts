@@ -181,6 +181,7 @@ export function inputHandler(
 ): InputRequestHandler {
   return async (request: InputRequest, context): Promise<InputAnswer> => {
     const key = context.inputId ?? '';
+    // Cast: `--input KEY=JSON` answers any request kind with the user's JSON; the server checks the answer (T-19).
     if (answers.has(key)) return { action: 'accept', content: answers.get(key) as never };
     if (request.kind !== 'elicitation') throw new Error(`this command cannot answer ${request.kind} requests (key ${key})`);
     const params = request.params as {
@@ -233,6 +234,7 @@ export function inputHandler(
         break;
       }
     }
+    // Cast: InputAnswer is a union over request kinds; this is the elicitation one, its values parsed per field above.
     return { action: 'accept', content: content as never };
   };
 }

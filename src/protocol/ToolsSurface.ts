@@ -27,6 +27,9 @@ export interface ToolsSurfaceOptions {
 
 export const ToolsSurface = {
   attach(server: Server, { tools, calls, principal, era, logger }: ToolsSurfaceOptions): void {
+    // Casts in this file: the SDK's result types are zod-inferred from its schemas (a Tool's inputSchema must type as
+    // `{ type: 'object' }`, a call result must have `content`); the domain keeps tools and results as JSON with no SDK
+    // types (layers) and builds them to those schemas (tools/ToolSchema.ts, protocol/envelope.ts).
     server.setRequestHandler('tools/list', () => ({ tools: tools.list() as never }));
 
     server.setRequestHandler(

@@ -172,6 +172,7 @@ export class UpstreamConnection {
         this.timeoutMs,
         () => `tools/list timed out after ${this.timeoutMs} ms`,
       );
+      // Cast: the SDK's Tool type (zod-inferred, exact inputSchema) vs our JSON ListedTool; the SDK validated the listing.
       tools.push(...(result.tools as unknown as UpstreamTool[]));
       cursor = result.nextCursor;
       if (!cursor) break;
