@@ -49,6 +49,8 @@ export const upstreamMachine = setup({
     pingFailuresExhausted: ({ context }) => context.pingFailures + 1 >= context.maxPingFailures,
   },
   actions: {
+    // Casts (here and in noteConnectError): a named action sees the machine's event union, which does not hold the
+    // invoke's done/error events; these actions run only on the connect actor's onDone/onError.
     noteConnected: assign(({ event }) => {
       const output = (event as unknown as { output: ConnectOutput }).output;
       return {

@@ -71,6 +71,8 @@ export async function loadKeyFile(file: string): Promise<KeyObject | JWTVerifyGe
   try {
     if (trimmed.startsWith('{')) {
       const json = JSON.parse(trimmed) as { keys?: unknown; d?: unknown };
+      // Casts: the parsed file goes to jose and node:crypto as the JWKS or JWK it claims to be; both check it
+      // and throw, reported below as "not a public key".
       if (Array.isArray(json.keys)) return createLocalJWKSet(json as never);
       if (json.d !== undefined) throw new JwtConfigError(`${file}: this JWK holds a private key; give the public key only`);
       return createPublicKey({ key: json as never, format: 'jwk' });

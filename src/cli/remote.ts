@@ -181,6 +181,7 @@ export function inputHandler(
 ): InputRequestHandler {
   return async (request: InputRequest, context): Promise<InputAnswer> => {
     const key = context.inputId ?? '';
+    // Cast: `--input KEY=JSON` answers any request kind with the user's JSON; the server checks the answer (T-19).
     if (answers.has(key)) return { action: 'accept', content: answers.get(key) as never };
     if (request.kind !== 'elicitation') throw new Error(`this command cannot answer ${request.kind} requests (key ${key})`);
     const params = request.params as {
@@ -198,7 +199,7 @@ export function inputHandler(
       return { action: 'decline' };
     }
     status.note(`? ${params.message ?? `The server asks for ${key}`}  (blank required field: decline; !cancel: cancel)`);
-    const content: Record<string, unknown> = {};
+    const content: Record<string, FieldValue> = {};
     const required = new Set(params.requestedSchema?.required ?? []);
     for (const [name, property] of Object.entries(params.requestedSchema?.properties ?? {})) {
       for (;;) {
@@ -233,11 +234,14 @@ export function inputHandler(
         break;
       }
     }
-    return { action: 'accept', content: content as never };
+    return { action: 'accept', content };
   };
 }
 
-function parseField(text: string, property: SchemaProperty): unknown {
+/** A form field's value as an elicitation answer carries it. */
+type FieldValue = string | number | boolean | string[];
+
+function parseField(text: string, property: SchemaProperty): FieldValue | undefined {
   switch (property.type) {
     case 'number':
     case 'integer': {

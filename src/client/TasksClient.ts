@@ -29,6 +29,8 @@ import {
   type TaskView,
   type ToolExecution,
 } from '@modelcontextprotocol/ext-tasks/client';
+// ext-tasks' own brand for a task id (no validation), instead of a cast.
+import { taskId as brandTaskId } from '@modelcontextprotocol/ext-tasks/core';
 import { TASKS_EXTENSION_ID } from '../core/tasksExtension.js';
 import { attachRawDispatch } from './rawDispatch.js';
 import { WebSocketClientTransport } from './WebSocketClientTransport.js';
@@ -165,6 +167,8 @@ export class TasksClient {
       endpointId: `taskvisor-client:${endpointText(endpoint)}`,
       rawDispatch,
       v2RequestFraming: { protocolVersion: CLIENT_PROTOCOL_VERSION, clientInfo, clientCapabilities: capabilities },
+      // Cast: ext-tasks types onInputRequest generic in the request kind (the answer's type follows it); one handler
+      // for every kind cannot say that, and the user's handler answers whichever kind it was asked.
       onInputRequest: (async (request: ApplicationInputRequest, context: ResolvedInputExchangeContext<CallContext>) => {
         const handler = context.applicationContext?.onInputRequest ?? fallback;
         if (!handler) throw new Error(`the server asked for input (${request.kind}) and no onInputRequest handler was given`);
@@ -196,6 +200,7 @@ export class TasksClient {
     signal?.addEventListener('abort', abortInitiating, { once: true });
     let execution: ToolExecution<CallToolResult, CallContext>;
     try {
+      // Cast: the public signature takes Record<string, unknown> (serialised as JSON); ext-tasks wants JsonValue members.
       execution = await this.session.callTool<CallToolResult>(name, args as never, {
         applicationContext: { onInputRequest: options.onInputRequest },
         signal: initiating.signal,
@@ -217,7 +222,7 @@ export class TasksClient {
   async watchTask(taskId: string, options: CallToolOptions = {}): Promise<CallToolResult> {
     options.signal?.throwIfAborted();
     const execution = await this.session.resumeTask<CallToolResult>(
-      { endpointId: this.session.endpointId, generation: 'v2', taskId: taskId as never, originalOperation: 'tools/call' },
+      { endpointId: this.session.endpointId, generation: 'v2', taskId: brandTaskId(taskId), originalOperation: 'tools/call' },
       { applicationContext: { onInputRequest: options.onInputRequest } },
     );
     return this.settle(execution, options);
@@ -225,12 +230,12 @@ export class TasksClient {
 
   /** The task as `tasks/get` returns it now. Rejects (`JsonRpcResponseError`, -32602) for an unknown task. */
   async getTask(taskId: string, signal?: AbortSignal): Promise<TaskView> {
-    return this.session.task(taskId as never).snapshot(signal);
+    return this.session.task(brandTaskId(taskId)).snapshot(signal);
   }
 
   /** Asks the server to cancel a task (`tasks/cancel`); the task ends `cancelled` unless it already ended. */
   async cancelTask(taskId: string, signal?: AbortSignal): Promise<void> {
-    await this.session.task(taskId as never).cancel(signal);
+    await this.session.task(brandTaskId(taskId)).cancel(signal);
   }
 
   /** The server's tools (`tools/list`, every page). */

@@ -311,6 +311,8 @@ async function loadModule(
           throw new Error(`export item ${i} is not a definition (use defineTool, defineResource, defineResourceTemplate or definePrompt)`);
         }
       }
+      // Cast: `register` is typed `never[]` so config need not import the runtime's Definition types (layers);
+      // every item passed isDefinition above.
       register.use(...(definitions as never[]));
     }
   } catch (error) {

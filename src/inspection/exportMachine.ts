@@ -96,6 +96,7 @@ export function describeMachine(machine: AnyStateMachine): MachineGraph {
     for (const child of children) visit(child, [...ancestorIds, node.id]);
     return graphNode;
   };
+  // Cast: LiveStateNode names the few StateNode members read here; xstate's StateNode generics do not narrow to it.
   const root = visit(machine.root as unknown as LiveStateNode, []);
   return { id: root.id, root, nodes, transitions };
 }

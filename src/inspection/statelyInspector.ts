@@ -64,6 +64,7 @@ export async function attachStatelyInspector(options: StatelyInspectorOptions = 
   // The adapter (0.7.2) reconnects 5 s after any socket error, also after stop(): a socket that errs while
   // closing would keep the process alive, retrying a relay that is gone. Its handlers are defused first.
   const stopInspector = () => {
+    // Cast: @statelyai/inspect exposes no way to close its relay socket quietly; its adapter's private `ws` is defused.
     const socket = (inspector.adapter as unknown as { ws?: { onerror: unknown; onclose: unknown } }).ws;
     if (socket) socket.onerror = () => {};
     inspector.stop();
@@ -107,6 +108,7 @@ function redactStatelyEvent(event: StatelyInspectionEvent): StatelyInspectionEve
   const copy: Record<string, unknown> = { ...event };
   if ('event' in copy) copy.event = sanitize(copy.event, true);
   if ('snapshot' in copy) copy.snapshot = sanitize(copy.snapshot, true);
+  // Cast: the sanitized copy keeps every member of the event it was copied from, with JSON-safe values.
   return copy as unknown as StatelyInspectionEvent;
 }
 

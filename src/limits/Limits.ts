@@ -93,7 +93,7 @@ export function resolveLimits(partial: Partial<Limits> = {}): Limits {
     }
     if ((key === 'requestTimeoutMs' || key === 'outboundGraceMs' || key === 'httpSessionIdleMs') && value > MAX_TIMER_MS)
       throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
-    (limits as unknown as Record<string, number>)[key] = value;
+    limits[key] = value;
   }
   return limits;
 }

@@ -18,6 +18,8 @@ export interface PromptsSurfaceOptions {
 
 export const PromptsSurface = {
   attach(server: Server, { prompts, principal, logger }: PromptsSurfaceOptions): void {
+    // Casts in this file: the SDK's result types are zod-inferred; the domain's prompts carry the same JSON without SDK
+    // types (layers), and forwarded results are the upstream's, checked by the SDK client that received them.
     server.setRequestHandler('prompts/list', () => ({ prompts: prompts.list() as never }));
     server.setRequestHandler(
       'prompts/get',

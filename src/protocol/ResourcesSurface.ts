@@ -42,6 +42,8 @@ export function uriTemplateOf(template: ResourceTemplateDefinition): UriTemplate
 export const ResourcesSurface = {
   attach(server: Server, { resources, principal, logger, subscriptions }: ResourcesSurfaceOptions): void {
     const context = (ctx: ServerContext): ResourceContext => ({ principal, signal: ctx.mcpReq.signal });
+    // Casts in this file: the SDK's result types are zod-inferred; the domain's resources carry the same JSON without
+    // SDK types (layers), normalize() builds the read result's shape, and forwarded results are the upstream's.
 
     server.setRequestHandler(
       'resources/list',

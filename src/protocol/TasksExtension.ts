@@ -43,7 +43,7 @@ export const TasksExtension = {
     server.setRequestHandler(
       'tasks/get',
       { params: TaskIdParams },
-      mappingErrors(async ({ taskId }, ctx) => (await requests.get(taskId, principal, inboundOf(ctx, 'tasks/get'))) as never, logger),
+      mappingErrors(async ({ taskId }, ctx) => await requests.get(taskId, principal, inboundOf(ctx, 'tasks/get')), logger),
     );
 
     server.setRequestHandler(
@@ -57,14 +57,14 @@ export const TasksExtension = {
           accepted: accepted !== null && typeof accepted === 'object' ? accepted : undefined,
           dropped: ctx.mcpReq.droppedInputResponseKeys ?? [],
         };
-        return (await requests.update(taskId, principal, responses, inbound)) as never;
+        return await requests.update(taskId, principal, responses, inbound);
       }, logger),
     );
 
     server.setRequestHandler(
       'tasks/cancel',
       { params: TaskIdParams },
-      mappingErrors(async ({ taskId }, ctx) => (await requests.cancel(taskId, principal, inboundOf(ctx, 'tasks/cancel'))) as never, logger),
+      mappingErrors(async ({ taskId }, ctx) => await requests.cancel(taskId, principal, inboundOf(ctx, 'tasks/cancel')), logger),
     );
   },
 };

@@ -94,6 +94,7 @@ export class ToolCalls {
         return outcome.task;
       case 'input-required':
         return inputRequired({
+          // Cast: the machine's InputRequest is plain JSON (no SDK types below adapters); the SDK's InputRequests is zod-inferred.
           inputRequests: outcome.requests as never,
           requestState: await requestState.mint({
             principal,

@@ -27,6 +27,9 @@ export interface ToolsSurfaceOptions {
 
 export const ToolsSurface = {
   attach(server: Server, { tools, calls, principal, era, logger }: ToolsSurfaceOptions): void {
+    // Casts in this file: the SDK's result types are zod-inferred from its schemas (a Tool's inputSchema must type as
+    // `{ type: 'object' }`, a call result must have `content`); the domain keeps tools and results as JSON with no SDK
+    // types (layers) and builds them to those schemas (tools/ToolSchema.ts, protocol/envelope.ts).
     server.setRequestHandler('tools/list', () => ({ tools: tools.list() as never }));
 
     server.setRequestHandler(
@@ -84,7 +87,7 @@ function callerRelay(ctx: ServerContext): CallerRelay & { sent(): Promise<void> 
     // The SDK applies the client's level: logging/setLevel (2025-11-25) or the request's logLevel (2026-07-28; none: nothing sent).
     log: (message) => {
       if (ctx.mcpReq.signal.aborted) return;
-      track(ctx.mcpReq.log(message.level as never, message.data, message.logger));
+      track(ctx.mcpReq.log(message.level, message.data, message.logger));
     },
     sent: async () => {
       while (inFlight.size > 0) await Promise.all(inFlight);

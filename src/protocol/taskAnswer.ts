@@ -1,10 +1,10 @@
 /**
- * The JSON-RPC response to a decoded `tasks/*` request, as the SDK would
+ * The JSON-RPC response to a decoded `tasks/*` request or `tools/call`, as the SDK would
  * write it after running the same handler: the result with the server's
  * identity stamped into `_meta` (T-38), or the error mapped by the same
  * `toProtocolError` the SDK handlers use, with the HTTP status the SDK's
  * per-request transport gives it (in-band 200; -32021 is 400: T-03, T-33).
- * The decision itself is {@link TaskRequests}'s, shared with the SDK path.
+ * The decision itself is {@link TaskRequests}'s or {@link ToolCalls}', shared with the SDK path.
  */
 import { SERVER_INFO_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
@@ -12,6 +12,9 @@ import { ErrorCode } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import { toProtocolError } from './errors.js';
 import type { DecodedTaskRequest } from './taskRequestDecoder.js';
+import type { DecodedToolCall } from './toolCallDecoder.js';
+import type { ToolCalls } from './ToolCalls.js';
+import { traceContextOf } from '../core/traceContext.js';
 import type { TaskRequests } from './TaskRequests.js';
 
 /** A response message and the HTTP status it travels with on Streamable HTTP. */
@@ -37,7 +40,7 @@ function stampServerInfo(result: JsonObject, serverInfo: ServerIdentity): JsonOb
 }
 
 /** Runs `request` for `principal` and shapes its response (I-7: the principal scopes every lookup). */
-export async function answerTaskRequest(
+export function answerTaskRequest(
   requests: TaskRequests,
   request: DecodedTaskRequest,
   principal: string,
@@ -45,12 +48,58 @@ export async function answerTaskRequest(
   logger?: Logger,
 ): Promise<TaskAnswer> {
   const { id, method, taskId, capabilities } = request;
+  return respond(
+    id,
+    async () => {
+      requests.requireTasks(method, capabilities); // T-33: this request's own _meta, -32021 otherwise
+      if (method === 'tasks/get') return requests.get(taskId, principal, capabilities);
+      if (method === 'tasks/cancel') return requests.cancel(taskId, principal, capabilities);
+      return requests.update(taskId, principal, request.inputResponses ?? { accepted: undefined, dropped: [] }, capabilities);
+    },
+    serverInfo,
+    logger,
+  );
+}
+
+/**
+ * Runs a decoded `tools/call` for `principal` through the same
+ * {@link ToolCalls} the SDK handler calls (the create is durable before this
+ * resolves, I-1) and shapes its response: the `CreateTaskResult` as it is
+ * (T-05, P1), or the error.
+ */
+export function answerToolCall(
+  calls: ToolCalls,
+  request: DecodedToolCall,
+  principal: string,
+  serverInfo: ServerIdentity,
+  logger?: Logger,
+): Promise<TaskAnswer> {
+  const trace = traceContextOf(request.meta);
+  return respond(
+    request.id,
+    () =>
+      calls.answer({
+        name: request.name,
+        args: request.args,
+        principal,
+        era: 'modern',
+        clientCapabilities: request.capabilities,
+        ...(trace ? { trace } : {}),
+      }),
+    serverInfo,
+    logger,
+  );
+}
+
+/** The response to request `id` whose handler is `run`, as the SDK's protocol layer writes it. */
+async function respond(
+  id: string | number,
+  run: () => Promise<JsonObject>,
+  serverInfo: ServerIdentity,
+  logger?: Logger,
+): Promise<TaskAnswer> {
   try {
-    requests.requireTasks(method, capabilities); // T-33: this request's own _meta, -32021 otherwise
-    let result: JsonObject;
-    if (method === 'tasks/get') result = await requests.get(taskId, principal, capabilities);
-    else if (method === 'tasks/cancel') result = await requests.cancel(taskId, principal, capabilities);
-    else result = await requests.update(taskId, principal, request.inputResponses ?? { accepted: undefined, dropped: [] }, capabilities);
+    const result = await run();
     // Key order as the SDK writes it: result, jsonrpc, id.
     return { status: 200, message: { result: stampServerInfo(result, serverInfo), jsonrpc: '2.0', id } };
   } catch (thrown) {

@@ -35,7 +35,7 @@ export interface DecodedTaskRequest {
 /** The methods the fast lane answers. */
 export const TASK_METHODS: ReadonlySet<string> = new Set<TaskMethod>(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 const ENVELOPE_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
@@ -56,7 +56,7 @@ const MAX_JUDGED_ENVELOPES = 1024;
  * is -32602 from the SDK's ladder), judged by the SDK itself: a bare request
  * carrying it classifies as modern exactly when its envelope has no issue.
  */
-function validEnvelope(meta: Record<string, unknown>): boolean {
+export function validEnvelope(meta: Record<string, unknown>): boolean {
   const key = JSON.stringify(meta);
   let valid = judgedEnvelopes.get(key);
   if (valid === undefined) {
@@ -72,7 +72,7 @@ function validEnvelope(meta: Record<string, unknown>): boolean {
 }
 
 /** Keys of `object` all in `allowed`. */
-function onlyKeys(object: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
+export function onlyKeys(object: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
   for (const key in object) if (!allowed.has(key)) return false;
   return true;
 }

@@ -129,6 +129,8 @@ export class TaskActorFactory {
   restore(record: TaskRecord): TaskHandle {
     const persister = this.newPersister(record.version);
     const actor = createActor(this.machine, {
+      // Cast: a stored snapshot is plain JSON, not xstate's Snapshot type; xstate checks it as it restores
+      // and throwIfUnrestorable (below) reports one it cannot use.
       snapshot: record.snapshot as never,
       // xstate restores the snapshot and ignores `input`, but its options type requires one for a
       // machine with input (statelyai/xstate#4915): the task's own, as far as the record shows it.

@@ -25,11 +25,11 @@
  */
 import { TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
 import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
-import { DeadlineQueue } from './DeadlineQueue.js';
 import { isTerminal, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
+import { PassivatedDeadlines } from './PassivatedDeadlines.js';
 import { readStoredTask } from './readStoredTask.js';
 import { transitionStored } from './storedTransition.js';
 import type { TaskRecovery } from './TaskRecovery.js';
@@ -52,25 +52,24 @@ export interface TaskPassivationOptions {
 /** Default `passivateIdleAfterMs`: a minute waiting for input, with nothing to write. */
 export const DEFAULT_PASSIVATE_IDLE_AFTER_MS = 60_000;
 
-/** Longest single setTimeout (larger delays overflow to 1 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Stale deadline items (tasks that left) tolerated before the queue is rebuilt: beyond this and beyond the live ones. */
-const COMPACT_SLACK = 1024;
-
 export class TaskPassivation {
-  /** One timer for every passivated deadline: armed at the earliest. */
-  private deadlineTimer: NodeJS.Timeout | undefined;
-  private nextDeadline = Infinity;
-  /** Passivated tasks with a ttl, by deadline (T-26): the timer fires for the earliest, each due one is popped (no scan). */
-  private readonly deadlines = new DeadlineQueue();
+  /** Passivated tasks' ttl deadlines (T-26): one timer, no scan. */
+  private readonly deadlines: PassivatedDeadlines;
   private stopped = false;
   /** The task being rehydrated right now (recovery must build its actor, not {@link hold} it again). */
   private rehydrating: string | undefined;
   /** Events being applied to passivated tasks: `stop()` waits for their writes. */
   private readonly applying = new Set<Promise<unknown>>();
 
-  constructor(private readonly options: TaskPassivationOptions) {}
+  constructor(private readonly options: TaskPassivationOptions) {
+    const { registry, logger, now } = options;
+    this.deadlines = new PassivatedDeadlines({
+      registry,
+      logger,
+      now,
+      deliver: (taskId, principal, event) => this.deliver(taskId, principal, event),
+    });
+  }
 
   /**
    * A live task's record was stored (or created: a task promoted while it
@@ -125,7 +124,7 @@ export class TaskPassivation {
     }
     const deadline = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
     registry.hold(record.taskId, { owner: record.owner, slot: registry.slots.adopt(record.owner), deadline });
-    this.queueDeadline(record.taskId, deadline);
+    this.deadlines.add(record.taskId, deadline);
     return true;
   }
 
@@ -135,9 +134,7 @@ export class TaskPassivation {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = undefined;
-    this.deadlines.compact([]);
+    this.deadlines.stop();
     for (const [taskId] of this.options.registry.allPassivated()) this.options.registry.remove(taskId);
     await Promise.all(this.applying);
   }
@@ -163,7 +160,7 @@ export class TaskPassivation {
     const { context } = snapshot;
     const deadline = context.ttlMs === null ? null : context.createdAt + context.ttlMs;
     registry.passivate(live, deadline);
-    this.queueDeadline(live.taskId, deadline);
+    this.deadlines.add(live.taskId, deadline);
   }
 
   /** One event for one passivated task (its turn in the task's queue). */
@@ -230,69 +227,5 @@ export class TaskPassivation {
     const live = registry.get(taskId);
     // Armed now: a rehydrated task that writes nothing new would otherwise never leave memory again.
     if (live?.persister.durable) this.written(live, live.persister.durable);
-  }
-
-  /** A task was passivated: its deadline (if any) is queued, and the timer armed if it is now the earliest. */
-  private queueDeadline(taskId: string, deadline: number | null): void {
-    if (deadline === null) return;
-    this.deadlines.push(deadline, taskId);
-    this.compactDeadlines();
-    if (deadline < this.nextDeadline) this.armDeadlines(deadline);
-  }
-
-  /**
-   * Items of tasks that left (ended, rehydrated: each passivation queues one)
-   * pile up only until they outnumber the passivated tasks with slack to spare;
-   * then the queue is rebuilt from those: O(n) after n pushes, amortised O(1).
-   */
-  private compactDeadlines(): void {
-    if (this.deadlines.size > 2 * this.options.registry.passivatedSize + COMPACT_SLACK) this.deadlines.compact(this.queuedDeadlines());
-  }
-
-  /** Arms the deadline timer for `at` (the earliest passivated deadline). */
-  private armDeadlines(at: number): void {
-    clearTimeout(this.deadlineTimer);
-    this.nextDeadline = at;
-    this.deadlineTimer = setTimeout(() => void this.expire(), Math.min(Math.max(0, at - this.options.now()), MAX_TIMER_MS));
-  }
-
-  /**
-   * Ends every passivated task whose ttl ran out (T-26), as its live deadline
-   * timer would have; re-arms for the next. Only the due items are taken from
-   * the queue (O(log n) each); an item whose task is no longer passivated
-   * here (ended, rehydrated: its live actor has its own deadline timer, I-8)
-   * is dropped.
-   */
-  private async expire(): Promise<void> {
-    this.deadlineTimer = undefined;
-    this.nextDeadline = Infinity;
-    if (this.stopped) return;
-    const { registry } = this.options;
-    const now = this.options.now();
-    // By task id: a task passivated twice (rehydrated in between) has two items, and gets one DEADLINE.
-    const due = new Map<string, PassivatedTask>();
-    for (const { key: taskId } of this.deadlines.popDue(now)) {
-      const entry = registry.passivated(taskId);
-      if (entry?.deadline != null && entry.deadline <= now) due.set(taskId, entry);
-    }
-    this.compactDeadlines();
-    if (this.deadlines.size > 0) this.armDeadlines(this.deadlines.earliest);
-    await Promise.all(
-      [...due].map(([taskId, entry]) =>
-        this.deliver(taskId, entry.owner, { type: 'DEADLINE', at: now }).catch((error: unknown) => {
-          this.options.logger.error(`could not end expired passivated task ${taskId}; retrying`, error);
-          if (this.stopped) return;
-          // Queued again, due at once: the next timer (within a second) tries it again.
-          this.deadlines.push(now, taskId);
-          if (this.nextDeadline > now + 1000) this.armDeadlines(now + 1000);
-        }),
-      ),
-    );
-  }
-
-  /** One item for each passivated task with a deadline (the rebuilt queue). */
-  private *queuedDeadlines(): Generator<{ at: number; key: string }> {
-    for (const [taskId, entry] of this.options.registry.allPassivated())
-      if (entry.deadline !== null) yield { at: entry.deadline, key: taskId };
   }
 }

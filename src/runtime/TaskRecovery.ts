@@ -11,7 +11,7 @@
  * stored record, is sent `SERVER_RESTARTED`; no status is written by hand.
  */
 import { TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
-import { nonTerminalPages, putRecords, type TaskStore } from '../store/TaskStore.js';
+import { nonTerminalPages, putRecords, TaskFencedError, type TaskStore } from '../store/TaskStore.js';
 import { taskRecordProblem } from '../tasks/recordProblem.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -184,6 +184,8 @@ export class TaskRecovery {
         this.options.store.put(record).then(
           () => record,
           (error: unknown) => {
+            // Claimed by another instance meanwhile (cluster adoption): its task now, nothing to end or set aside here (I-9).
+            if (error instanceof TaskFencedError) return undefined;
             // Not even its failure can be stored (the store refuses the record): set aside, never retried in a loop.
             setAsideNow(record.taskId, `recovery could not store it: ${(error as Error).message}`);
             return undefined;

@@ -89,9 +89,8 @@ export class TaskSupervisor {
   }
 
   /**
-   * Graceful stop: writes in flight finish, then nothing is written again
-   * (I-9), then actors stop (their workers are aborted). Unfinished tasks
-   * stay unfinished in the store and are recovered on the next start.
+   * Graceful stop: writes in flight finish, then nothing is written again (I-9), then actors
+   * stop (workers aborted). Unfinished tasks stay unfinished, recovered on the next start.
    */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -151,11 +150,8 @@ export class TaskSupervisor {
   async get(taskId: string, principal: string): Promise<TaskRecord> {
     const live = this.registry.owned(taskId, principal);
     if (live) {
-      // Only what is durable is shown (issue 13 item 1): a crash right after a
-      // client saw a status must not bring the task back in an earlier one
-      // (I-1 for every change of a task's life, I-2). Never waits for a write:
-      // one that failed, hangs or sits on its retry timer leaves the task
-      // answering its last stored state until the write lands.
+      // Only what is durable is shown (issue 13 item 1, I-1, I-2), never waiting for a write: one that
+      // failed, hangs or waits to retry leaves the last stored state showing until it lands.
       return this.present(shown(live.persister.durable!));
     }
     // A passivated task (issue 20 item 3) is answered from the store, where it is exactly as its actor left it.
@@ -236,8 +232,7 @@ export class TaskSupervisor {
       this.publish(record);
     }
     this.passivation.written(live, record);
-    // A terminal task leaves memory once its final record is stored (I-10):
-    // until then `get` keeps answering from the actor, never from a stale record.
+    // A terminal task leaves memory once its final record is stored (I-10): until then `get` answers from the actor.
     if (isTerminal(record)) this.registry.remove(record.taskId);
   }
 

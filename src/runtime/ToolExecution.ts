@@ -418,9 +418,5 @@ export function toTaskError(toolName: string, error: unknown): TaskError {
 }
 
 function isCodedError(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    typeof (error as { code?: unknown }).code === 'number' &&
-    Number.isInteger((error as unknown as { code: number }).code)
-  );
+  return error instanceof Error && 'code' in error && typeof error.code === 'number' && Number.isInteger(error.code);
 }

@@ -5,6 +5,15 @@
  * it what the upstream sends (src/upstreams). No SDK types here.
  */
 
+/** MCP log levels (RFC 5424 severities), least severe first. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Whether `value` is an MCP log level (an upstream's `notifications/message` arrives unchecked). */
+export function isLogLevel(value: unknown): value is LogLevel {
+  return LOG_LEVELS.some((level) => level === value);
+}
+
 /** One progress step (`notifications/progress` without the token, which the relay owns). */
 export interface ProgressUpdate {
   progress: number;
@@ -14,7 +23,7 @@ export interface ProgressUpdate {
 
 /** One log message (`notifications/message` params). */
 export interface LogMessage {
-  level: string;
+  level: LogLevel;
   logger?: string;
   data: unknown;
 }

@@ -6,10 +6,9 @@ import type { z } from 'zod';
 import type { JsonSchemaDocument } from './ToolSchema.js';
 import type { InputRequest, JsonObject } from '../../machines/task/index.js';
 import type { ToolCallOutcome, ToolCallRequest } from './ToolCall.js';
+import type { LogLevel } from './CallerRelay.js';
 
-/** MCP log levels (RFC 5424 severities), least severe first. */
-export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type LogLevel } from './CallerRelay.js';
 
 /** Whether calls of a tool become tasks (ARCHITECTURE "Server-directed creation", T-02). */
 export type TaskBehavior = 'auto' | 'always' | 'never';

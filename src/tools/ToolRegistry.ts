@@ -96,6 +96,7 @@ export class ToolRegistry {
     validateOptions(name, options);
     // Build the schema now so a schema zod cannot express as JSON Schema fails at registration, not on tools/list.
     const listed = toListed(name, options);
+    // Cast: a handler of the schema's output type stored as one of JSON args; calls validate args with that schema first.
     this.tools.set(name, { name, options, handler: handler as unknown as ToolHandler });
     this.listing?.push(listed);
     this.changed();

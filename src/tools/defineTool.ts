@@ -12,6 +12,7 @@ export function defineTool<S extends z.ZodType<JsonObject>>(
   options: ToolOptions<S>,
   handler: ToolHandler<z.output<S>>,
 ): ToolDefinition {
+  // Cast: a handler of the schema's output type stored as one of JSON args; the runtime validates args with that schema first.
   return { name, options: options, handler: handler as unknown as ToolHandler };
 }
 

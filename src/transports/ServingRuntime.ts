@@ -8,6 +8,7 @@ import type { Principal } from '../core/principal.js';
 import type { Limits } from '../limits/Limits.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { TaskRequests } from '../protocol/TaskRequests.js';
+import type { ToolCalls } from '../protocol/ToolCalls.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
 export interface ServingRuntime {
@@ -20,6 +21,8 @@ export interface ServingRuntime {
    * needs to answer those three itself (issue 20). Absent: no fast lane.
    */
   readonly taskRequests?: TaskRequests;
+  /** The answers to `tools/call` the SDK handler gives: the fast lane answers creates with them (issue 20 item 2). */
+  readonly toolCalls?: ToolCalls;
   readonly serverInfo?: { readonly name: string; readonly version: string };
   /** Open `subscriptions/listen` streams: transports hand every modern listen to it (P8). */
   readonly subscriptions: SubscriptionHub;

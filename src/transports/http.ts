@@ -53,9 +53,9 @@ export interface HttpEntryOptions {
    */
   allowedOrigins?: string[] | false;
   /**
-   * The fast lane for `tasks/get|update|cancel` (transports/tasksFastLane.ts,
-   * issue 20): answered without the SDK's per-request machinery, with the
-   * same answers. Default on (not with a custom `authenticate` hook);
+   * The fast lane for `tasks/get|update|cancel` and task-creating
+   * `tools/call`s (transports/tasksFastLane.ts, issue 20): answered without
+   * the SDK's per-request machinery, with the same answers. Default on (not with a custom `authenticate` hook);
    * `false`, or `TASKVISOR_HTTP_FAST_LANE=0`, sends every request through the SDK.
    */
   fastLane?: boolean;

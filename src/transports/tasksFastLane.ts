@@ -1,15 +1,21 @@
 /**
  * The Streamable HTTP fast lane for `tasks/get`, `tasks/update` and
- * `tasks/cancel` (issue 20 item 1): polling is most of a Tasks server's
- * traffic, and on the SDK path each poll pays for a web `Request`/`Response`
+ * `tasks/cancel` (issue 20 item 1), and for the `tools/call` that creates a
+ * task (item 2): polling is most of a Tasks server's traffic and creates the
+ * rest, and on the SDK path each pays for a web `Request`/`Response`
  * conversion, a per-request SDK server and zod, several times the work of
  * the answer itself.
  *
  * Here the body is read once from the Node request, the headers, the
  * `_meta` envelope and the params are checked by hand
- * (protocol/taskRequestDecoder.ts), the answer comes from the same
- * {@link TaskRequests} the SDK handlers call, and the JSON is written
- * directly. The lane differs from the SDK path only in parsing and writing:
+ * (protocol/taskRequestDecoder.ts, toolCallDecoder.ts), the answer comes
+ * from the same {@link TaskRequests} or {@link ToolCalls} the SDK handlers
+ * call, and the JSON is written directly. A `tools/call` is the lane's only
+ * when its own `_meta` declares the tasks extension (T-01, T-33) and the
+ * call is decided before any tool code runs (`ToolCalls.decidedAtOnce`: a
+ * local `always` tool's new task, an unknown tool, bad arguments, a limit);
+ * anything else — an `auto` or `never` tool, an upstream's tool, an MRTR
+ * retry — needs the SDK's result handling and stays on its path. The lane differs from the SDK path only in parsing and writing:
  * every check below either passes or hands the request, its body replayed
  * byte for byte, to the SDK path, which then decides exactly as it always
  * did — so any answer the lane gives is one the SDK would have given
@@ -22,9 +28,12 @@ import { isJsonContentType, validateHostHeader, validateOriginHeader } from '@mo
 import type { BearerGate } from '../auth/bearer.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../core/principal.js';
 import { exceedsJsonDepth } from '../limits/jsonDepth.js';
-import { answerTaskRequest } from '../protocol/taskAnswer.js';
+import { answerTaskRequest, answerToolCall, type TaskAnswer } from '../protocol/taskAnswer.js';
 import { decodeTaskRequest, TASK_METHODS } from '../protocol/taskRequestDecoder.js';
 import type { TaskRequests } from '../protocol/TaskRequests.js';
+import { decodeToolCall } from '../protocol/toolCallDecoder.js';
+import type { ToolCalls } from '../protocol/ToolCalls.js';
+import { declaresTasksExtension } from '../core/tasksExtension.js';
 import { untilServing } from './admission.js';
 import type { RequestHandler } from './listenerGuard.js';
 import type { ServingRuntime } from './ServingRuntime.js';
@@ -79,6 +88,7 @@ function replayed(req: IncomingMessage, chunks: readonly Buffer[], rest: AsyncIt
 /** The lane of an entry over `runtime`, or `undefined` when it cannot have one. */
 export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOptions): FastLane | undefined {
   const requests: TaskRequests | undefined = runtime.taskRequests;
+  const calls: ToolCalls | undefined = runtime.toolCalls;
   const serverInfo = runtime.serverInfo;
   if (!requests || !serverInfo) return undefined;
 
@@ -96,13 +106,13 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
   };
 
   return async (req, res, sdk) => {
-    // Only a JSON POST naming one of the three methods (T-60: Mcp-Method) is even looked at.
+    // Only a JSON POST naming one of the three methods or tools/call (T-60: Mcp-Method) is even looked at.
     const named = req.headers['mcp-method'];
     const declaredLength = Number(req.headers['content-length']);
     if (
       req.method !== 'POST' ||
       typeof named !== 'string' ||
-      !TASK_METHODS.has(named) ||
+      !(TASK_METHODS.has(named) || (named === 'tools/call' && calls)) ||
       !isJsonContentType(header(req, 'content-type')) ||
       declaredLength > options.maxBodyBytes
     ) {
@@ -128,6 +138,10 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     } catch {
       return fallThrough();
     }
+    if (named === 'tools/call') {
+      const answer = await createTask(req, body, named);
+      return answer ? write(res, answer) : fallThrough();
+    }
     const request = decodeTaskRequest(body);
     if (!request) return fallThrough();
     // T-60, T-62, §2.4: MCP-Protocol-Version, Mcp-Method and Mcp-Name must be present and agree with the body
@@ -148,9 +162,45 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     // Issue 13 item 6: while recovering, tasks/* are answered (from the store, or a retryable error); otherwise
     // a request waits until the runtime serves, and one that never will is the SDK path's 503.
     if (runtime.recovering?.() !== true && (await untilServing(runtime)) !== undefined) return fallThrough();
-    const answer = await answerTaskRequest(requests, request, principal.id, serverInfo, runtime.logger);
-    const json = JSON.stringify(answer.message);
-    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
-    res.end(json);
+    write(res, await answerTaskRequest(requests, request, principal.id, serverInfo, runtime.logger));
   };
+
+  /**
+   * Issue 20 item 2: a `tools/call` that creates a task, answered with the
+   * runtime's answer (the record durable before it leaves, I-1); `undefined`
+   * = the SDK path's (nothing was done yet).
+   */
+  async function createTask(req: IncomingMessage, body: unknown, named: string): Promise<TaskAnswer | undefined> {
+    const call = calls && decodeToolCall(body);
+    if (!calls || !call) return undefined;
+    // T-60, T-62, §2.4: as for tasks/*, with the tool's name in Mcp-Name.
+    const name = req.headers['mcp-name'];
+    if (
+      req.headers['mcp-protocol-version'] !== call.protocolVersion ||
+      named !== 'tools/call' ||
+      name !== call.name ||
+      name.startsWith(BASE64_SENTINEL)
+    ) {
+      return undefined;
+    }
+    // T-01, T-33: only a request declaring the extension in its own _meta may get a task; one without it is
+    // the SDK path's (its answer collapses to a final result, or is -32021 for an `always` tool).
+    if (!declaresTasksExtension(call.capabilities)) return undefined;
+    const principal = await admitted(req);
+    if (!principal) return undefined;
+    // Creates wait until the runtime serves (issue 13 item 2); one that never will is the SDK path's 503.
+    if ((await untilServing(runtime)) !== undefined) return undefined;
+    // Asked after the last await, so the answer below is the one this decision describes: an unknown tool, bad
+    // arguments, a limit, or a local task tool's new task — never tool code on the request, an input round or
+    // an upstream (those need the SDK's result handling and relay).
+    if (!calls.decidedAtOnce(call.name)) return undefined;
+    return answerToolCall(calls, call, principal.id, serverInfo!, runtime.logger);
+  }
+}
+
+/** Writes `answer` as the SDK's per-request transport would, in one piece. */
+function write(res: ServerResponse, answer: TaskAnswer): void {
+  const json = JSON.stringify(answer.message);
+  res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+  res.end(json);
 }

@@ -66,6 +66,8 @@ export function forwardedCatalog(
     throw new TaskvisorError(outcome.error.code, message, outcome.error.data);
   };
 
+  // Casts: an upstream's listing entries are untyped JSON; the filters check the members we rely on (uri/name,
+  // uriTemplate/name) and the rest passes through as the upstream sent it, as the client expects (issue 14).
   const resources: ListedResource[] = listing.resources
     .filter((r) => typeof r.uri === 'string' && typeof r.name === 'string')
     .map((r) => ({ ...(r as unknown as ListedResource), uri: down(r.uri as string) }));
@@ -89,6 +91,7 @@ export function forwardedCatalog(
     read: async (uri) => {
       const original = up(uri);
       const result = await send('resources/read', { uri: original }, [[original, uri]]);
+      // Cast: the upstream's own read result, passed through with its URIs renamed (the SDK checked its shape).
       return rewriteContents(result, down) as unknown as ReadResourceResult;
     },
     ...(options.completes
@@ -113,11 +116,13 @@ export function forwardedCatalog(
     const name = forwardedToolName(namespace, prefix, original);
     if (seen.has(name)) continue;
     seen.add(name);
+    // Cast: an upstream's prompt entry is untyped JSON passed through; only its name is ours (checked above).
     const listed = { ...(prompt as unknown as ListedPrompt), name };
     prompts.push({
       listed,
       get: async (args) => {
         const result = await send('prompts/get', { name: original, arguments: args }, [[original, name]]);
+        // Cast: the upstream's own prompts/get result, passed through with its names rewritten.
         return rewriteMessages(result, down) as unknown as PromptResult;
       },
       ...(options.completes

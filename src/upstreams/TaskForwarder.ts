@@ -214,7 +214,7 @@ export class TaskForwarder {
         keys: Object.keys(requests),
         ...(typeof result.requestState === 'string' ? { requestState: result.requestState } : {}),
       };
-      return { kind: 'input-required', requests, answers: request.answers ?? {}, resume: round as unknown as JsonObject };
+      return { kind: 'input-required', requests, answers: request.answers ?? {}, resume: round };
     }
     return { kind: 'result', result: withoutResultType(stripMeta(result)) };
   }
@@ -482,7 +482,7 @@ export class TaskForwarder {
           taskId: this.ids.wrap(upstream, upstreamId, request.principal),
           keys: Object.keys(requests),
         };
-        return { kind: 'input-required', requests, answers: request.answers ?? {}, resume: waiting as unknown as JsonObject };
+        return { kind: 'input-required', requests, answers: request.answers ?? {}, resume: waiting };
       }
       if (!isTerminalStatus(status) && !(await pause(pollDelay(task), signal))) {
         await cancelUpstream();
@@ -587,18 +587,21 @@ function namingOurTool(error: RawError, upstreamName: string, ourName: string): 
   return { ...error, message: error.message.replace(pattern, `$1${ourName}`) };
 }
 
-/** Where an MRTR retry of a forwarded call picks up: an upstream input round, or an upstream task waiting for input. */
-interface ResumeRound {
+/**
+ * Where an MRTR retry of a forwarded call picks up: an upstream input round, or an upstream task waiting for input.
+ * Type aliases, not interfaces: they are JSON objects (kept in the requestState), which only an alias is assignable to.
+ */
+type ResumeRound = {
   kind: 'round';
   keys: string[];
   requestState?: string;
-}
-interface ResumeTask {
+};
+type ResumeTask = {
   kind: 'task';
   /** Wrapped for the caller's principal (I-7), like every id of an upstream task we hand out. */
   taskId: string;
   keys: string[];
-}
+};
 
 function resumeOf(request: ToolCallRequest): ResumeRound | ResumeTask | undefined {
   const resume = request.resume as { kind?: unknown; keys?: unknown; taskId?: unknown } | undefined;
@@ -619,5 +622,6 @@ function answersFor(keys: string[], answers: Record<string, unknown> | undefined
 function inputRequestsOf(value: JsonObject): Record<string, InputRequest> | undefined {
   const requests = value.inputRequests;
   if (requests === null || typeof requests !== 'object' || Array.isArray(requests)) return undefined;
+  // Cast: an upstream's input requests are relayed as it sent them; the client that answers them checks each (T-19).
   return Object.keys(requests).length > 0 ? (requests as unknown as Record<string, InputRequest>) : undefined;
 }

@@ -20,7 +20,7 @@ import { tapStdoutNoise, type StdoutNoise } from './stdoutNoise.js';
 import { responseId, tapInbound } from '../protocol/transportTap.js';
 import type { JsonObject } from '../../machines/task/index.js';
 import { declaresTasksExtension, tasksCapability } from '../core/tasksExtension.js';
-import type { LogMessage, ProgressUpdate } from '../tools/CallerRelay.js';
+import { isLogLevel, type LogMessage, type ProgressUpdate } from '../tools/CallerRelay.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { ListedTool } from '../tools/ToolRegistry.js';
 import type { CachedDiscovery } from '../state/RuntimeStateFile.js';
@@ -172,6 +172,7 @@ export class UpstreamConnection {
         this.timeoutMs,
         () => `tools/list timed out after ${this.timeoutMs} ms`,
       );
+      // Cast: the SDK's Tool type (zod-inferred, exact inputSchema) vs our JSON ListedTool; the SDK validated the listing.
       tools.push(...(result.tools as unknown as UpstreamTool[]));
       cursor = result.nextCursor;
       if (!cursor) break;
@@ -427,7 +428,7 @@ export class UpstreamConnection {
 
   private logArrived(params: unknown): void {
     const { level, logger, data } = (params ?? {}) as Record<string, unknown>;
-    if (typeof level !== 'string') return;
+    if (!isLogLevel(level)) return;
     const message: LogMessage = { level, ...(typeof logger === 'string' ? { logger } : {}), data };
     if (this.logSinks.size === 1) return [...this.logSinks][0]!(message);
     this.logger.info(`upstream ${this.spec.name} log (${level}): ${typeof data === 'string' ? data : JSON.stringify(data)}`);

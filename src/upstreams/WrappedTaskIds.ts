@@ -38,9 +38,8 @@ export class WrappedTaskIds {
 
   /** The upstream and its task id, or `undefined` when the id is not one this server issued to `principal`. */
   unwrap(wrapped: string, principal: string): UnwrappedTaskId | undefined {
-    const match = WRAPPED.exec(wrapped);
-    if (!match) return undefined;
-    const [, upstream, encoded, mac] = match as unknown as [string, string, string, string];
+    const [, upstream, encoded, mac] = WRAPPED.exec(wrapped) ?? [];
+    if (upstream === undefined || encoded === undefined || mac === undefined) return undefined;
     const taskId = Buffer.from(encoded, 'base64url').toString('utf8');
     // Canonical encoding only: two spellings of one id must not both verify.
     if (Buffer.from(taskId, 'utf8').toString('base64url') !== encoded) return undefined;

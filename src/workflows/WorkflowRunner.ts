@@ -220,6 +220,7 @@ class WorkflowRun {
     } else if (history && !this.ctx.checkpoint) history.noteTaskRun();
     try {
       const result = await this.execute();
+      // Cast: ToolResult is a (public) interface, so not assignable to JsonObject although it is JSON.
       await this.recordEnd({ status: 'completed', result: result as unknown as JsonObject });
       return this.recorder ? { ...result, _meta: { ...result._meta, [EXECUTION_ID_META_KEY]: this.recorder.executionId } } : result;
     } catch (error) {

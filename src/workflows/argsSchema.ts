@@ -21,7 +21,7 @@ function argSchema(name: string, arg: WorkflowArg): z.ZodType {
   if (arg.default !== undefined) {
     const checked = schema.safeParse(arg.default);
     if (!checked.success) throw new Error(`args.${name}.default: ${checked.error.issues[0]?.message ?? 'does not match the argument'}`);
-    return schema.default(arg.default as never);
+    return schema.default(arg.default);
   }
   return arg.required ? schema : schema.optional();
 }
@@ -38,6 +38,7 @@ function baseSchema(name: string, arg: WorkflowArg): z.ZodType {
     const wrong = arg.enum.find((value) => typeof value !== (arg.type === 'integer' ? 'number' : arg.type));
     if (wrong !== undefined) throw new Error(`args.${name}.enum: ${JSON.stringify(wrong)} is not a ${arg.type}`);
     const literals = arg.enum.map((value) => z.literal(value));
+    // Cast: z.union's type wants a tuple of at least two; length >= 2 is checked at run time here.
     return literals.length === 1 ? literals[0]! : z.union(literals as unknown as [z.ZodType, z.ZodType]);
   }
   switch (arg.type) {

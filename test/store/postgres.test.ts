@@ -180,6 +180,38 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
       }
     }));
 
+  it("putMany of the old owner after a claim is fenced as a whole: nothing of it is stored; the new owner's lands", () =>
+    withSchema(async (schema) => {
+      const a = await openStore({ schema, leaseMs: 200 });
+      const b = await openStore({ schema, leaseMs: 60_000 });
+      try {
+        await a.join();
+        await b.join();
+        const ids = ['p-0', 'p-1', 'p-2'];
+        await Promise.all(ids.map((taskId) => a.create(makeRecord({ taskId }))));
+        await a.putMany([makeRecord({ taskId: 'p-0', version: 2, statusMessage: 'a v2' })]);
+        await waitFor(
+          async () =>
+            (await pgQuery(`SELECT 1 FROM ${schema}.instances WHERE instance_id = $1 AND lease_expires_at < now()`, [a.instanceId]))
+              .rowCount === 1,
+          { what: 'the lease of A to lapse', timeoutMs: 20_000 },
+        );
+        assert.deepEqual((await b.claimExpired()).map((record) => record.taskId).sort(), ids);
+        // A task A never ran is not fenced for A (an admin write): alone it would land.
+        await b.create(makeRecord({ taskId: 'free' }));
+        // The batch's other tasks are another instance's now: the whole batch is refused, `free` included (all or none).
+        const late = [...ids, 'free'].map((taskId) => makeRecord({ taskId, version: 3, status: 'failed', snapshot: undefined }));
+        await assert.rejects(a.putMany(late), TaskFencedError);
+        for (const taskId of [...ids, 'free']) assert.notEqual((await b.get(taskId))?.version, 3, taskId);
+        await a.putMany([makeRecord({ taskId: 'free', version: 3, statusMessage: 'admin' })]);
+        assert.equal((await b.get('free'))?.statusMessage, 'admin');
+        await b.putMany(ids.map((taskId) => makeRecord({ taskId, version: 4, status: 'failed', snapshot: undefined })));
+        for (const taskId of ids) assert.equal((await b.get(taskId))?.version, 4);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    }));
+
   it('commands reach the owner through NOTIFY; the feed reports writes and resyncs after its connection is killed', () =>
     withSchema(async (schema) => {
       const owner = await openStore({ schema });
