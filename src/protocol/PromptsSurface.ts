@@ -9,6 +9,7 @@ import type { Logger } from '../runtime/Logger.js';
 import type { PromptResult } from '../prompts/PromptDefinition.js';
 import type { PromptRegistry } from '../prompts/PromptRegistry.js';
 import { mappingErrors } from './errors.js';
+import { sdkPromptResult, sdkPrompts } from './sdkShapes.js';
 
 export interface PromptsSurfaceOptions {
   prompts: PromptRegistry;
@@ -18,9 +19,8 @@ export interface PromptsSurfaceOptions {
 
 export const PromptsSurface = {
   attach(server: Server, { prompts, principal, logger }: PromptsSurfaceOptions): void {
-    // Casts in this file: the SDK's result types are zod-inferred; the domain's prompts carry the same JSON without SDK
-    // types (layers), and forwarded results are the upstream's, checked by the SDK client that received them.
-    server.setRequestHandler('prompts/list', () => ({ prompts: prompts.list() as never }));
+    // The domain's JSON named as the SDK's types: sdkShapes.ts says why that is an assertion, not a conversion.
+    server.setRequestHandler('prompts/list', () => ({ prompts: sdkPrompts(prompts.list()) }));
     server.setRequestHandler(
       'prompts/get',
       mappingErrors(async (request, ctx) => {
@@ -28,7 +28,7 @@ export const PromptsSurface = {
         const args = request.params.arguments ?? {};
         const context = { principal, signal: ctx.mcpReq.signal };
         const forwarded = prompts.getForwarded(name);
-        if (forwarded) return (await forwarded.get(args, context)) as never;
+        if (forwarded) return sdkPromptResult(await forwarded.get(args, context));
         const prompt = prompts.get(name);
         if (!prompt) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
         const missing = (prompt.options.arguments ?? []).filter((argument) => argument.required && args[argument.name] === undefined);
@@ -38,7 +38,7 @@ export const PromptsSurface = {
             `Invalid arguments for prompt ${name}: missing required argument${missing.length > 1 ? 's' : ''} ${missing.map((a) => a.name).join(', ')}`,
           );
         }
-        return normalize(name, await prompt.handler(args, context)) as never;
+        return sdkPromptResult(normalize(name, await prompt.handler(args, context)));
       }, logger),
     );
   },

@@ -13,6 +13,7 @@ import type { Logger } from '../runtime/Logger.js';
 import type { ReadResourceResult, ResourceContext, ResourceTemplateDefinition } from '../resources/ResourceDefinition.js';
 import type { ResourceRegistry } from '../resources/ResourceRegistry.js';
 import { mappingErrors } from './errors.js';
+import { sdkReadResourceResult, sdkResources, sdkResourceTemplates } from './sdkShapes.js';
 
 export interface ResourcesSurfaceOptions {
   resources: ResourceRegistry;
@@ -42,32 +43,33 @@ export function uriTemplateOf(template: ResourceTemplateDefinition): UriTemplate
 export const ResourcesSurface = {
   attach(server: Server, { resources, principal, logger, subscriptions }: ResourcesSurfaceOptions): void {
     const context = (ctx: ServerContext): ResourceContext => ({ principal, signal: ctx.mcpReq.signal });
-    // Casts in this file: the SDK's result types are zod-inferred; the domain's resources carry the same JSON without
-    // SDK types (layers), normalize() builds the read result's shape, and forwarded results are the upstream's.
+    // The domain's JSON named as the SDK's types: sdkShapes.ts says why that is an assertion, not a conversion.
 
     server.setRequestHandler(
       'resources/list',
-      mappingErrors(async (_request, ctx) => ({ resources: (await resources.list(context(ctx))) as never }), logger),
+      mappingErrors(async (_request, ctx) => ({ resources: sdkResources(await resources.list(context(ctx))) }), logger),
     );
     if (subscriptions) {
       // Any URI may be watched, also one not readable yet: its updates are the application's to announce.
       server.setRequestHandler('resources/subscribe', (request) => (subscriptions.add(request.params.uri), {}));
       server.setRequestHandler('resources/unsubscribe', (request) => (subscriptions.delete(request.params.uri), {}));
     }
-    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: resources.listTemplates() as never }));
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: sdkResourceTemplates(resources.listTemplates()) }));
     server.setRequestHandler(
       'resources/read',
       mappingErrors(async (request, ctx) => {
         const { uri } = request.params;
         const fixed = resources.get(uri);
-        if (fixed) return normalize(fixed.name, uri, fixed.options.mimeType, await fixed.read(uri, context(ctx))) as never;
+        if (fixed) return sdkReadResourceResult(normalize(fixed.name, uri, fixed.options.mimeType, await fixed.read(uri, context(ctx))));
         // An upstream's prefix is reserved for it: no local template may take its URIs.
         const space = resources.spaceOf(uri);
-        if (space) return (await space.read(uri, context(ctx))) as never;
+        if (space) return sdkReadResourceResult(await space.read(uri, context(ctx)));
         for (const template of resources.templateDefinitions()) {
           const variables = uriTemplateOf(template).match(uri);
           if (variables) {
-            return normalize(template.name, uri, template.options.mimeType, await template.read(uri, variables, context(ctx))) as never;
+            return sdkReadResourceResult(
+              normalize(template.name, uri, template.options.mimeType, await template.read(uri, variables, context(ctx))),
+            );
           }
         }
         throw new ResourceNotFoundError(uri);

@@ -17,6 +17,7 @@ import type { TraceContext } from '../core/traceContext.js';
 import type { ToolCaller } from '../runtime/ToolCaller.js';
 import type { CallerRelay } from '../tools/CallerRelay.js';
 import { toCreateTaskResult } from './wire.js';
+import { sdkInputRequests } from './sdkShapes.js';
 
 /** What an MRTR round carries back to us, integrity-protected by the SDK codec (spec §4.4). */
 export interface MrtrState {
@@ -94,8 +95,7 @@ export class ToolCalls {
         return outcome.task;
       case 'input-required':
         return inputRequired({
-          // Cast: the machine's InputRequest is plain JSON (no SDK types below adapters); the SDK's InputRequests is zod-inferred.
-          inputRequests: outcome.requests as never,
+          inputRequests: sdkInputRequests(outcome.requests),
           requestState: await requestState.mint({
             principal,
             tool: name,

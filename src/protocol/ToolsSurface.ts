@@ -12,6 +12,7 @@ import { mappingErrors } from './errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { CallerRelay } from '../tools/CallerRelay.js';
 import type { ToolCalls } from './ToolCalls.js';
+import { sdkToolCallResult, sdkTools } from './sdkShapes.js';
 
 export type { MrtrState } from './ToolCalls.js';
 
@@ -27,10 +28,8 @@ export interface ToolsSurfaceOptions {
 
 export const ToolsSurface = {
   attach(server: Server, { tools, calls, principal, era, logger }: ToolsSurfaceOptions): void {
-    // Casts in this file: the SDK's result types are zod-inferred from its schemas (a Tool's inputSchema must type as
-    // `{ type: 'object' }`, a call result must have `content`); the domain keeps tools and results as JSON with no SDK
-    // types (layers) and builds them to those schemas (tools/ToolSchema.ts, protocol/envelope.ts).
-    server.setRequestHandler('tools/list', () => ({ tools: tools.list() as never }));
+    // The domain's JSON named as the SDK's types: sdkShapes.ts says why that is an assertion, not a conversion.
+    server.setRequestHandler('tools/list', () => ({ tools: sdkTools(tools.list()) }));
 
     server.setRequestHandler(
       'tools/call',
@@ -51,7 +50,7 @@ export const ToolsSurface = {
         // Progress and log messages sent during the call go out before its answer: a client drops progress for a
         // request it has seen answered, so the last `ctx.progress` before `return` would otherwise be lost.
         await relay.sent();
-        return result as never;
+        return sdkToolCallResult(result);
       }, logger),
     );
   },
