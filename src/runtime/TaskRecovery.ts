@@ -22,19 +22,10 @@ import { endFromSnapshot } from './storedTransition.js';
 import type { TaskActorFactory } from './TaskActorFactory.js';
 import type { TaskRegistry } from './TaskRegistry.js';
 
-/**
- * Unfinished tasks read and recovered per page. The tasks of a page that end
- * `failed` are written with one store call (`putMany`: one transaction on
- * sqlite, one journal batch on lowdb), so the page size is also how many
- * records share one fsync.
- */
+/** Unfinished tasks recovered per page; a page's failures are one `putMany` (one transaction or journal batch, one fsync). */
 const RECOVERY_PAGE = 2_000;
 
-/**
- * Tasks taken through the machine (or restored) between two turns of the
- * event loop: requests answered during recovery (RecoveryGate) never wait
- * for a whole page (2,000 actors restored take most of a second here).
- */
+/** Tasks recovered between two event-loop turns: requests served meanwhile (RecoveryGate) never wait for a whole page. */
 const TURN = 250;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -196,10 +187,7 @@ export class TaskRecovery {
     return outcomes.filter((record): record is TaskRecord => record !== undefined);
   }
 
-  /**
-   * `null` when the task runs again; otherwise the message it fails with
-   * (`undefined`: the machine's own restart error, T-15, T-34).
-   */
+  /** `null` when the task runs again, else the message it fails with (`undefined`: the machine's own, T-15, T-34). */
   private failureReason(record: TaskRecord, cause: RecoveryCause): string | undefined | null {
     if (record.historyOnly) return 'The server stopped during this synchronous run; its caller got no answer';
     if (record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined) {
@@ -220,11 +208,7 @@ export class TaskRecovery {
     factory.start(task, record);
   }
 
-  /**
-   * The record of an unfinished stored task ended `failed` without running
-   * anything (T-15, T-34), through the machine (I-3): its next version, to be
-   * stored.
-   */
+  /** An unfinished stored task ended `failed` without running anything (T-15, T-34), through the machine (I-3). */
   private ending(record: TaskRecord, reason: string | undefined): TaskRecord {
     const event: TaskEvent = {
       type: 'SERVER_RESTARTED',

@@ -88,10 +88,7 @@ export class TaskSupervisor {
     return outcome;
   }
 
-  /**
-   * Graceful stop: writes in flight finish, then nothing is written again (I-9), then actors
-   * stop (workers aborted). Unfinished tasks stay unfinished, recovered on the next start.
-   */
+  /** Graceful stop: writes in flight finish, nothing is written after (I-9), actors stop; unfinished tasks await the next start. */
   async stop(): Promise<void> {
     this.stopping = true;
     this.reaper.stop();
@@ -110,10 +107,7 @@ export class TaskSupervisor {
     return () => this.listeners.delete(listener);
   }
 
-  /**
-   * Creates a task. The record is durably stored before the actor starts and
-   * before this resolves, so the caller may answer `CreateTaskResult` (I-1, T-07).
-   */
+  /** Creates a task, stored durably before its actor starts and before this resolves: `CreateTaskResult` may go out (I-1, T-07). */
   async create(options: CreateTaskOptions): Promise<TaskRecord> {
     if (this.stopping) throw new ShuttingDownError();
     let slot: Slot;
@@ -158,11 +152,7 @@ export class TaskSupervisor {
     return this.present(shown(await readStoredTask(this.options, taskId, principal, this.now())));
   }
 
-  /**
-   * Delivers input responses (T-20), to a passivated task too (it then runs
-   * again). Responses under keys that are not outstanding are ignored by the
-   * machine (T-22); a finished task ignores them all.
-   */
+  /** Delivers input responses (T-20), to a passivated task too (it runs again); keys not outstanding are ignored (T-22). */
   async update(taskId: string, principal: string, responses: Record<string, unknown>): Promise<void> {
     const live = this.registry.owned(taskId, principal);
     if (live) live.actor.send({ type: 'INPUT_RESPONSES', at: this.now(), responses });
@@ -197,10 +187,7 @@ export class TaskSupervisor {
     return this.registry.has(taskId);
   }
 
-  /**
-   * Stops running a task here without writing anything (I-9): another
-   * instance claimed it (stale fencing token) or this instance's lease lapsed.
-   */
+  /** Stops running a task here without writing (I-9): another instance claimed it (stale fencing token) or our lease lapsed. */
   relinquish(taskId: string): void {
     // The task leaves this process: its owner's slot goes back (issue 13.5; it used to stay taken until restart).
     if (!this.registry.remove(taskId)) return;
@@ -218,11 +205,7 @@ export class TaskSupervisor {
     return hint === undefined || hint === record.pollIntervalMs ? record : { ...record, pollIntervalMs: hint };
   }
 
-  /**
-   * A live task's record was stored: the one place a change is published
-   * (persisted, then published: issue 19 item 2). Listeners see visible
-   * changes only, in write order; a finished task then leaves memory (I-10).
-   */
+  /** A live task's record was stored: the one place a change is published (stored, then published: issue 19 item 2). */
   private published(record: TaskRecord): void {
     const live = this.registry.get(record.taskId);
     if (!live) return;

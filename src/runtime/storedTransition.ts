@@ -17,13 +17,30 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
  * per task).
  */
 export function endFromSnapshot(record: TaskRecord, event: TaskEvent): TaskRecord {
-  const stored = record.snapshot as { value: unknown; context: unknown };
-  const snapshot = taskMachine.resolveState({ value: stored.value, context: stored.context } as never);
+  const { snapshot } = resolveStored(record);
   // What xstate's transition() does, with one inert scope for every task: it built an actor per call for its
   // scope (with the machine's initial snapshot), which was two thirds of this function's cost.
   const next = taskMachine.transition(snapshot, event, inertScope());
   if (next.status === 'error') throw next.error instanceof Error ? next.error : new Error(String(next.error));
   return recordOf(next, undefined, record.version + 1, TASK_MACHINE_VERSION);
+}
+
+/** What a stored task record keeps of its machine snapshot (JSON, so untyped). */
+interface StoredSnapshot {
+  value: unknown;
+  context: unknown;
+  children?: unknown;
+}
+
+/**
+ * The stored snapshot resolved by the machine. The one cast here: the record
+ * is JSON this machine wrote (its state value and context), which TypeScript
+ * cannot see; `resolveState` rebuilds the typed state from it.
+ */
+function resolveStored(record: TaskRecord) {
+  const stored = record.snapshot as StoredSnapshot;
+  const config = { value: stored.value, context: stored.context } as Parameters<typeof taskMachine.resolveState>[0];
+  return { stored, snapshot: taskMachine.resolveState(config) };
 }
 
 let scope: AnyActorScope | undefined;
@@ -63,8 +80,7 @@ function inertScope(): AnyActorScope {
  * deadline timer the live task had (I-8).
  */
 export function transitionStored(record: TaskRecord, event: TaskEvent): TaskRecord | undefined {
-  const stored = record.snapshot as { value: unknown; context: unknown; children?: unknown };
-  const snapshot = taskMachine.resolveState({ value: stored.value, context: stored.context } as never);
+  const { stored, snapshot } = resolveStored(record);
   // Stand-ins for the invoked children, so `sendTo('worker')` resolves (the inert scope never delivers it:
   // the rehydrated worker reads every answer from the context instead).
   (snapshot as { children: Record<string, AnyActorRef> }).children = inertChildren();
