@@ -13,6 +13,7 @@ import {
   StreamableHTTPClientTransport,
   type CallToolResult,
   type McpSubscription,
+  type SubscriptionFilter,
   type Transport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -22,6 +23,7 @@ import {
   type ApplicationCreateMessageResult,
   type ApplicationElicitResult,
   type ApplicationInputRequest,
+  type ApplicationInputResult,
   type ApplicationListRootsResult,
   type ResolvedInputExchangeContext,
   type TaskEnabledSession,
@@ -30,7 +32,7 @@ import {
   type ToolExecution,
 } from '@modelcontextprotocol/ext-tasks/client';
 // ext-tasks' own brand for a task id (no validation), instead of a cast.
-import { taskId as brandTaskId } from '@modelcontextprotocol/ext-tasks/core';
+import { taskId as brandTaskId, type JsonValue } from '@modelcontextprotocol/ext-tasks/core';
 import { TASKS_EXTENSION_ID } from '../core/tasksExtension.js';
 import { attachRawDispatch } from './rawDispatch.js';
 import { WebSocketClientTransport } from './WebSocketClientTransport.js';
@@ -167,17 +169,20 @@ export class TasksClient {
       endpointId: `taskvisor-client:${endpointText(endpoint)}`,
       rawDispatch,
       v2RequestFraming: { protocolVersion: CLIENT_PROTOCOL_VERSION, clientInfo, clientCapabilities: capabilities },
-      // Cast: ext-tasks types onInputRequest generic in the request kind (the answer's type follows it); one handler
-      // for every kind cannot say that, and the user's handler answers whichever kind it was asked.
-      onInputRequest: (async (request: ApplicationInputRequest, context: ResolvedInputExchangeContext<CallContext>) => {
+      onInputRequest: async <TRequest extends ApplicationInputRequest>(
+        request: TRequest,
+        context: ResolvedInputExchangeContext<CallContext>,
+      ): Promise<ApplicationInputResult<TRequest>> => {
         const handler = context.applicationContext?.onInputRequest ?? fallback;
         if (!handler) throw new Error(`the server asked for input (${request.kind}) and no onInputRequest handler was given`);
+        // Cast: ext-tasks types the answer by the request's kind (a conditional type TypeScript cannot narrow inside a
+        // generic body); one user handler serves every kind and answers whichever kind it was asked.
         return handler(request, {
           ...(context.taskId !== undefined ? { taskId: String(context.taskId) } : {}),
           ...(context.inputId !== undefined ? { inputId: context.inputId } : {}),
           ...(context.signal ? { signal: context.signal } : {}),
-        });
-      }) as never,
+        }) as Promise<ApplicationInputResult<TRequest>>;
+      },
       ...(options.onError ? { onError: options.onError } : {}),
     });
     return new TasksClient(mcp, session, options);
@@ -201,7 +206,7 @@ export class TasksClient {
     let execution: ToolExecution<CallToolResult, CallContext>;
     try {
       // Cast: the public signature takes Record<string, unknown> (serialised as JSON); ext-tasks wants JsonValue members.
-      execution = await this.session.callTool<CallToolResult>(name, args as never, {
+      execution = await this.session.callTool<CallToolResult>(name, args as Readonly<Record<string, JsonValue>>, {
         applicationContext: { onInputRequest: options.onInputRequest },
         signal: initiating.signal,
         ...(this.options.requestTimeoutMs !== undefined ? { requestTimeoutMs: this.options.requestTimeoutMs } : {}),
@@ -303,8 +308,10 @@ export class TasksClient {
   private async listenTo(taskId: string): Promise<McpSubscription | undefined> {
     if (this.listenUnsupported) return undefined;
     try {
-      // SubscriptionFilter in the published SDK types lacks the Tasks extension's `taskIds` (P8).
-      return await this.mcp.listen({ taskIds: [taskId] } as never);
+      // SubscriptionFilter in the published SDK types lacks the Tasks extension's `taskIds` (P8): typed as the SDK's
+      // filter plus that member (the SDK's members are all optional), so no cast is needed.
+      const filter: SubscriptionFilter & { taskIds: string[] } = { taskIds: [taskId] };
+      return await this.mcp.listen(filter);
     } catch {
       this.listenUnsupported = true;
       return undefined;
