@@ -9,6 +9,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
+import type { PromptDefinition } from '../prompts/PromptDefinition.js';
+import type { ResourceDefinition, ResourceTemplateDefinition } from '../resources/ResourceDefinition.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { ConfigSchema, type TaskvisorConfig, type ToolModuleEntry } from './schema.js';
 import { ensureTypeScriptLoader, isTypeScriptModule } from './typescriptLoader.js';
@@ -252,6 +254,9 @@ export function resolveFromConfig(loaded: LoadedConfig | undefined, target: stri
   return path.resolve(loaded ? path.dirname(loaded.file) : process.cwd(), target);
 }
 
+/** What a config module may export: the domain's definitions (the runtime's `Definition`, which sits above config). */
+type ModuleDefinition = ToolDefinition | ResourceDefinition | ResourceTemplateDefinition | PromptDefinition;
+
 /** The config keys naming modules; each module may export any kind of definition. */
 const MODULE_KEYS = ['tools', 'resources', 'prompts'] as const;
 
@@ -264,7 +269,7 @@ const MODULE_KEYS = ['tools', 'resources', 'prompts'] as const;
  */
 export async function loadToolModules(
   loaded: LoadedConfig,
-  register: { use(...definitions: never[]): unknown; tool(...args: never[]): unknown },
+  register: { use(...definitions: ModuleDefinition[]): unknown; tool(...args: never[]): unknown },
 ): Promise<void> {
   for (const key of MODULE_KEYS) {
     const entries: ToolModuleEntry[] = loaded.config[key] ?? [];
@@ -277,7 +282,7 @@ async function loadModule(
   key: (typeof MODULE_KEYS)[number],
   index: number,
   entry: ToolModuleEntry,
-  register: { use(...definitions: never[]): unknown },
+  register: { use(...definitions: ModuleDefinition[]): unknown },
 ): Promise<void> {
   const modulePath = typeof entry === 'string' ? entry : entry.module;
   const exportName = typeof entry === 'string' ? undefined : entry.export;
@@ -305,23 +310,26 @@ async function loadModule(
     if (typeof exported === 'function') {
       await (exported as (registrar: unknown) => unknown)(register);
     } else {
-      const definitions = Array.isArray(exported) ? exported : [exported];
-      for (const [i, definition] of definitions.entries()) {
-        if (!isDefinition(definition)) {
-          throw new Error(`export item ${i} is not a definition (use defineTool, defineResource, defineResourceTemplate or definePrompt)`);
-        }
-      }
-      // Cast: `register` is typed `never[]` so config need not import the runtime's Definition types (layers);
-      // every item passed isDefinition above.
-      register.use(...(definitions as never[]));
+      const definitions: unknown[] = Array.isArray(exported) ? exported : [exported];
+      assertDefinitions(definitions);
+      register.use(...definitions);
     }
   } catch (error) {
     throw new ConfigError(`${where}: ${modulePath}: ${(error as Error).message}`);
   }
 }
 
+/** Throws at the first item that is not a definition (a module's export, checked before anything is registered). */
+function assertDefinitions(definitions: unknown[]): asserts definitions is ModuleDefinition[] {
+  for (const [i, definition] of definitions.entries()) {
+    if (!isDefinition(definition)) {
+      throw new Error(`export item ${i} is not a definition (use defineTool, defineResource, defineResourceTemplate or definePrompt)`);
+    }
+  }
+}
+
 /** A `defineTool` value, or a resource, resource template or prompt definition. */
-function isDefinition(value: unknown): boolean {
+function isDefinition(value: unknown): value is ModuleDefinition {
   if (value === null || typeof value !== 'object') return false;
   const candidate = value as Partial<ToolDefinition> & { kind?: unknown; uri?: unknown; uriTemplate?: unknown; read?: unknown };
   if (typeof candidate.name !== 'string') return false;
