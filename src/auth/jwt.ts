@@ -6,9 +6,18 @@
  * `exp` (required) and `nbf` with a clock tolerance. The principal is the
  * `sub` claim or another configured string claim.
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWSAlgorithm } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWSAlgorithm,
+} from 'jose';
 import { LOOPBACK_HOSTS } from '../core/constants.js';
 import { InvalidTokenError, type TokenVerifier, type VerifiedToken } from './TokenVerifier.js';
 
@@ -73,9 +82,9 @@ export async function loadKeyFile(file: string): Promise<KeyObject | JWTVerifyGe
       const json = JSON.parse(trimmed) as { keys?: unknown; d?: unknown };
       // Casts: the parsed file goes to jose and node:crypto as the JWKS or JWK it claims to be; both check it
       // and throw, reported below as "not a public key".
-      if (Array.isArray(json.keys)) return createLocalJWKSet(json as never);
+      if (Array.isArray(json.keys)) return createLocalJWKSet(json as JSONWebKeySet);
       if (json.d !== undefined) throw new JwtConfigError(`${file}: this JWK holds a private key; give the public key only`);
-      return createPublicKey({ key: json as never, format: 'jwk' });
+      return createPublicKey({ key: json as JsonWebKey, format: 'jwk' });
     }
     if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(trimmed)) {
       throw new JwtConfigError(`${file}: this PEM holds a private key; give the public key only`);

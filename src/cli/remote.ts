@@ -19,6 +19,9 @@ import {
 } from '../client/index.js';
 import { UsageError, type CliIo } from './usage.js';
 
+/** An elicitation answer's `content` (the form values), as the client's InputAnswer types it. */
+type ElicitContent = NonNullable<Extract<InputAnswer, { action: unknown }>['content']>;
+
 /** Exit codes of a remote call (documented in the usage texts and docs/configuration.md). */
 export const EXIT = {
   completed: 0,
@@ -181,8 +184,9 @@ export function inputHandler(
 ): InputRequestHandler {
   return async (request: InputRequest, context): Promise<InputAnswer> => {
     const key = context.inputId ?? '';
-    // Cast: `--input KEY=JSON` answers any request kind with the user's JSON; the server checks the answer (T-19).
-    if (answers.has(key)) return { action: 'accept', content: answers.get(key) as never };
+    // Cast: `--input KEY=JSON` answers any request kind with the user's JSON, sent as an elicitation's content;
+    // the server checks the answer (T-19).
+    if (answers.has(key)) return { action: 'accept', content: answers.get(key) as ElicitContent };
     if (request.kind !== 'elicitation') throw new Error(`this command cannot answer ${request.kind} requests (key ${key})`);
     const params = request.params as {
       message?: string;

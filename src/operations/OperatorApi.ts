@@ -210,8 +210,9 @@ async function metricTotals(metrics: TaskvisorMetrics): Promise<Record<string, n
     if (!metric.name.startsWith('taskvisor_')) continue;
     for (const value of metric.values as { value: number; metricName?: string }[]) {
       const name = value.metricName ?? metric.name;
-      // Cast: prom-client's d.ts declares MetricType a numeric enum it does not export; the JSON says 'histogram'.
-      if (metric.type === ('histogram' as never) && !name.endsWith('_count') && !name.endsWith('_sum')) continue;
+      // Widening (an upcast, never wrong): prom-client's d.ts declares `type` a numeric enum (MetricType) but
+      // getMetricsAsJSON gives the string 'histogram'.
+      if ((metric.type as typeof metric.type | string) === 'histogram' && !name.endsWith('_count') && !name.endsWith('_sum')) continue;
       totals[name] = (totals[name] ?? 0) + value.value;
     }
   }

@@ -8,7 +8,7 @@
  * the moment the actor is built until its worker stops. It never reads the
  * supervisor's maps.
  */
-import { createActor, fromCallback, type Actor, type InspectionEvent } from 'xstate';
+import { createActor, fromCallback, type Actor, type InspectionEvent, type Snapshot } from 'xstate';
 import {
   taskMachine,
   TASK_MACHINE_VERSION,
@@ -131,7 +131,7 @@ export class TaskActorFactory {
     const actor = createActor(this.machine, {
       // Cast: a stored snapshot is plain JSON, not xstate's Snapshot type; xstate checks it as it restores
       // and throwIfUnrestorable (below) reports one it cannot use.
-      snapshot: record.snapshot as never,
+      snapshot: record.snapshot as Snapshot<unknown>,
       // xstate restores the snapshot and ignores `input`, but its options type requires one for a
       // machine with input (statelyai/xstate#4915): the task's own, as far as the record shows it.
       input: inputOf(record),
