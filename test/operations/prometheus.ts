@@ -18,7 +18,9 @@ export interface Exposition {
   has(name: string): boolean;
 }
 
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?(?:[0-9.e+-]+|NaN|\+Inf|-Inf))(?: \d+)?$/;
+// NaN in any case: prom-client prints an empty summary's mean as `Nan` (nodejs_eventloop_lag_mean_seconds before the
+// first event-loop sample, seen under load), and Prometheus reads it (Go's ParseFloat takes "nan" in any case).
+const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?(?:[0-9.e+-]+|[Nn][Aa][Nn]|\+Inf|-Inf))(?: \d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)/y;
 
 export function parseExposition(text: string): Exposition {
