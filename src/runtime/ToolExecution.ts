@@ -251,34 +251,25 @@ export class ToolExecution {
   }
 
   private context(): ToolContext {
-    const execution = this;
-    return {
-      signal: this.controller.signal,
-      get taskId() {
-        return execution.taskIdValue;
-      },
-      principal: this.options.principal,
-      elicit: async (key: string, params: ElicitParams) =>
-        (await this.requestInput(key, {
-          method: 'elicitation/create',
-          params: { mode: 'form', ...params },
-        })) as ElicitResult,
-      requestInput: (key: string, request: InputRequest) => this.requestInput(key, request),
-      checkpoint: this.options.checkpoint,
-      trace: this.options.trace,
-      saveCheckpoint: (checkpoint: unknown) => this.saveCheckpoint(checkpoint),
-      setStatus: (message: string) => {
-        if (typeof message !== 'string') throw new TypeError('setStatus(message): message must be a string');
-        this.setStatus(message);
-      },
-      progress: (progress: number, total?: number, message?: string) => this.progress(progress, total, message),
-      log: (level: LogLevel, data: unknown, logger?: string) => {
-        if (!LOG_LEVELS.includes(level)) throw new TypeError(`log(level, data): level must be one of ${LOG_LEVELS.join(', ')}`);
-        if (logger !== undefined && typeof logger !== 'string') throw new TypeError('log(level, data, logger): logger must be a string');
-        // A task's request is over: nobody to send it to.
-        if (this.taskIdValue === undefined) this.options.relay?.log?.({ level, data, ...(logger !== undefined ? { logger } : {}) });
-      },
-    };
+    return new HandlerContext(this, this.options);
+  }
+
+  /** The run's task id, `undefined` until the call is a task (`ctx.taskId`). */
+  currentTaskId(): string | undefined {
+    return this.taskIdValue;
+  }
+
+  /** `ctx.setStatus`: checks the message, then sets it. */
+  setStatusChecked(message: string): void {
+    if (typeof message !== 'string') throw new TypeError('setStatus(message): message must be a string');
+    this.setStatus(message);
+  }
+
+  /** `ctx.log`: to the caller while the call is synchronous; dropped once it is a task (its request is over). */
+  log(level: LogLevel, data: unknown, logger?: string): void {
+    if (!LOG_LEVELS.includes(level)) throw new TypeError(`log(level, data): level must be one of ${LOG_LEVELS.join(', ')}`);
+    if (logger !== undefined && typeof logger !== 'string') throw new TypeError('log(level, data, logger): logger must be a string');
+    if (this.taskIdValue === undefined) this.options.relay?.log?.({ level, data, ...(logger !== undefined ? { logger } : {}) });
   }
 
   private setStatus(message: string): void {
@@ -287,7 +278,7 @@ export class ToolExecution {
     this.emit({ type: 'STATUS', at: this.now(), message });
   }
 
-  private progress(progress: number, total?: number, message?: string): void {
+  progress(progress: number, total?: number, message?: string): void {
     if (typeof progress !== 'number' || !Number.isFinite(progress))
       throw new TypeError('progress(progress): progress must be a finite number');
     if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total))) {
@@ -301,7 +292,7 @@ export class ToolExecution {
     if (this.taskIdValue !== undefined || this.inputMode === 'wait') this.setStatus(progressText(update));
   }
 
-  private async saveCheckpoint(checkpoint: unknown): Promise<void> {
+  async saveCheckpoint(checkpoint: unknown): Promise<void> {
     // A copy through JSON: what is stored is what a restart reads back, and later mutation cannot leak in.
     const json = JSON.stringify(checkpoint);
     if (json === undefined) throw new TypeError('saveCheckpoint(checkpoint): the checkpoint must be JSON');
@@ -311,7 +302,7 @@ export class ToolExecution {
     if (this.sink && this.durable) await this.durable();
   }
 
-  private requestInput(key: string, request: InputRequest): Promise<unknown> {
+  requestInput(key: string, request: InputRequest): Promise<unknown> {
     if (typeof key !== 'string' || key.length === 0) {
       return Promise.reject(new TypeError('Input request keys must be non-empty strings'));
     }
@@ -370,6 +361,59 @@ export class ToolExecution {
 
   private wait(key: string): Promise<unknown> {
     return new Promise((resolve, reject) => this.waiters.set(key, { resolve, reject }));
+  }
+}
+
+/**
+ * The `ctx` a handler gets. A class, not an object literal: a literal with a
+ * `get taskId()` accessor is kept by V8 in dictionary mode, each with its own
+ * property table and a closure per member (+1.0 KB per live idle task, issue
+ * 20; measured −2.8 KB with this class). Here the instance holds five fields
+ * in one hidden class shared by every run, and the members live once on the
+ * prototype: they are methods of `ctx` (as `ToolContext` declares them), to be
+ * called on it.
+ */
+class HandlerContext implements ToolContext {
+  readonly signal: AbortSignal;
+  readonly principal: string;
+  readonly checkpoint: unknown;
+  readonly trace: TraceContext | undefined;
+  readonly #execution: ToolExecution;
+
+  constructor(execution: ToolExecution, options: ToolExecutionOptions) {
+    this.#execution = execution;
+    this.signal = execution.signal;
+    this.principal = options.principal;
+    this.checkpoint = options.checkpoint;
+    this.trace = options.trace;
+  }
+
+  get taskId(): string | undefined {
+    return this.#execution.currentTaskId();
+  }
+
+  async elicit(key: string, params: ElicitParams): Promise<ElicitResult> {
+    return (await this.#execution.requestInput(key, { method: 'elicitation/create', params: { mode: 'form', ...params } })) as ElicitResult;
+  }
+
+  requestInput(key: string, request: InputRequest): Promise<unknown> {
+    return this.#execution.requestInput(key, request);
+  }
+
+  saveCheckpoint(checkpoint: unknown): Promise<void> {
+    return this.#execution.saveCheckpoint(checkpoint);
+  }
+
+  setStatus(message: string): void {
+    this.#execution.setStatusChecked(message);
+  }
+
+  progress(progress: number, total?: number, message?: string): void {
+    this.#execution.progress(progress, total, message);
+  }
+
+  log(level: LogLevel, data: unknown, logger?: string): void {
+    this.#execution.log(level, data, logger);
   }
 }
 

@@ -85,7 +85,7 @@ export interface ElicitParams {
   requestedSchema: { type: 'object'; properties: Record<string, JsonObject>; required?: string[] };
 }
 
-/** What a tool handler gets besides its arguments. */
+/** What a tool handler gets besides its arguments. Its functions are methods: call them on `ctx` (`ctx.setStatus(…)`). */
 export interface ToolContext {
   /** Fires when the call is cancelled (`tasks/cancel`, or the synchronous request was aborted). */
   signal: AbortSignal;
