@@ -38,7 +38,6 @@ export class Persister {
   private stopped = false;
   /** Highest version handed to the store, written or not: a retry never reuses one (a timed-out write may still land). */
   private attempted: number;
-  private lastWritten: string | undefined;
   private durableRecord: TaskRecord | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   /** Callers of {@link flushed} waiting for the store to catch up. */
@@ -57,7 +56,6 @@ export class Persister {
   attach(actor: AnyActorRef, stored: TaskRecord): void {
     this.actor = actor;
     this.durableRecord = stored;
-    this.lastWritten = JSON.stringify({ ...stored, version: 0 });
   }
 
   /** The last record the store confirmed: what clients may see of the task. */
@@ -116,8 +114,8 @@ export class Persister {
       const snapshot = this.actor.getSnapshot() as TaskSnapshotLike & { status: string };
       if (snapshot.status === 'stopped') return;
       const record = recordOf(snapshot, this.actor.getPersistedSnapshot(), this.attempted + 1, this.options.machineVersion);
-      const json = JSON.stringify({ ...record, version: 0 });
-      if (json === this.lastWritten) continue;
+      // Compared with the record last stored, not a JSON copy of it: no ~1 KB string kept per live task (issue 20).
+      if (this.durableRecord && sameRecordContent(record, this.durableRecord)) continue;
       this.attempted = record.version;
       try {
         await this.options.store.put(record);
@@ -134,7 +132,6 @@ export class Persister {
         this.retryLater();
         return;
       }
-      this.lastWritten = json;
       this.durableRecord = record;
       this.options.onWritten?.(record);
     }
@@ -147,4 +144,36 @@ export class Persister {
       this.kick();
     }, this.options.retryMs ?? 1000);
   }
+}
+
+/** Whether two records hold the same JSON apart from their version: writing `next` would change nothing. */
+export function sameRecordContent(next: TaskRecord, written: TaskRecord): boolean {
+  return jsonEqual({ ...next, version: 0 }, { ...written, version: 0 });
+}
+
+/**
+ * Equality of two values as JSON would write them (what a store keeps):
+ * a property holding `undefined` counts as absent, key order does not matter.
+ * Shared subtrees (the context objects a record and the actor share) compare
+ * at once, and nothing is allocated but the key lists.
+ */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let count = 0;
+  for (const key of Object.keys(left)) {
+    if (left[key] === undefined) continue;
+    count++;
+    if (!Object.hasOwn(right, key) || !jsonEqual(left[key], right[key])) return false;
+  }
+  for (const key of Object.keys(right)) if (right[key] !== undefined) count--;
+  return count === 0;
 }
