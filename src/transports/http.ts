@@ -234,12 +234,18 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     await sessions.close();
     await handler.close();
   });
+  // Built once, not per request: the lane with the SDK path behind it.
+  const laneNode = lane ? (req: IncomingMessage, res: ServerResponse) => lane(req, res, node) : undefined;
   return {
     fetch,
     handleNode(req, res) {
       // A bad target or Host is answered here (400/414), before anything builds a URL from it.
       if (guard.refusedHead(req, res)) return true;
-      const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+      // refusedHead left the target in origin form, `${pathname}${search}` of a parsed URL: its path is the part
+      // before `?`, as `new URL` would give it again (no second parse per request).
+      const target = req.url ?? '/';
+      const query = target.indexOf('?');
+      const pathname = query < 0 ? target : target.slice(0, query);
       const routes = options.routes;
       if (routes?.owns(pathname)) {
         // The routes learn the peer's address (operator access without auth is loopback only).
@@ -249,7 +255,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
       if (pathname === path && namesListen(req)) guard.run(req, res, listenNode);
-      else guard.run(req, res, lane && pathname === path ? (laneReq, laneRes) => lane(laneReq, laneRes, node) : node);
+      else guard.run(req, res, laneNode && pathname === path ? laneNode : node);
       return true;
     },
     async close() {
@@ -285,20 +291,20 @@ export async function listenHttp(runtime: ServingRuntime, options: ListenOptions
     allowedOrigins: options.allowedOrigins ?? defaultAllowedOrigins(isLoopback, options.allowedHosts),
   });
   const guard = new ListenerGuard('http', runtime.logger);
-  const server = createServer(
-    guard.request((req, res) => {
-      if (!entry.handleNode(req, res)) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: -32601, message: `Not found: MCP is served at ${options.path ?? '/mcp'}` },
-          }),
-        );
-      }
-    }),
-  );
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    if (!entry.handleNode(req, res)) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32601, message: `Not found: MCP is served at ${options.path ?? '/mcp'}` },
+        }),
+      );
+    }
+  };
+  // The entry judges the head itself (handleNode): the listener only contains failures, so a head is judged once.
+  const server = createServer((req, res) => guard.run(req, res, serve));
   guard.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

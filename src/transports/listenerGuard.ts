@@ -63,12 +63,11 @@ export class ListenerGuard {
 
   /** Runs `handler`, answering its throw or rejection with 500 and a reference id. */
   run(req: IncomingMessage, res: ServerResponse, handler: RequestHandler): void {
-    const fail = (error: unknown) => this.requestFailed(res, error);
     try {
       const outcome = handler(req, res);
-      if (outcome instanceof Promise) outcome.catch(fail);
+      if (outcome instanceof Promise) outcome.catch((error: unknown) => this.requestFailed(res, error));
     } catch (error) {
-      fail(error);
+      this.requestFailed(res, error);
     }
   }
 

@@ -25,6 +25,12 @@ export type HeadVerdict = { ok: true; target: string; host: string } | { ok: fal
 const TARGET_CHARS = /^[\x21-\x7e]+$/;
 /** RFC 3986 reg-name / IPv4 (no `@`, no `/`), or an IPv6 literal; then an optional port. */
 const HOST_SYNTAX = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=%]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+/**
+ * Origin-form targets the WHATWG URL parser leaves as they are: `/`, then
+ * letters, digits, `-`, `_`, `~` and single `/` separators. No `.` (dot
+ * segments), `%` (escapes), `\` (read as `/`), `?`/`#` or `//` (a network path).
+ */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9\-_~]+)*\/?$/;
 /** Field values: tab, visible ASCII and obs-text; nothing else may reach `Headers`. */
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
@@ -38,15 +44,17 @@ export function judgeRequestHead(req: IncomingMessage): HeadVerdict {
   if (raw.length > MAX_REQUEST_TARGET_CHARS) return { ok: false, status: 414, reason: `request target of ${raw.length} chars` };
   const host = req.headers.host;
   if (host === undefined || host === '') return { ok: false, status: 400, reason: 'no Host header' };
-  if (host.length > MAX_HOST_CHARS || !HOST_SYNTAX.test(host) || !parses(`http://${host}/`)) {
-    return { ok: false, status: 400, reason: `bad Host ${escapeForLog(host)}` };
-  }
-  for (const [name, value] of Object.entries(req.headers)) {
-    for (const item of Array.isArray(value) ? value : [value ?? '']) {
-      if (!FIELD_VALUE.test(item)) return { ok: false, status: 400, reason: `bad bytes in header ${escapeForLog(name)}` };
-    }
+  if (!goodHost(host)) return { ok: false, status: 400, reason: `bad Host ${escapeForLog(host)}` };
+  const headers = req.headers;
+  for (const name in headers) {
+    const value = headers[name];
+    if (Array.isArray(value)) {
+      for (const item of value) if (!FIELD_VALUE.test(item)) return badHeader(name);
+    } else if (!FIELD_VALUE.test(value ?? '')) return badHeader(name);
   }
   if (!TARGET_CHARS.test(raw)) return { ok: false, status: 400, reason: `bad target ${escapeForLog(raw)}` };
+  // A plain path (no dot segments, escapes, query or backslash) is its own origin form: `new URL` would give it back unchanged.
+  if (PLAIN_PATH.test(raw)) return { ok: true, target: raw, host };
   let url: URL;
   if (raw.startsWith('/') && !raw.startsWith('//')) {
     // Origin form, the only form browsers send.
@@ -65,6 +73,25 @@ export function judgeRequestHead(req: IncomingMessage): HeadVerdict {
     return { ok: false, status: 400, reason: `bad target ${escapeForLog(raw)}` };
   }
   return { ok: true, target: `${url.pathname}${url.search}`, host };
+}
+
+const badHeader = (name: string): HeadVerdict => ({ ok: false, status: 400, reason: `bad bytes in header ${escapeForLog(name)}` });
+
+/**
+ * Host values already judged good: a client sends the same Host on every
+ * request, so the syntax test and the URL parse run once per distinct value.
+ * Only good values are kept, at most {@link MAX_KNOWN_HOSTS} (the set is
+ * emptied when full): hostile values cost the full check, never memory.
+ */
+const knownHosts = new Set<string>();
+const MAX_KNOWN_HOSTS = 64;
+
+function goodHost(host: string): boolean {
+  if (knownHosts.has(host)) return true;
+  if (host.length > MAX_HOST_CHARS || !HOST_SYNTAX.test(host) || !parses(`http://${host}/`)) return false;
+  if (knownHosts.size >= MAX_KNOWN_HOSTS) knownHosts.clear();
+  knownHosts.add(host);
+  return true;
 }
 
 /**

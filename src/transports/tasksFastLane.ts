@@ -50,7 +50,7 @@ export interface TasksFastLaneOptions {
 }
 
 /** Serves `req` on the lane, or hands it (body intact) to `sdk`. */
-export type FastLane = (req: IncomingMessage, res: ServerResponse, sdk: RequestHandler) => Promise<void>;
+export type FastLane = (req: IncomingMessage, res: ServerResponse, sdk: RequestHandler) => void | Promise<void>;
 
 /** Whether the lane is switched off for this process (`TASKVISOR_HTTP_FAST_LANE=0`). */
 export const fastLaneDisabledByEnv = (): boolean => process.env.TASKVISOR_HTTP_FAST_LANE === '0';
@@ -92,41 +92,44 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
   const serverInfo = runtime.serverInfo;
   if (!requests || !serverInfo) return undefined;
 
-  /** I-7, T-10: the front door of admission.ts, on the Node headers; `undefined` = let the SDK path refuse it. */
-  const admitted = async (req: IncomingMessage): Promise<Principal | undefined> => {
-    if (options.allowedHosts && !validateHostHeader(req.headers.host, options.allowedHosts).ok) return undefined;
-    if (options.allowedOrigins && !validateOriginHeader(req.headers.origin, options.allowedOrigins).ok) return undefined;
-    if (!options.bearer) return ANONYMOUS_PRINCIPAL;
+  /** I-7, T-10: the Host and Origin checks of admission.ts, on the Node headers; false = let the SDK path refuse it. */
+  const doorOpen = (req: IncomingMessage): boolean =>
+    !(options.allowedHosts && !validateHostHeader(req.headers.host, options.allowedHosts).ok) &&
+    !(options.allowedOrigins && !validateOriginHeader(req.headers.origin, options.allowedOrigins).ok);
+  /** I-7: the bearer token, when the entry has one; `undefined` = let the SDK path refuse it. */
+  const bearerPrincipal = async (req: IncomingMessage, bearer: BearerGate): Promise<Principal | undefined> => {
     const head = {
       url: `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`,
       headers: { get: (name: string) => header(req, name) },
     };
-    const outcome = await options.bearer.authenticate(head, options.path);
+    const outcome = await bearer.authenticate(head, options.path);
     return outcome instanceof Response ? undefined : outcome;
   };
+  /** The front door (I-7, T-10); without a bearer gate it decides without a promise (most polls). */
+  const admitted = (req: IncomingMessage): Principal | undefined | Promise<Principal | undefined> => {
+    if (!doorOpen(req)) return undefined;
+    return options.bearer ? bearerPrincipal(req, options.bearer) : ANONYMOUS_PRINCIPAL;
+  };
+  /**
+   * Set once `untilServing` said the runtime serves: `ready()` stays resolved
+   * from then on, so later requests skip the await (a promise hop per poll).
+   */
+  let serving = runtime.ready === undefined;
+  const waitServing = async (): Promise<boolean> => {
+    if ((await untilServing(runtime)) !== undefined) return false;
+    serving = true;
+    return true;
+  };
 
-  return async (req, res, sdk) => {
-    // Only a JSON POST naming one of the three methods or tools/call (T-60: Mcp-Method) is even looked at.
-    const named = req.headers['mcp-method'];
-    const declaredLength = Number(req.headers['content-length']);
-    if (
-      req.method !== 'POST' ||
-      typeof named !== 'string' ||
-      !(TASK_METHODS.has(named) || (named === 'tools/call' && calls)) ||
-      !isJsonContentType(header(req, 'content-type')) ||
-      declaredLength > options.maxBodyBytes
-    ) {
-      return sdk(req, res);
-    }
-    // Read once, up to the body limit (limits: maxRequestBodyBytes); past it, the SDK path answers 413.
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const stream = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    for (let next = await stream.next(); !next.done; next = await stream.next()) {
-      chunks.push(next.value);
-      size += next.value.length;
-      if (size > options.maxBodyBytes) return sdk(replayed(req, chunks, stream), res);
-    }
+  /** The body of `req` is all in `chunks`: decode and answer it, or replay it to the SDK path. */
+  const serveBody = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    sdk: RequestHandler,
+    named: string,
+    chunks: Buffer[],
+    size: number,
+  ) => {
     const fallThrough = () => sdk(replayed(req, chunks, undefined), res);
     // The same decoding as the SDK path (a WHATWG TextDecoder: a leading BOM is dropped there too).
     const text = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
@@ -157,13 +160,64 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     }
     // Tasks of an upstream server (the aggregator) are the SDK path's.
     if (requests.forwards(request.taskId)) return fallThrough();
-    const principal = await admitted(req);
+    const door = admitted(req);
+    const principal = door instanceof Promise ? await door : door;
     if (!principal) return fallThrough();
     // Issue 13 item 6: while recovering, tasks/* are answered (from the store, or a retryable error); otherwise
     // a request waits until the runtime serves, and one that never will is the SDK path's 503.
-    if (runtime.recovering?.() !== true && (await untilServing(runtime)) !== undefined) return fallThrough();
+    if (!serving && runtime.recovering?.() !== true && !(await waitServing())) return fallThrough();
     write(res, await answerTaskRequest(requests, request, principal.id, serverInfo, runtime.logger));
   };
+
+  return (req, res, sdk) => {
+    // Only a JSON POST naming one of the three methods or tools/call (T-60: Mcp-Method) is even looked at.
+    const named = req.headers['mcp-method'];
+    const length = req.headers['content-length'];
+    if (
+      req.method !== 'POST' ||
+      typeof named !== 'string' ||
+      !(TASK_METHODS.has(named) || (named === 'tools/call' && calls)) ||
+      !isJsonContentType(header(req, 'content-type')) ||
+      Number(length) > options.maxBodyBytes
+    ) {
+      return sdk(req, res);
+    }
+    // A chunked body has no declared length: read it piece by piece, up to the limit.
+    if (length === undefined) return readChunked(req, res, sdk, named);
+    // A declared length at most the limit (checked above): Node's parser delivers exactly that many bytes, so the
+    // body is gathered from 'data' events (no async iterator: a promise per chunk and per end on every poll).
+    return new Promise<void>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let ended = false;
+      req.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+      });
+      req.once('error', reject);
+      req.once('close', () => {
+        // A peer gone before the end of its body: as the iterator it replaces, a failure of this request.
+        if (!ended) reject(new Error('the request closed before its body ended'));
+      });
+      req.once('end', () => {
+        ended = true;
+        serveBody(req, res, sdk, named, chunks, size).then(resolve, reject);
+      });
+    });
+  };
+
+  /** A body without a declared length, read up to the body limit (limits: maxRequestBodyBytes); past it, the SDK path answers 413. */
+  async function readChunked(req: IncomingMessage, res: ServerResponse, sdk: RequestHandler, named: string): Promise<void> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stream = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    for (let next = await stream.next(); !next.done; next = await stream.next()) {
+      chunks.push(next.value);
+      size += next.value.length;
+      if (size > options.maxBodyBytes) return sdk(replayed(req, chunks, stream), res);
+    }
+    return serveBody(req, res, sdk, named, chunks, size);
+  }
 
   /**
    * Issue 20 item 2: a `tools/call` that creates a task, answered with the
@@ -186,10 +240,11 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     // T-01, T-33: only a request declaring the extension in its own _meta may get a task; one without it is
     // the SDK path's (its answer collapses to a final result, or is -32021 for an `always` tool).
     if (!declaresTasksExtension(call.capabilities)) return undefined;
-    const principal = await admitted(req);
+    const door = admitted(req);
+    const principal = door instanceof Promise ? await door : door;
     if (!principal) return undefined;
     // Creates wait until the runtime serves (issue 13 item 2); one that never will is the SDK path's 503.
-    if ((await untilServing(runtime)) !== undefined) return undefined;
+    if (!serving && !(await waitServing())) return undefined;
     // Asked after the last await, so the answer below is the one this decision describes: an unknown tool, bad
     // arguments, a limit, or a local task tool's new task — never tool code on the request, an input round or
     // an upstream (those need the SDK's result handling and relay).
@@ -201,6 +256,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
 /** Writes `answer` as the SDK's per-request transport would, in one piece. */
 function write(res: ServerResponse, answer: TaskAnswer): void {
   const json = JSON.stringify(answer.message);
-  res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+  // Headers as a flat array: Node writes them as given, without walking an object's keys.
+  res.writeHead(answer.status, ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(json))]);
   res.end(json);
 }
