@@ -94,7 +94,7 @@ export class TaskRequests {
     if (pollRateLimiter && (await pollRateLimiter.admit(principal, taskId, record.pollIntervalMs)) > 0) {
       record = await supervisor.get(taskId, principal); // answered late: answer with the state as it is now
     }
-    return { resultType: 'complete', ...toDetailedTask(record) }; // T-06, T-12
+    return toDetailedTask(record, { resultType: 'complete' }); // T-06, T-12
   }
 
   /** `tasks/update`: answers validated against their request kind, delivered, acknowledged (T-20, T-22). */

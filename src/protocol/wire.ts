@@ -5,39 +5,46 @@
 import type { JsonObject } from '../../machines/task/index.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
-/** The `Task` fields shared by every wire shape; `ttlMs` is always present (null = unlimited). */
-function taskFields(record: TaskRecord): JsonObject {
-  return {
-    taskId: record.taskId,
-    status: record.status,
-    ...(record.statusMessage !== undefined ? { statusMessage: record.statusMessage } : {}),
-    createdAt: new Date(record.createdAt).toISOString(),
-    lastUpdatedAt: new Date(record.lastUpdatedAt).toISOString(),
-    ttlMs: record.ttlMs,
-    ...(record.pollIntervalMs !== undefined ? { pollIntervalMs: record.pollIntervalMs } : {}),
-  };
+/**
+ * The `Task` fields shared by every wire shape, written into `out` after its
+ * own keys (no intermediate objects: a poll builds its answer once, issue 20
+ * item 1); `ttlMs` is always present (null = unlimited).
+ */
+function taskFields(record: TaskRecord, out: JsonObject): JsonObject {
+  out.taskId = record.taskId;
+  out.status = record.status;
+  if (record.statusMessage !== undefined) out.statusMessage = record.statusMessage;
+  out.createdAt = new Date(record.createdAt).toISOString();
+  out.lastUpdatedAt = new Date(record.lastUpdatedAt).toISOString();
+  out.ttlMs = record.ttlMs;
+  if (record.pollIntervalMs !== undefined) out.pollIntervalMs = record.pollIntervalMs;
+  return out;
 }
 
 /** `CreateTaskResult`: flat, `resultType: "task"`, never `inputRequests`/`result`/`error` (§1.3, T-05). */
 export function toCreateTaskResult(record: TaskRecord): JsonObject {
-  return { resultType: 'task', ...taskFields(record) };
+  return taskFields(record, { resultType: 'task' });
 }
 
 /**
  * `DetailedTask`: the variant matching the status (T-12). Used by `tasks/get`
  * (plus `resultType: "complete"`, T-06) and `notifications/tasks` (without, T-31).
+ * `head`: keys the answer starts with (`tasks/get` passes its `resultType`).
  */
-export function toDetailedTask(record: TaskRecord): JsonObject {
-  const task = taskFields(record);
+export function toDetailedTask(record: TaskRecord, head: JsonObject = {}): JsonObject {
+  const task = taskFields(record, head);
   switch (record.status) {
     case 'input_required':
       // All outstanding requests, same keys on every poll (T-12, T-13).
-      return { ...task, inputRequests: record.inputRequests ?? {} };
+      task.inputRequests = (record.inputRequests ?? {}) as JsonObject;
+      return task;
     case 'completed':
       // The original request's result, itself stamped `resultType: "complete"` (D-04, I-6).
-      return { ...task, result: { ...(record.result ?? { content: [] }), resultType: 'complete' } };
+      task.result = { ...(record.result ?? { content: [] }), resultType: 'complete' };
+      return task;
     case 'failed':
-      return { ...task, error: record.error ?? { code: -32603, message: 'Task failed' } };
+      task.error = (record.error ?? { code: -32603, message: 'Task failed' }) as unknown as JsonObject;
+      return task;
     default:
       return task;
   }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createTaskStore, MemoryTaskStore } from '../../src/store/index.js';
 import { runTaskStoreContract } from './contract.js';
+import { makeRecord } from './fixtures.js';
 
 runTaskStoreContract('MemoryTaskStore', async () => {
   const store = new MemoryTaskStore();
@@ -16,5 +17,37 @@ describe('MemoryTaskStore specifics', () => {
 
   it('createTaskStore({ kind: "memory" }) builds one', () => {
     assert.ok(createTaskStore({ kind: 'memory' }) instanceof MemoryTaskStore);
+  });
+
+  it("a read copies what is not plain JSON exactly as structuredClone does, and the copy is the reader's own", async () => {
+    // The read copies plain data by hand (issue 20 item 1); these shapes must fall back to structuredClone.
+    const sparse: unknown[] = [1];
+    sparse[2] = 3;
+    const checkpoint = {
+      at: new Date(5),
+      seen: new Map([['a', 1]]),
+      sparse,
+      parsed: JSON.parse('{"__proto__": {"polluted": true}, "x": [1, {"y": null}]}') as unknown,
+      nothing: undefined,
+    };
+    const store = new MemoryTaskStore();
+    await store.open();
+    const record = makeRecord({ checkpoint });
+    await store.create(record);
+    const read = await store.get(record.taskId);
+    assert.deepStrictEqual(read, structuredClone(record));
+    const copied = read!.checkpoint as typeof checkpoint;
+    assert.ok(copied.at instanceof Date && copied.seen instanceof Map);
+    assert.equal(1 in copied.sparse, false, 'the hole stays a hole');
+    assert.ok(Object.hasOwn(copied.parsed as object, '__proto__'), '__proto__ stays an own key');
+    assert.equal(Object.getPrototypeOf(copied.parsed), Object.prototype);
+    // Plain records: a deep copy, in key order, undefined values kept.
+    const plain = makeRecord({ checkpoint: { a: [1, { b: 'c' }], u: undefined } });
+    await store.create(plain);
+    const first = (await store.get(plain.taskId))!;
+    assert.deepStrictEqual(Object.keys(first), Object.keys(structuredClone(plain)));
+    assert.ok(Object.hasOwn(first.checkpoint as object, 'u'));
+    ((first.checkpoint as { a: unknown[] }).a[1] as { b: string }).b = 'changed';
+    assert.equal((((await store.get(plain.taskId))!.checkpoint as { a: unknown[] }).a[1] as { b: string }).b, 'c');
   });
 });
