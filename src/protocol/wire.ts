@@ -36,14 +36,14 @@ export function toDetailedTask(record: TaskRecord, head: JsonObject = {}): JsonO
   switch (record.status) {
     case 'input_required':
       // All outstanding requests, same keys on every poll (T-12, T-13).
-      task.inputRequests = (record.inputRequests ?? {}) as JsonObject;
+      task.inputRequests = record.inputRequests ?? {};
       return task;
     case 'completed':
       // The original request's result, itself stamped `resultType: "complete"` (D-04, I-6).
       task.result = { ...(record.result ?? { content: [] }), resultType: 'complete' };
       return task;
     case 'failed':
-      task.error = (record.error ?? { code: -32603, message: 'Task failed' }) as unknown as JsonObject;
+      task.error = record.error ?? { code: -32603, message: 'Task failed' };
       return task;
     default:
       return task;

@@ -36,7 +36,7 @@ describe('MemoryTaskStore specifics', () => {
     await store.create(record);
     const read = await store.get(record.taskId);
     assert.deepStrictEqual(read, structuredClone(record));
-    const copied = read!.checkpoint as typeof checkpoint;
+    const copied = read.checkpoint as typeof checkpoint;
     assert.ok(copied.at instanceof Date && copied.seen instanceof Map);
     assert.equal(1 in copied.sparse, false, 'the hole stays a hole');
     assert.ok(Object.hasOwn(copied.parsed as object, '__proto__'), '__proto__ stays an own key');
