@@ -370,8 +370,10 @@ export class ToolExecution {
  * property table and a closure per member (+1.0 KB per live idle task, issue
  * 20; measured −2.8 KB with this class). Here the instance holds five fields
  * in one hidden class shared by every run, and the members live once on the
- * prototype: they are methods of `ctx` (as `ToolContext` declares them), to be
- * called on it.
+ * prototype as accessors that hand out a function bound to this run on each
+ * read: handlers written as `async (args, { signal, setStatus }) => …` keep
+ * working, as they did with the literal, and nothing is allocated per task
+ * until a member is read.
  */
 class HandlerContext implements ToolContext {
   readonly signal: AbortSignal;
@@ -392,28 +394,35 @@ class HandlerContext implements ToolContext {
     return this.#execution.currentTaskId();
   }
 
-  async elicit(key: string, params: ElicitParams): Promise<ElicitResult> {
-    return (await this.#execution.requestInput(key, { method: 'elicitation/create', params: { mode: 'form', ...params } })) as ElicitResult;
+  get elicit(): ToolContext['elicit'] {
+    const execution = this.#execution;
+    return async (key, params) =>
+      (await execution.requestInput(key, { method: 'elicitation/create', params: { mode: 'form', ...params } })) as ElicitResult;
   }
 
-  requestInput(key: string, request: InputRequest): Promise<unknown> {
-    return this.#execution.requestInput(key, request);
+  get requestInput(): ToolContext['requestInput'] {
+    const execution = this.#execution;
+    return (key, request) => execution.requestInput(key, request);
   }
 
-  saveCheckpoint(checkpoint: unknown): Promise<void> {
-    return this.#execution.saveCheckpoint(checkpoint);
+  get saveCheckpoint(): ToolContext['saveCheckpoint'] {
+    const execution = this.#execution;
+    return (checkpoint) => execution.saveCheckpoint(checkpoint);
   }
 
-  setStatus(message: string): void {
-    this.#execution.setStatusChecked(message);
+  get setStatus(): ToolContext['setStatus'] {
+    const execution = this.#execution;
+    return (message) => execution.setStatusChecked(message);
   }
 
-  progress(progress: number, total?: number, message?: string): void {
-    this.#execution.progress(progress, total, message);
+  get progress(): ToolContext['progress'] {
+    const execution = this.#execution;
+    return (progress, total, message) => execution.progress(progress, total, message);
   }
 
-  log(level: LogLevel, data: unknown, logger?: string): void {
-    this.#execution.log(level, data, logger);
+  get log(): ToolContext['log'] {
+    const execution = this.#execution;
+    return (level, data, logger) => execution.log(level, data, logger);
   }
 }
 

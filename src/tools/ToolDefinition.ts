@@ -85,7 +85,7 @@ export interface ElicitParams {
   requestedSchema: { type: 'object'; properties: Record<string, JsonObject>; required?: string[] };
 }
 
-/** What a tool handler gets besides its arguments. Its functions are methods: call them on `ctx` (`ctx.setStatus(…)`). */
+/** What a tool handler gets besides its arguments. Its functions may be called on `ctx` or destructured from it. */
 export interface ToolContext {
   /** Fires when the call is cancelled (`tasks/cancel`, or the synchronous request was aborted). */
   signal: AbortSignal;
@@ -99,18 +99,18 @@ export interface ToolContext {
    * `tasks/update` answers; in a synchronous 2026-07-28 call the runtime
    * answers `input_required` (MRTR) and runs the handler again on the retry.
    */
-  elicit(key: string, params: ElicitParams): Promise<ElicitResult>;
+  readonly elicit: (key: string, params: ElicitParams) => Promise<ElicitResult>;
   /** Like `elicit` for any input request kind (`sampling/createMessage`, `roots/list`). */
-  requestInput(key: string, request: InputRequest): Promise<unknown>;
+  readonly requestInput: (key: string, request: InputRequest) => Promise<unknown>;
   /** Sets the task's `statusMessage`: progress for tasks goes there (T-32). */
-  setStatus(message: string): void;
+  readonly setStatus: (message: string) => void;
   /**
    * Reports progress. On a synchronous call whose request carried
    * `_meta.progressToken` it is sent as `notifications/progress` on that
    * request's stream; once the call is a task it becomes the task's
    * `statusMessage` (`3/10: message`, T-32). `progress` should grow with every call.
    */
-  progress(progress: number, total?: number, message?: string): void;
+  readonly progress: (progress: number, total?: number, message?: string) => void;
   /**
    * Sends a log message to the caller as `notifications/message` while the
    * call is answered synchronously, if the client's log level lets it through
@@ -118,7 +118,7 @@ export interface ToolContext {
    * `io.modelcontextprotocol/logLevel` on 2026-07-28, which sends nothing
    * without it). Dropped once the call is a task (its request is over).
    */
-  log(level: LogLevel, data: unknown, logger?: string): void;
+  readonly log: (level: LogLevel, data: unknown, logger?: string) => void;
   /**
    * The checkpoint this run was resumed with (`resume: 'resume'` after a
    * restart), else `undefined`.
@@ -130,7 +130,7 @@ export interface ToolContext {
    * task; outside a task it is kept in memory only and handed to the task if
    * the call is promoted to one.
    */
-  saveCheckpoint(checkpoint: unknown): Promise<void>;
+  readonly saveCheckpoint: (checkpoint: unknown) => Promise<void>;
   /**
    * The W3C trace context of the call that started this run (`traceparent`,
    * `tracestate`, `baggage` from its `_meta`), kept across restarts; send it on

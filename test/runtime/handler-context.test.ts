@@ -81,4 +81,34 @@ describe('handler ctx', () => {
     );
     execution.abort();
   });
+  it('works destructured, as the object literal did: each member is bound to its run', async () => {
+    const progress: unknown[] = [];
+    const first = start({ relay: { progress: (update) => progress.push(update) } });
+    const second = start();
+    const context = await first.ctx;
+    const { progress: report, setStatus, log } = context;
+    report(1, 2, 'half');
+    log('info', 'x');
+    assert.deepEqual(progress, [{ progress: 1, total: 2, message: 'half' }]);
+    const events: TaskEvent[] = [];
+    first.execution.attach((event) => events.push(event));
+    first.execution.becomeTask('task-1');
+    setStatus('from a destructured setStatus');
+    assert.deepEqual(
+      events.filter((event) => event.type === 'STATUS').map((event) => event.type === 'STATUS' && event.message),
+      ['1/2: half', 'from a destructured setStatus'],
+    );
+    // Bound to its own run: the other run's setStatus, read later, reaches only the other run.
+    const otherEvents: TaskEvent[] = [];
+    second.execution.attach((event) => otherEvents.push(event));
+    second.execution.becomeTask('task-2');
+    const { setStatus: otherStatus } = await second.ctx;
+    otherStatus('second');
+    setStatus('first again');
+    const statuses = (list: TaskEvent[]) => list.flatMap((event) => (event.type === 'STATUS' ? [event.message] : []));
+    assert.deepEqual(statuses(otherEvents), ['second']);
+    assert.deepEqual(statuses(events).at(-1), 'first again');
+    first.execution.abort();
+    second.execution.abort();
+  });
 });
