@@ -4,13 +4,18 @@
  *   active { working ⇄ input_required } → completed | failed | cancelled
  *
  * The wire status is a pure projection of the state value (I-3, see
- * `statusOf`). The worker (what the task runs) and the deadline timer are
- * invoked placeholders that the runtime provides with `.provide()`; the
- * machine itself only records what happened.
+ * `statusOf`). The worker (what the task runs) is an invoked placeholder
+ * that the runtime provides with `.provide()`; the ttl deadline (T-26) is
+ * the runtime's too: one timer for every task sends `DEADLINE` when
+ * `createdAt + ttlMs` comes (no actor per task, issue 20). The machine itself
+ * only records what happened.
  *
- * Restore safety (I-8): no `after:` delays (the deadline lives in context and a
- * callback timer), explicit ids on every invoke, named guards and actions,
- * nothing required in entry actions.
+ * Restore safety (I-8): no `after:` delays (the deadline lives in context,
+ * where the runtime reads it back after a restore), explicit ids on every
+ * invoke, named guards and actions, nothing required in entry actions.
+ * Snapshots from before the deadline was the runtime's still hold a
+ * `deadline` child: xstate skips a child whose src the machine no longer
+ * has, so they restore as they are (no version bump).
  */
 import { assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { InputRequest, TaskContext, TaskError, TaskEvent, TaskInput, TaskStatus, WorkerInput, WorkerMessage } from './types.js';
@@ -33,8 +38,6 @@ export const restartError: TaskError = {
   message: 'The server restarted while this task was running; the task cannot be resumed',
 };
 
-type DeadlineInput = { deadline: number | null };
-
 const touch = (context: TaskContext, at: number) => Math.max(context.lastUpdatedAt, at);
 
 /** Keys of `responses` that answer a currently outstanding request (T-22). */
@@ -50,8 +53,6 @@ export const taskMachine = setup({
   actors: {
     /** Placeholder: the runtime provides the real worker (tool function, workflow, upstream call). */
     worker: fromCallback<WorkerMessage, WorkerInput>(() => () => {}),
-    /** Placeholder: the runtime provides a timer that sends DEADLINE at `deadline`. */
-    deadline: fromCallback<{ type: never }, DeadlineInput>(() => () => {}),
   },
   guards: {
     isFreshKey: ({ context, event }) => event.type === 'INPUT_NEEDED' && !context.issuedKeys.includes(event.key),
@@ -156,13 +157,6 @@ export const taskMachine = setup({
           // Only what never changes: a restored invoke keeps the input it first started with (I-8);
           // the worker reads answers and keys from the live context.
           input: ({ context }) => ({ taskId: context.taskId, tool: context.tool, args: context.args }),
-        },
-        {
-          id: 'deadline',
-          src: 'deadline',
-          input: ({ context }) => ({
-            deadline: context.ttlMs === null ? null : context.createdAt + context.ttlMs,
-          }),
         },
       ],
       initial: 'working',

@@ -73,7 +73,7 @@ export class PassivatedDeadlines {
    * Ends every passivated task whose ttl ran out (T-26); re-arms for the
    * next. Only the due items are taken from the queue (O(log n) each); an
    * item whose task is no longer passivated here (ended, rehydrated: its
-   * live actor has its own deadline timer, I-8) is dropped.
+   * live actor's deadline is queued in LiveDeadlines, I-8) is dropped.
    */
   private async expire(): Promise<void> {
     this.timer = undefined;

@@ -1,6 +1,7 @@
 /**
  * Builds task actors: the task machine provided with its real worker (the
- * tool run) and deadline timer, each actor wired to its own persister.
+ * tool run), each actor wired to its own persister; each started actor's
+ * ttl deadline goes to the process's one deadline timer (LiveDeadlines).
  *
  * Everything it needs comes in as options (tools, clock, limits, store,
  * callbacks); what a worker needs of its task (the run to adopt, the
@@ -21,10 +22,11 @@ import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
+import { deadlineOf } from './LiveDeadlines.js';
 import { Persister } from './Persister.js';
 import { ToolExecution } from './ToolExecution.js';
 
-/** A task actor of the provided machine: real worker and deadline timer. */
+/** A task actor of the provided machine: real worker. */
 export type TaskActor = Actor<typeof taskMachine>;
 
 /** A built, not yet started, task actor and the persister that writes it. */
@@ -46,6 +48,8 @@ export interface TaskActorFactoryOptions {
   onWritten: (record: TaskRecord) => void;
   /** The store refused a task's write: another instance claimed it (fencing). */
   onFenced: (taskId: string) => void;
+  /** Where a started actor's ttl deadline goes: the one timer that sends it `DEADLINE` (T-26). */
+  deadlines: { add(taskId: string, deadline: number | null): void };
 }
 
 /** What the worker of one task needs, kept from build until the worker stops. */
@@ -61,7 +65,6 @@ export class TaskActorFactory {
   private readonly wired = new Map<string, Wiring>();
 
   constructor(private readonly options: TaskActorFactoryOptions) {
-    const { now } = options;
     this.machine = taskMachine.provide({
       actors: {
         worker: fromCallback<WorkerMessage, WorkerInput>(({ input, sendBack, receive }) => {
@@ -90,19 +93,6 @@ export class TaskActorFactory {
             execution.abort(new DOMException('The task ended', 'AbortError'));
             this.wired.delete(input.taskId);
           };
-        }),
-        deadline: fromCallback<{ type: never }, { deadline: number | null }>(({ input, sendBack }) => {
-          if (input.deadline === null) return () => {};
-          const deadline = input.deadline;
-          let timer: NodeJS.Timeout | undefined;
-          // setTimeout overflows past 2^31-1 ms: re-arm in steps.
-          const arm = () => {
-            const left = deadline - now();
-            if (left <= 0) sendBack({ type: 'DEADLINE', at: now() } satisfies TaskEvent);
-            else timer = setTimeout(arm, Math.min(left, 2 ** 31 - 1));
-          };
-          arm();
-          return () => clearTimeout(timer);
         }),
       },
     });
@@ -147,6 +137,8 @@ export class TaskActorFactory {
     persister.attach(actor, stored);
     actor.subscribe({ error: (error) => this.options.logger.error(`task ${stored.taskId} actor failed`, error) });
     actor.start();
+    // After start: a deadline already past is sent on the timer's next turn, to a running actor (I-8).
+    this.options.deadlines.add(stored.taskId, deadlineOf(actor));
   }
 
   /** Forgets a built actor that will never start (its record could not be stored; the caller stops its run). */

@@ -1,6 +1,6 @@
 /**
  * Purges finished tasks whose ttl has run out (T-26), on a timer. Live tasks
- * are never its business: they end through their own deadline timer first.
+ * are never its business: they end through their deadline (LiveDeadlines, PassivatedDeadlines) first.
  */
 import { TaskDamagedError, type TaskStore } from '../store/TaskStore.js';
 import { isTerminal } from '../tasks/project.js';

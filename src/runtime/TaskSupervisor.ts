@@ -20,6 +20,7 @@ import type { TaskCommand } from '../store/TaskStore.js';
 import type { Slot } from './AdmissionSlots.js';
 import { readStoredTask } from './readStoredTask.js';
 import { shown } from './shownRecord.js';
+import { LiveDeadlines } from './LiveDeadlines.js';
 import { TaskActorFactory, type TaskHandle } from './TaskActorFactory.js';
 import { TaskPassivation } from './TaskPassivation.js';
 import { TaskReaper } from './TaskReaper.js';
@@ -34,6 +35,8 @@ export class TaskSupervisor {
   private readonly factory: TaskActorFactory;
   private readonly reaper: TaskReaper;
   private readonly passivation: TaskPassivation;
+  /** The ttl deadlines of every live task: one timer (T-26). */
+  private readonly deadlines: LiveDeadlines;
   /** Takes over unfinished stored tasks (start-up, cluster adoption). */
   readonly recovery: TaskRecovery;
   private readonly listeners = new Set<TaskChangeListener>();
@@ -45,7 +48,9 @@ export class TaskSupervisor {
     this.now = options.now ?? Date.now;
     const limits = options.limits ?? DEFAULT_LIMITS;
     this.registry = new TaskRegistry(limits.maxLiveTasksPerPrincipal);
+    this.deadlines = new LiveDeadlines({ now: this.now, registry: this.registry });
     this.factory = new TaskActorFactory({
+      deadlines: this.deadlines,
       store,
       tools,
       logger,
@@ -92,6 +97,7 @@ export class TaskSupervisor {
   async stop(): Promise<void> {
     this.stopping = true;
     this.reaper.stop();
+    this.deadlines.stop();
     await this.passivation.stop();
     const lives = this.registry.all();
     // The writes in flight only: a write waiting to be retried (full disk) must not hold the stop up.

@@ -76,8 +76,8 @@ function inertScope(): AnyActorScope {
  * machine ignores the event (unknown or answered keys, T-22). The snapshot
  * keeps the stored one's invoked children: every event a passivated task
  * gets keeps it in `active` (whose invokes never change) or ends it (no
- * children left), so the actor restored from it runs the same worker and
- * deadline timer the live task had (I-8).
+ * children left), so the actor restored from it runs the same worker the
+ * live task had, and its deadline is queued again from its context (I-8).
  */
 export function transitionStored(record: TaskRecord, event: TaskEvent): TaskRecord | undefined {
   const { stored, snapshot } = resolveStored(record);
@@ -100,11 +100,11 @@ export function transitionStored(record: TaskRecord, event: TaskEvent): TaskReco
 
 let children: Record<string, AnyActorRef> | undefined;
 
-/** Never-started actors standing for a task's invoked `worker` and `deadline` in a pure transition. */
+/** A never-started actor standing for a task's invoked `worker` in a pure transition. */
 function inertChildren(): Record<string, AnyActorRef> {
   if (children === undefined) {
     const inert = fromCallback(() => () => {});
-    children = { worker: createActor(inert), deadline: createActor(inert) };
+    children = { worker: createActor(inert) };
   }
   return children;
 }
