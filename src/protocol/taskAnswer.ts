@@ -47,18 +47,16 @@ export function answerTaskRequest(
   serverInfo: ServerIdentity,
   logger?: Logger,
 ): Promise<TaskAnswer> {
-  const { id, method, taskId, capabilities } = request;
-  return respond(
-    id,
-    async () => {
-      requests.requireTasks(method, capabilities); // T-33: this request's own _meta, -32021 otherwise
-      if (method === 'tasks/get') return requests.get(taskId, principal, capabilities);
-      if (method === 'tasks/cancel') return requests.cancel(taskId, principal, capabilities);
-      return requests.update(taskId, principal, request.inputResponses ?? { accepted: undefined, dropped: [] }, capabilities);
-    },
-    serverInfo,
-    logger,
-  );
+  return respond(request.id, runTaskRequest(requests, request, principal), serverInfo, logger);
+}
+
+/** The handler of `request` (one promise, no closure around it). */
+async function runTaskRequest(requests: TaskRequests, request: DecodedTaskRequest, principal: string): Promise<JsonObject> {
+  const { method, taskId, capabilities } = request;
+  requests.requireTasks(method, capabilities); // T-33: this request's own _meta, -32021 otherwise
+  if (method === 'tasks/get') return requests.get(taskId, principal, capabilities);
+  if (method === 'tasks/cancel') return requests.cancel(taskId, principal, capabilities);
+  return requests.update(taskId, principal, request.inputResponses ?? { accepted: undefined, dropped: [] }, capabilities);
 }
 
 /**
@@ -77,29 +75,23 @@ export function answerToolCall(
   const trace = traceContextOf(request.meta);
   return respond(
     request.id,
-    () =>
-      calls.answer({
-        name: request.name,
-        args: request.args,
-        principal,
-        era: 'modern',
-        clientCapabilities: request.capabilities,
-        ...(trace ? { trace } : {}),
-      }),
+    calls.answer({
+      name: request.name,
+      args: request.args,
+      principal,
+      era: 'modern',
+      clientCapabilities: request.capabilities,
+      ...(trace ? { trace } : {}),
+    }),
     serverInfo,
     logger,
   );
 }
 
-/** The response to request `id` whose handler is `run`, as the SDK's protocol layer writes it. */
-async function respond(
-  id: string | number,
-  run: () => Promise<JsonObject>,
-  serverInfo: ServerIdentity,
-  logger?: Logger,
-): Promise<TaskAnswer> {
+/** The response to request `id` whose handler's outcome is `run`, as the SDK's protocol layer writes it. */
+async function respond(id: string | number, run: Promise<JsonObject>, serverInfo: ServerIdentity, logger?: Logger): Promise<TaskAnswer> {
   try {
-    const result = await run();
+    const result = await run;
     // Key order as the SDK writes it: result, jsonrpc, id.
     return { status: 200, message: { result: stampServerInfo(result, serverInfo), jsonrpc: '2.0', id } };
   } catch (thrown) {

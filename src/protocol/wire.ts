@@ -5,6 +5,20 @@
 import type { JsonObject } from '../../machines/task/index.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
+/** The last epoch ms values turned to ISO 8601: polls of one task ask for the same two again and again. */
+const isoTimes = new Map<number, string>();
+
+/** `new Date(ms).toISOString()`, remembered for the last 256 values (the map is emptied when full). */
+function isoTime(ms: number): string {
+  let iso = isoTimes.get(ms);
+  if (iso === undefined) {
+    iso = new Date(ms).toISOString();
+    if (isoTimes.size >= 256) isoTimes.clear();
+    isoTimes.set(ms, iso);
+  }
+  return iso;
+}
+
 /**
  * The `Task` fields shared by every wire shape, written into `out` after its
  * own keys (no intermediate objects: a poll builds its answer once, issue 20
@@ -14,8 +28,8 @@ function taskFields(record: TaskRecord, out: JsonObject): JsonObject {
   out.taskId = record.taskId;
   out.status = record.status;
   if (record.statusMessage !== undefined) out.statusMessage = record.statusMessage;
-  out.createdAt = new Date(record.createdAt).toISOString();
-  out.lastUpdatedAt = new Date(record.lastUpdatedAt).toISOString();
+  out.createdAt = isoTime(record.createdAt);
+  out.lastUpdatedAt = isoTime(record.lastUpdatedAt);
   out.ttlMs = record.ttlMs;
   if (record.pollIntervalMs !== undefined) out.pollIntervalMs = record.pollIntervalMs;
   return out;

@@ -94,8 +94,21 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
 
   /** I-7, T-10: the Host and Origin checks of admission.ts, on the Node headers; false = let the SDK path refuse it. */
   const doorOpen = (req: IncomingMessage): boolean =>
-    !(options.allowedHosts && !validateHostHeader(req.headers.host, options.allowedHosts).ok) &&
+    !(options.allowedHosts && !hostAllowed(req.headers.host, options.allowedHosts)) &&
     !(options.allowedOrigins && !validateOriginHeader(req.headers.origin, options.allowedOrigins).ok);
+  /**
+   * Host values this entry's list let in (the SDK's check parses a URL each
+   * time; a client sends the same Host on every poll). Only accepted values
+   * are kept, at most 64 (emptied when full): a refused one is judged anew.
+   */
+  const allowedHostValues = new Set<string>();
+  const hostAllowed = (host: string | undefined, allowed: string[]): boolean => {
+    if (host !== undefined && allowedHostValues.has(host)) return true;
+    if (!validateHostHeader(host, allowed).ok) return false;
+    if (allowedHostValues.size >= 64) allowedHostValues.clear();
+    allowedHostValues.add(host!);
+    return true;
+  };
   /** I-7: the bearer token, when the entry has one; `undefined` = let the SDK path refuse it. */
   const bearerPrincipal = async (req: IncomingMessage, bearer: BearerGate): Promise<Principal | undefined> => {
     const head = {
