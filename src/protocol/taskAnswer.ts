@@ -31,12 +31,21 @@ export interface ServerIdentity {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** The SDK's `stampServerInfoMeta`: adds `serverInfo` to `_meta` unless the result already names one (or `_meta` is not an object). */
-function stampServerInfo(result: JsonObject, serverInfo: ServerIdentity): JsonObject {
+/**
+ * The SDK's `stampServerInfoMeta`: adds `serverInfo` to `_meta` unless the
+ * result already names one (or `_meta` is not an object). `owned`: the result
+ * was built for this answer alone (the `tasks/*` handlers build a fresh one
+ * per request), so it is stamped in place instead of copied; the keys end up
+ * in the same order either way (`_meta` keeps its place, or comes last).
+ */
+function stampServerInfo(result: JsonObject, serverInfo: ServerIdentity, owned: boolean): JsonObject {
   const meta = result._meta;
-  if (meta === undefined) return { ...result, _meta: { [SERVER_INFO_META_KEY]: { ...serverInfo } } };
-  if (!isPlainObject(meta) || meta[SERVER_INFO_META_KEY] !== undefined) return result;
-  return { ...result, _meta: { ...meta, [SERVER_INFO_META_KEY]: { ...serverInfo } } };
+  if (meta !== undefined && (!isPlainObject(meta) || meta[SERVER_INFO_META_KEY] !== undefined)) return result;
+  const stamped =
+    meta === undefined ? { [SERVER_INFO_META_KEY]: { ...serverInfo } } : { ...meta, [SERVER_INFO_META_KEY]: { ...serverInfo } };
+  if (!owned) return { ...result, _meta: stamped };
+  result._meta = stamped;
+  return result;
 }
 
 /** Runs `request` for `principal` and shapes its response (I-7: the principal scopes every lookup). */
@@ -47,7 +56,8 @@ export function answerTaskRequest(
   serverInfo: ServerIdentity,
   logger?: Logger,
 ): Promise<TaskAnswer> {
-  return respond(request.id, runTaskRequest(requests, request, principal), serverInfo, logger);
+  // The tasks/* handlers answer with an object built for this request (toDetailedTask, or a fresh acknowledgement).
+  return respond(request.id, runTaskRequest(requests, request, principal), serverInfo, true, logger);
 }
 
 /** The handler of `request` (one promise, no closure around it). */
@@ -84,16 +94,23 @@ export function answerToolCall(
       ...(trace ? { trace } : {}),
     }),
     serverInfo,
+    false,
     logger,
   );
 }
 
-/** The response to request `id` whose handler's outcome is `run`, as the SDK's protocol layer writes it. */
-async function respond(id: string | number, run: Promise<JsonObject>, serverInfo: ServerIdentity, logger?: Logger): Promise<TaskAnswer> {
+/** The response to request `id` whose handler's outcome is `run` (`owned`: see stampServerInfo), as the SDK's protocol layer writes it. */
+async function respond(
+  id: string | number,
+  run: Promise<JsonObject>,
+  serverInfo: ServerIdentity,
+  owned: boolean,
+  logger?: Logger,
+): Promise<TaskAnswer> {
   try {
     const result = await run;
     // Key order as the SDK writes it: result, jsonrpc, id.
-    return { status: 200, message: { result: stampServerInfo(result, serverInfo), jsonrpc: '2.0', id } };
+    return { status: 200, message: { result: stampServerInfo(result, serverInfo, owned), jsonrpc: '2.0', id } };
   } catch (thrown) {
     const error = toProtocolError(thrown, logger) as { code?: unknown; message?: string; data?: unknown };
     // As the SDK's protocol layer encodes a handler's error (its -32002 is sent as -32602).
