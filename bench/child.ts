@@ -9,6 +9,8 @@ export const TSX_IMPORT = import.meta.resolve('tsx');
 
 export interface ServerChild {
   url: string;
+  /** Where `subscriptions/listen` goes: `url`, or a `ws://` endpoint (`websocket` servers). */
+  listenUrl: string;
   pid: number;
   /** ms from process start of the script to listening (includes `runtime.start()`). */
   startMs: number;
@@ -62,7 +64,7 @@ export async function startServer(config: ServerConfig, options: { timeoutMs?: n
       reject(new Error(`server exited (${code}) before listening\n${stderr}`));
     });
   });
-  const info = JSON.parse(line) as { url: string; pid: number; startMs: number; report: unknown };
+  const info = JSON.parse(line) as { url: string; listenUrl: string; pid: number; startMs: number; report: unknown };
   let next = 0;
   const command = <T>(cmd: string): Promise<T> =>
     new Promise<T>((resolve, reject) => {

@@ -19,8 +19,16 @@
  * search for the marker bytes in each chunk), not `http.request`: the
  * client shares the machine's two cores with the server, and Node's HTTP
  * client spends several times more per chunk than the server does per write.
+ *
+ * Over WebSocket (a target whose `listenUrl` is `ws://…`) each listener is
+ * the same raw socket: it sends the upgrade request by hand, then the listen
+ * request as one masked text frame, and searches what arrives for the same
+ * marker bytes — server frames are unmasked and uncompressed (no
+ * permessage-deflate offered), so a frame's JSON is in the byte stream as is.
+ * The poke and the rest still go over HTTP, to `url`.
  */
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { rpc } from './loadgen.js';
@@ -30,6 +38,8 @@ import { summarize } from './stats.js';
 export interface FanoutTarget {
   name: string;
   url: string;
+  /** Where the listens go when not `url`: a `ws://` endpoint opens them over WebSocket. Default `url`. */
+  listenUrl?: string;
   /** The server process's CPU time so far, µs (user + system); sampled around each change. */
   cpuMicros?: () => Promise<number>;
 }
@@ -92,33 +102,57 @@ const TASK_FRAME = Buffer.from('"method":"notifications/tasks"');
 /** Streams opened at once. */
 const OPEN_BATCH = 50;
 
+/** One client→server WebSocket text frame (RFC 6455 §5.2: masked, FIN set). */
+function maskedTextFrame(payload: Buffer): Buffer {
+  if (payload.length >= 65_536) throw new Error('listen request too large for this client');
+  const header =
+    payload.length < 126
+      ? Buffer.from([0x81, 0x80 | payload.length])
+      : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  const mask = randomBytes(4);
+  const masked = Buffer.alloc(payload.length);
+  for (let i = 0; i < payload.length; i++) masked[i] = payload[i]! ^ mask[i & 3]!;
+  return Buffer.concat([header, mask, masked]);
+}
+
 /** Opens one listen stream on a raw socket; resolves once the acknowledgement and the task's current state arrived. */
 function openListener(cell: Cell, index: number): Promise<Listener> {
-  const url = new URL(cell.target.url);
+  const url = new URL(cell.target.listenUrl ?? cell.target.url);
+  const websocket = url.protocol === 'ws:';
   const { headers, body } = encodeRequest(`listen-${index}`, {
     method: 'subscriptions/listen',
     params: { notifications: { taskIds: [cell.taskId] } },
   });
-  const head = `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(headers)
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('')}\r\n`;
+  // Over WebSocket: the upgrade first, the listen request as a frame once it is accepted (101).
+  const head = websocket
+    ? `GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`
+    : `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n${Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')}\r\n`;
+  const expected = websocket ? '101' : '200';
   return new Promise<Listener>((resolve, reject) => {
     const socket = connect({ host: url.hostname, port: Number(url.port), noDelay: true });
     const listener: Listener = { socket, seen: new Map(), sinceChange: new Map() };
     let opening: Buffer | undefined = Buffer.alloc(0);
+    let upgraded = false;
     let tail: Buffer = Buffer.alloc(0);
     socket.on('error', (error) => {
       if (opening) reject(error);
     });
-    socket.write(Buffer.concat([Buffer.from(head), body]));
+    socket.write(websocket ? head : Buffer.concat([Buffer.from(head), body]));
     socket.on('data', (chunk: Buffer) => {
       const now = performance.now();
       if (opening) {
         opening = Buffer.concat([opening, chunk]);
-        if (opening.length >= 12 && opening.subarray(9, 12).toString() !== '200') {
+        if (opening.length >= 12 && opening.subarray(9, 12).toString() !== expected) {
           reject(new Error(`listen ${index}: ${opening.subarray(0, 200).toString()}`));
           socket.destroy();
           return;
+        }
+        if (websocket && !upgraded && opening.indexOf('\r\n\r\n') >= 0) {
+          upgraded = true;
+          socket.write(maskedTextFrame(body));
         }
         // Ready once the acknowledgement and the task's current state (the frame right after it) arrived.
         const ack = opening.indexOf(ACK);

@@ -199,6 +199,8 @@ const raw = {
     error?: string;
   }>,
   fanout: {} as { one?: FanoutResult[]; many?: FanoutResult[]; big?: FanoutResult[] },
+  /** The same cell with the listens over WebSocket (issue 20 item 4). */
+  fanoutWs: {} as { one?: FanoutResult[]; many?: FanoutResult[]; big?: FanoutResult[] },
   coldStart: undefined as ColdStartResult | undefined,
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
   foreign: [] as ForeignGetResult[],
@@ -721,11 +723,7 @@ async function fanoutBenchmark(dataDir: string): Promise<void> {
     lowdb: await startServer({ mode: 'taskvisor', store: { kind: 'lowdb', dir }, limits }),
     memory: await startServer({ mode: 'taskvisor', store: { kind: 'memory' }, limits }),
   };
-  const target = (name: keyof typeof servers): FanoutTarget => ({
-    name,
-    url: servers[name].url,
-    cpuMicros: async () => (await servers[name].command<{ cpuMicros: number }>('stats')).cpuMicros,
-  });
+  const target = (name: keyof typeof servers): FanoutTarget => fanoutTarget(name, servers[name]);
   try {
     const all = [target('floor'), target('lowdb'), target('memory')];
     raw.fanout.one = await runFanout(all, { listeners: 1, pokes: SIZES.pokes });
@@ -737,14 +735,58 @@ async function fanoutBenchmark(dataDir: string): Promise<void> {
       big.push(...(await runFanout([target(name)], { listeners: SIZES.bigListeners, pokes: SIZES.pokes, timeoutMs: 30_000 })));
     }
     raw.fanout.big = big;
-    for (const r of [...raw.fanout.many, ...big]) {
-      log(
-        `fan-out ${r.listeners} listeners, ${r.name}: p50 ${fmt(r.latency.p50)} ms, p99 ${fmt(r.latency.p99)} ms, CPU/change ${fmt(r.cpuPerChangeMicros / 1000)} ms, missed ${r.missed}, opened in ${fmt(r.openMs)} ms`,
-      );
-    }
+    logFanout('SSE', [...raw.fanout.many, ...big]);
   } finally {
     for (const server of Object.values(servers)) await server.stop();
     await rm(dir, { recursive: true, force: true });
+  }
+  await wsFanoutBenchmark(limits);
+}
+
+/** A fan-out target on a bench server: its HTTP url, its listen url, its CPU time. */
+function fanoutTarget(name: string, server: ServerChild): FanoutTarget {
+  return {
+    name,
+    url: server.url,
+    listenUrl: server.listenUrl,
+    cpuMicros: async () => (await server.command<{ cpuMicros: number }>('stats')).cpuMicros,
+  };
+}
+
+function logFanout(transport: string, results: FanoutResult[]): void {
+  for (const r of results) {
+    log(
+      `fan-out ${transport} ${r.listeners} listeners, ${r.name}: p50 ${fmt(r.latency.p50)} ms, p99 ${fmt(r.latency.p99)} ms, CPU/change ${fmt(r.cpuPerChangeMicros / 1000)} ms, missed ${r.missed}, opened in ${fmt(r.openMs)} ms`,
+    );
+  }
+}
+
+/**
+ * The fan-out cell with the listens over WebSocket (issue 20 item 4): the same listeners, pokes and sizes, each
+ * stream a `subscriptions/listen` sent as a text frame on its own socket (the pokes still go over HTTP). The floor
+ * is a bare `ws` server sending the same frames, one per socket (bench/sseFloor.ts with `websocket`), interleaved
+ * with taskvisor on the memory store (the store is not what differs from the SSE cell; its lowdb figure is there).
+ */
+async function wsFanoutBenchmark(limits: Record<string, number>): Promise<void> {
+  const servers = {
+    floor: await startServer({ mode: 'sse', websocket: true }),
+    memory: await startServer({ mode: 'taskvisor', store: { kind: 'memory' }, limits, websocket: true }),
+  };
+  try {
+    const all = [fanoutTarget('floor', servers.floor), fanoutTarget('memory', servers.memory)];
+    raw.fanoutWs.one = await runFanout(all, { listeners: 1, pokes: SIZES.pokes });
+    raw.fanoutWs.many = await runFanout(all, { listeners: SIZES.listeners, pokes: SIZES.pokes });
+    // As in the SSE cell: 10,000 sockets on one server at a time, floor before and after.
+    const big: FanoutResult[] = [];
+    for (const name of ['floor', 'memory', 'floor'] as const) {
+      big.push(
+        ...(await runFanout([fanoutTarget(name, servers[name])], { listeners: SIZES.bigListeners, pokes: SIZES.pokes, timeoutMs: 30_000 })),
+      );
+    }
+    raw.fanoutWs.big = big;
+    logFanout('WebSocket', [...raw.fanoutWs.many, ...big]);
+  } finally {
+    for (const server of Object.values(servers)) await server.stop();
   }
 }
 
@@ -1355,22 +1397,26 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     }
   }
 
-  // 5. Fan-out: every figure against the bare node:http SSE floor measured in the same (interleaved) pokes.
-  if (enabled('fanout') && raw.fanout.many && raw.fanout.one) {
+  // 5. Fan-out: every figure against the floor (bare node:http SSE, or bare ws) measured in the same (interleaved) pokes.
+  const fanoutRows = (
+    results: { one?: FanoutResult[]; many?: FanoutResult[]; big?: FanoutResult[] },
+    transport: { streams: string; baseline: string; stores: readonly ('lowdb' | 'memory')[]; targetStore?: 'lowdb' },
+  ) => {
+    if (!results.many || !results.one) return;
     const bench = '5. status → notifications/tasks';
-    const pick = (results: FanoutResult[], name: string) => results.find((r) => r.name === name)!;
-    const baseline = 'bare node:http SSE server, same listeners, interleaved';
-    for (const [results, listeners] of [
-      [raw.fanout.one, 1],
-      [raw.fanout.many, SIZES.listeners],
+    const pick = (cell: FanoutResult[], name: string) => cell.find((r) => r.name === name)!;
+    const baseline = `${transport.baseline}, same listeners, interleaved`;
+    for (const [cell, listeners] of [
+      [results.one, 1],
+      [results.many, SIZES.listeners],
     ] as const) {
-      const floor = pick(results, 'floor');
-      for (const store of ['lowdb', 'memory'] as const) {
-        const r = pick(results, store);
-        const isTarget = listeners === SIZES.listeners && store === 'lowdb';
+      const floor = pick(cell, 'floor');
+      for (const store of transport.stores) {
+        const r = pick(cell, store);
+        const isTarget = listeners === SIZES.listeners && store === transport.targetStore;
         add({
           bench,
-          case: `${listeners} SSE listen stream${listeners === 1 ? '' : 's'} on one task, ${store} store, ${r.pokes} changes`,
+          case: `${listeners} ${transport.streams}${listeners === 1 ? '' : 's'} on one task, ${store} store, ${r.pokes} changes`,
           figure: 'p50 (poke sent → frame read)',
           value: r.latency.p50,
           unit: 'ms',
@@ -1384,7 +1430,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         if (listeners === 1) continue;
         add({
           bench,
-          case: `${listeners} SSE listen streams on one task, ${store} store, ${r.pokes} changes`,
+          case: `${listeners} ${transport.streams}s on one task, ${store} store, ${r.pokes} changes`,
           figure: 'server CPU per change (poke + fan-out)',
           value: r.cpuPerChangeMicros / 1000,
           unit: 'ms',
@@ -1396,24 +1442,33 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         });
       }
     }
-    const big = raw.fanout.big ?? [];
+    const big = results.big ?? [];
     const bigTaskvisor = big.find((r) => r.name === 'memory');
     const bigFloors = big.filter((r) => r.name === 'floor');
     if (bigTaskvisor && bigFloors.length > 0) {
       const floorP50 = median(bigFloors.map((r) => r.latency.p50));
       add({
         bench,
-        case: `${bigTaskvisor.listeners} SSE listen streams on one task, memory store, ${bigTaskvisor.pokes} changes`,
+        case: `${bigTaskvisor.listeners} ${transport.streams}s on one task, memory store, ${bigTaskvisor.pokes} changes`,
         figure: 'p50 (poke sent → frame read)',
         value: bigTaskvisor.latency.p50,
         unit: 'ms',
-        baseline: 'bare node:http SSE server, same listeners, run before and after',
+        baseline: `${transport.baseline}, same listeners, run before and after`,
         baselineValue: floorP50,
         baselineUnit: 'ms',
         ratio: ratio(bigTaskvisor.latency.p50, floorP50),
         note: `p99 ${fmt(bigTaskvisor.latency.p99)} ms (floor ${fmt(median(bigFloors.map((r) => r.latency.p99)))}); CPU/change ${fmt(bigTaskvisor.cpuPerChangeMicros / 1000)} ms (floor ${fmt(median(bigFloors.map((r) => r.cpuPerChangeMicros)) / 1000)}); opened in ${fmt(bigTaskvisor.openMs / 1000)} s${bigTaskvisor.missed ? `; ${bigTaskvisor.missed} frames missing` : ''}`,
       });
     }
+  };
+  if (enabled('fanout')) {
+    fanoutRows(raw.fanout, {
+      streams: 'SSE listen stream',
+      baseline: 'bare node:http SSE server',
+      stores: ['lowdb', 'memory'],
+      targetStore: 'lowdb',
+    });
+    fanoutRows(raw.fanoutWs, { streams: 'WebSocket listen stream', baseline: 'bare ws server', stores: ['memory'] });
   }
   // 6. Durable create through PostgreSQL against the sqlite store (issue 8: at c=64 at least the sqlite throughput).
   if (enabled('postgres') && (!quick || only?.includes('postgres'))) {

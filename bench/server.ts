@@ -12,11 +12,13 @@
  * `raw`: the floor — a `node:http` JSON-RPC echo (parse the body, write the
  * reply), no MCP at all.
  * `sse`: the fan-out floor — a bare `node:http` SSE server writing the same
- * frames to the same listeners (bench/sseFloor.ts).
+ * frames to the same listeners (bench/sseFloor.ts); with `websocket`, the
+ * WebSocket fan-out floor (listens over a bare `ws` server).
  * `taskvisor`: a runtime with the bench tools (`bench/tools.ts`) behind
- * `listenHttp`.
+ * `listenHttp`; with `websocket`, also behind `listenWebSocket` (the listens
+ * of the WebSocket fan-out cell; the other requests still go over HTTP).
  *
- * Prints `READY {"url",…}` on stdout once listening. Reads JSON commands on
+ * Prints `READY {"url","listenUrl",…}` on stdout once listening. Reads JSON commands on
  * stdin, one per line (`{"id":1,"cmd":"stats"|"flush"|"close"}`), and
  * answers `RESULT <id> <json>`.
  */
@@ -27,7 +29,7 @@ import { performance } from 'node:perf_hooks';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { createRuntime, type ResumePolicy, type TaskStoreConfig, type TaskvisorRuntime } from '../src/index.js';
-import { listenHttp } from '../src/transports/index.js';
+import { listenHttp, listenWebSocket } from '../src/transports/index.js';
 import { nodeRequestHandler } from '../src/transports/nodeAdapter.js';
 import { startSseFloor } from './sseFloor.js';
 import { registerBenchTools } from './tools.js';
@@ -36,6 +38,8 @@ export interface ServerConfig {
   mode: 'bare' | 'raw' | 'sse' | 'taskvisor';
   /** taskvisor only: the HTTP fast lane for tasks/* (default on; issue 20). */
   fastLane?: boolean;
+  /** `sse` and taskvisor: listens over WebSocket (READY's `listenUrl`), for the WebSocket fan-out cell. */
+  websocket?: boolean;
   /** taskvisor only: the store config (`memory`, `lowdb`, `sqlite`…) passed to `createRuntime`. */
   store?: { kind: string; [key: string]: unknown };
   resume?: ResumePolicy;
@@ -60,6 +64,8 @@ const quietLogger = {
 let runtime: TaskvisorRuntime | undefined;
 let closeServer: () => Promise<void>;
 let url: string;
+/** Where `subscriptions/listen` goes: `url`, or the WebSocket endpoint. */
+let listenUrl: string | undefined;
 const started = performance.now();
 let startReport: unknown;
 
@@ -108,8 +114,9 @@ if (config.mode === 'bare') {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
 } else if (config.mode === 'sse') {
-  const floor = await startSseFloor();
+  const floor = await startSseFloor({ websocket: config.websocket === true });
   url = floor.url;
+  listenUrl = floor.listenUrl;
   closeServer = () => floor.close();
 } else {
   runtime = createRuntime({
@@ -126,10 +133,14 @@ if (config.mode === 'bare') {
   startReport = await runtime.start();
   const listener = await listenHttp(runtime, { port: 0, ...(config.fastLane === false ? { fastLane: false } : {}) });
   url = listener.url;
+  // No pings: the bench's raw-socket listeners do not answer them, and one ping per 30 s is not what is measured.
+  if (config.websocket) listenUrl = (await listenWebSocket(runtime, { port: 0, keepAliveMs: 0 })).url;
   closeServer = () => runtime!.close();
 }
 
-process.stdout.write(`READY ${JSON.stringify({ url, pid: process.pid, startMs: performance.now() - started, report: startReport })}\n`);
+process.stdout.write(
+  `READY ${JSON.stringify({ url, listenUrl: listenUrl ?? url, pid: process.pid, startMs: performance.now() - started, report: startReport })}\n`,
+);
 
 const commands = createInterface({ input: process.stdin });
 commands.on('line', (line) => {
