@@ -15,6 +15,7 @@
  */
 import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
+import { jsonEqual } from '../core/jsonEqual.js';
 import { clientCapabilitiesIn } from './envelope.js';
 import { SUPPORTED_MODERN_VERSIONS } from './listenRequest.js';
 import type { InputResponses, TaskMethod } from './TaskRequests.js';
@@ -58,7 +59,7 @@ const MAX_JUDGED_ENVELOPES = 1024;
  */
 export function validEnvelope(meta: Record<string, unknown>): boolean {
   // The envelope judged valid last: most requests carry one equal to it, found without serialising.
-  if (lastValidEnvelope !== undefined && sameJson(meta, lastValidEnvelope)) return true;
+  if (lastValidEnvelope !== undefined && jsonEqual(meta, lastValidEnvelope)) return true;
   const key = JSON.stringify(meta);
   let valid = judgedEnvelopes.get(key);
   if (valid === undefined) {
@@ -75,27 +76,6 @@ export function validEnvelope(meta: Record<string, unknown>): boolean {
 }
 
 let lastValidEnvelope: Record<string, unknown> | undefined;
-
-/** Whether two parsed JSON values are equal (same members, any order; arrays in order). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  let count = 0;
-  for (const key in left) {
-    if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key])) return false;
-    count++;
-  }
-  for (const key in right) if (--count < 0) return false;
-  return count === 0;
-}
 
 /** Keys of `object` all in `allowed`. */
 export function onlyKeys(object: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {

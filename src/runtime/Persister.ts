@@ -14,6 +14,7 @@
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
+import { jsonEqual } from '../core/jsonEqual.js';
 import { recordOf, type TaskSnapshotLike } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
@@ -149,31 +150,4 @@ export class Persister {
 /** Whether two records hold the same JSON apart from their version: writing `next` would change nothing. */
 export function sameRecordContent(next: TaskRecord, written: TaskRecord): boolean {
   return jsonEqual({ ...next, version: 0 }, { ...written, version: 0 });
-}
-
-/**
- * Equality of two values as JSON would write them (what a store keeps):
- * a property holding `undefined` counts as absent, key order does not matter.
- * Shared subtrees (the context objects a record and the actor share) compare
- * at once, and nothing is allocated but the key lists.
- */
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  let count = 0;
-  for (const key of Object.keys(left)) {
-    if (left[key] === undefined) continue;
-    count++;
-    if (!Object.hasOwn(right, key) || !jsonEqual(left[key], right[key])) return false;
-  }
-  for (const key of Object.keys(right)) if (right[key] !== undefined) count--;
-  return count === 0;
 }
