@@ -90,7 +90,7 @@ describe('LiveDeadlines', () => {
     deadlines.add('kept', start + 40);
     // Stale items (tasks long gone) up to the limit: 2 × 1 live task + 1,024 slack. The next add rebuilds.
     for (let i = 0; i < 1026; i++) deadlines.add(`gone-${i}`, start + 60_000);
-    const queue = (deadlines as unknown as { queue: { size: number } }).queue;
+    const queue = (deadlines as unknown as { timer: { size: number } }).timer;
     assert.equal(queue.size, 1027);
     // Not registered yet when it is added (recovery registers an actor around its start).
     const fresh = fakeActor('fresh', start, 40);
