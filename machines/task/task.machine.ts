@@ -10,6 +10,11 @@
  * `createdAt + ttlMs` comes (no actor per task, issue 20). The machine itself
  * only records what happened.
  *
+ * Sleeps (`ctx.sleep`) are context only (`sleeps`, `sleepingUntil`): the
+ * timer is the worker's while it runs, the runtime's one deadline timer's
+ * while the task is passivated; old snapshots, without these optional
+ * fields, restore as they are (no version bump).
+ *
  * Restore safety (I-8): no `after:` delays (the deadline lives in context,
  * where the runtime reads it back after a restore), explicit ids on every
  * invoke, named guards and actions, nothing required in entry actions.
@@ -66,6 +71,8 @@ export const taskMachine = setup({
     isCancelRequested: ({ context }) => context.cancelRequested,
     hasOutstandingInput: ({ context }) => Object.keys(context.inputRequests).length > 0,
     isFirstCancel: ({ context }) => !context.cancelRequested,
+    /** A cancel for a task whose worker is not running (passivated while it slept): nothing to cancel cooperatively. */
+    isIdleCancel: ({ event }) => event.type === 'CANCEL' && event.idle === true,
     /** The message it already shows is no visible change (a handler run again after a restart or rehydration sets it again). */
     isNewStatusMessage: ({ context, event }) => event.type === 'STATUS' && event.message !== context.statusMessage,
   },
@@ -100,6 +107,17 @@ export const taskMachine = setup({
     markCancelRequested: assign({ cancelRequested: true }),
     recordCheckpoint: assign({
       checkpoint: ({ context, event }) => (event.type === 'CHECKPOINT' ? event.checkpoint : context.checkpoint),
+    }),
+    /** The first sleep of a key fixes its wake time; a replay of it keeps the stored one. */
+    recordSleep: assign(({ context, event }) => {
+      if (event.type !== 'SLEEP') return {};
+      const sleeps = context.sleeps ?? {};
+      if (Object.hasOwn(sleeps, event.key)) return { sleepingUntil: event.until };
+      // fromEntries: a "__proto__" key stays a plain own key (I-4).
+      return { sleeps: Object.fromEntries([...Object.entries(sleeps), [event.key, event.wakeAt]]), sleepingUntil: event.until };
+    }),
+    recordWoke: assign({
+      sleepingUntil: ({ context, event }) => (event.type === 'WOKE' ? (event.until ?? undefined) : context.sleepingUntil),
     }),
     /** A cancelled task's last progress message would read as if it were still running. */
     noteCancelled: assign({ statusMessage: 'The task was cancelled' }),
@@ -172,8 +190,12 @@ export const taskMachine = setup({
               { guard: 'isCancelRequested', target: '#task.cancelled', actions: ['clearInputRequests', 'noteCancelled', 'touch'] },
               { guard: 'isFreshKey', target: 'input_required', actions: ['addInputRequest', 'touch'] },
             ],
-            // Cooperative cancel (T-24): ask the worker to stop; it may still finish.
-            CANCEL: { guard: 'isFirstCancel', actions: ['markCancelRequested', 'abortWorker', 'touch'] },
+            CANCEL: [
+              // Passivated while it slept: nothing runs on its behalf, so cancel at once (T-24), as in input_required.
+              { guard: 'isIdleCancel', target: '#task.cancelled', actions: ['markCancelRequested', 'noteCancelled', 'touch'] },
+              // Cooperative cancel (T-24): ask the worker to stop; it may still finish.
+              { guard: 'isFirstCancel', actions: ['markCancelRequested', 'abortWorker', 'touch'] },
+            ],
           },
         },
         input_required: {
@@ -193,6 +215,9 @@ export const taskMachine = setup({
         STATUS: { guard: 'isNewStatusMessage', actions: ['setStatusMessage', 'touch'] },
         // Not a visible change: no touch (lastUpdatedAt is about what clients see).
         CHECKPOINT: { actions: 'recordCheckpoint' },
+        // Not visible either: where the worker sleeps, kept for a replay and for passivation (issue 20 item 3).
+        SLEEP: { actions: 'recordSleep' },
+        WOKE: { actions: 'recordWoke' },
         WORK_DONE: { target: 'completed', actions: ['recordResult', 'clearInputRequests', 'touch'] },
         WORK_FAILED: { target: 'failed', actions: ['recordError', 'clearInputRequests', 'touch'] },
         WORK_ABORTED: { guard: 'isCancelRequested', target: 'cancelled', actions: ['clearInputRequests', 'noteCancelled', 'touch'] },

@@ -80,6 +80,18 @@ export interface TaskContext {
    * after a restart.
    */
   checkpoint?: unknown;
+  /**
+   * Wake times (epoch ms) of every `ctx.sleep` key the worker slept, by key:
+   * a handler run again (restart, rehydration) sleeps a key until its stored
+   * time, not for its whole duration again. Absent until the first sleep (and
+   * in snapshots from before sleeps existed, which restore as they are).
+   */
+  sleeps?: Record<string, number>;
+  /**
+   * Earliest wake time of the sleeps the worker waits for now, `undefined`
+   * when it waits for none: a passivated task is woken (rehydrated) then.
+   */
+  sleepingUntil?: number | undefined;
 }
 
 /** Every event carries `at` (epoch ms) so `lastUpdatedAt` can be kept monotone. */
@@ -90,7 +102,12 @@ export type TaskEvent =
   | { type: 'WORK_DONE'; at: number; result: JsonObject }
   | { type: 'WORK_FAILED'; at: number; error: TaskError; message?: string }
   | { type: 'WORK_ABORTED'; at: number }
-  | { type: 'CANCEL'; at: number }
+  /**
+   * `idle`: nothing runs on the task's behalf (a passivated task: its handler
+   * only slept, issue 20 item 3), so there is nothing to cancel cooperatively
+   * and a `working` task is cancelled at once, as one in `input_required` is (T-24).
+   */
+  | { type: 'CANCEL'; at: number; idle?: true }
   | { type: 'DEADLINE'; at: number }
   | {
       type: 'SERVER_RESTARTED';
@@ -98,7 +115,15 @@ export type TaskEvent =
       /** Why, when it was not a plain restart (an adopted task: issue 13 item 4). */ message?: string;
     }
   /** The worker saved durable progress (replaces the previous checkpoint). */
-  | { type: 'CHECKPOINT'; at: number; checkpoint: unknown };
+  | { type: 'CHECKPOINT'; at: number; checkpoint: unknown }
+  /**
+   * The worker sleeps `key` (`ctx.sleep`) until `wakeAt` (kept the first time
+   * only: a replayed sleep wakes at the stored time); `until` is the earliest
+   * wake time of the sleeps it now waits for.
+   */
+  | { type: 'SLEEP'; at: number; key: string; wakeAt: number; until: number }
+  /** A sleep ended: `until` is the earliest wake time of the sleeps still pending, `null` when none. */
+  | { type: 'WOKE'; at: number; until: number | null };
 
 /** Messages the task actor sends to its worker (the invoked `worker` actor). */
 export type WorkerMessage = { type: 'ABORT' } | { type: 'INPUT'; responses: Record<string, unknown> };

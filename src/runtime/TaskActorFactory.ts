@@ -194,6 +194,7 @@ export class TaskActorFactory {
       // which predates the answers given since (a replay would ask again under a used key and hang).
       answers: context.answers,
       issuedKeys: context.issuedKeys,
+      ...(context.sleeps ? { sleeps: context.sleeps } : {}),
       outstandingKeys: Object.keys(context.inputRequests),
       ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
       ...(context.trace ? { trace: context.trace } : {}),

@@ -51,6 +51,8 @@ export interface ToolExecutionOptions {
   outstandingKeys?: readonly string[];
   /** Client capabilities of the creating request: input kinds it did not declare are refused (D-10, T-19). */
   clientCapabilities?: JsonObject;
+  /** Wake times of the sleeps an earlier run of the task slept, by key (`ctx.sleep`): a sleep of one wakes then. */
+  sleeps?: Record<string, number>;
   /** The checkpoint a `resume: 'resume'` run starts from (`ctx.checkpoint`). */
   checkpoint?: unknown;
   /** Input requests the run may have outstanding at once; one more fails with a limit error. Default: unbounded. */
@@ -85,6 +87,17 @@ const describeCapabilities = (capabilities: Record<string, JsonObject>): string 
   Object.entries(capabilities)
     .flatMap(([name, members]) => (Object.keys(members).length > 0 ? Object.keys(members).map((member) => `${name}.${member}`) : [name]))
     .join(', ');
+
+/** Longest single setTimeout (larger delays overflow to 1 ms): a longer sleep is waited in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A pending `ctx.sleep`. */
+interface Sleeper {
+  wakeAt: number;
+  timer: NodeJS.Timeout | undefined;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
 
 const CAPABILITY_OF: Record<InputRequest['method'], string> = {
   'elicitation/create': 'elicitation',
@@ -121,6 +134,12 @@ export class ToolExecution {
    * from its checkpoint, past some of those keys: it replays nothing.
    */
   private readonly replaying: Set<string>;
+  /** Wake time of every sleep key known to the task (earlier runs' and this one's), by key. */
+  private readonly sleeps: Map<string, number>;
+  /** Sleep keys this run has slept: a key sleeps once per run, like an input key is asked once (T-18). */
+  private readonly slept = new Set<string>();
+  /** The sleeps this run waits for now. */
+  private readonly sleepers = new Map<string, Sleeper>();
 
   constructor(private readonly options: ToolExecutionOptions) {
     this.issuedKeys = new Set(options.issuedKeys ?? []);
@@ -130,7 +149,9 @@ export class ToolExecution {
     this.taskIdValue = options.taskId;
     this.now = options.now ?? Date.now;
     this.checkpointValue = options.checkpoint;
-    this.replaying = new Set(options.checkpoint === undefined ? Object.keys(options.answers ?? {}) : []);
+    this.sleeps = new Map(Object.entries(options.sleeps ?? {}));
+    // Slept keys are replayed work too: a status message set before a sleep the handler sleeps again is not set again.
+    this.replaying = new Set(options.checkpoint === undefined ? [...Object.keys(options.answers ?? {}), ...this.sleeps.keys()] : []);
     this.outcome = this.run();
     // The outcome becomes the task's terminal event once an actor listens.
     void this.outcome.then((outcome) => this.emitOutcome(outcome));
@@ -198,6 +219,15 @@ export class ToolExecution {
     this.controller.abort(reason);
     for (const waiter of this.waiters.values()) waiter.reject(reason);
     this.waiters.clear();
+    if (this.sleepers.size > 0) {
+      for (const sleeper of this.sleepers.values()) {
+        clearTimeout(sleeper.timer);
+        sleeper.reject(reason);
+      }
+      this.sleepers.clear();
+      // Its sleeps are over: a cancelled handler that goes on is no sleeping task (never passivated as one).
+      this.emit({ type: 'WOKE', at: this.now(), until: null });
+    }
   }
 
   /** Hands answers to outstanding input requests to the handler. */
@@ -300,6 +330,71 @@ export class ToolExecution {
     this.checkpointValue = value;
     this.emit({ type: 'CHECKPOINT', at: this.now(), checkpoint: value });
     if (this.sink && this.durable) await this.durable();
+  }
+
+  /**
+   * `ctx.sleep`: resolves at the key's wake time, fixed the first time the
+   * task sleeps it (now + `ms`) and kept in its context, so a run of the
+   * handler again (restart, rehydration) wakes at the stored time, at once
+   * when it has passed. Before the call is a task the wake time is kept in
+   * memory and handed to the task if the call is promoted (as its buffered
+   * events are); a synchronous call that is never promoted just waits.
+   */
+  sleep(key: string, ms: number): Promise<void> {
+    if (typeof key !== 'string' || key.length === 0) return Promise.reject(new TypeError('sleep(key, ms): key must be a non-empty string'));
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
+      return Promise.reject(new TypeError(`sleep(key, ms): ms must be a finite number >= 0, got ${String(ms)}`));
+    if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
+    if (this.slept.has(key))
+      return Promise.reject(
+        new Error(`Sleep key ${JSON.stringify(key)} was already used by this call; sleep keys are unique for the task's life`),
+      );
+    this.slept.add(key);
+    const now = this.now();
+    let wakeAt = this.sleeps.get(key);
+    if (wakeAt === undefined) {
+      // New work: from here on the handler does what it never did before.
+      this.replaying.clear();
+      wakeAt = now + ms;
+      this.sleeps.set(key, wakeAt);
+      // Recorded even when due at once: a run again must find every key it slept.
+      this.emit({ type: 'SLEEP', at: now, key, wakeAt, until: Math.min(wakeAt, this.earliestSleep()) });
+    } else {
+      this.replaying.delete(key);
+      // Replayed and still ahead (a restart while it slept): waited for again, until its stored time.
+      if (wakeAt > now) this.emit({ type: 'SLEEP', at: now, key, wakeAt, until: Math.min(wakeAt, this.earliestSleep()) });
+    }
+    if (wakeAt <= now) {
+      // Past (replayed after its time): the task may still show it as the sleep it waits for (restarted while it slept).
+      const earliest = this.earliestSleep();
+      this.emit({ type: 'WOKE', at: now, until: earliest === Infinity ? null : earliest });
+      return Promise.resolve();
+    }
+    const due = wakeAt;
+    return new Promise<void>((resolve, reject) => {
+      const sleeper: Sleeper = { wakeAt: due, timer: undefined, resolve, reject };
+      this.sleepers.set(key, sleeper);
+      this.armSleep(key, sleeper);
+    });
+  }
+
+  /** Earliest wake time of the pending sleeps, Infinity when none. */
+  private earliestSleep(): number {
+    let earliest = Infinity;
+    for (const sleeper of this.sleepers.values()) earliest = Math.min(earliest, sleeper.wakeAt);
+    return earliest;
+  }
+
+  private armSleep(key: string, sleeper: Sleeper): void {
+    const remaining = sleeper.wakeAt - this.now();
+    if (remaining > 0) {
+      sleeper.timer = setTimeout(() => this.armSleep(key, sleeper), Math.min(remaining, MAX_TIMER_MS));
+      return;
+    }
+    this.sleepers.delete(key);
+    const earliest = this.earliestSleep();
+    this.emit({ type: 'WOKE', at: this.now(), until: earliest === Infinity ? null : earliest });
+    sleeper.resolve();
   }
 
   requestInput(key: string, request: InputRequest): Promise<unknown> {
@@ -408,6 +503,11 @@ class HandlerContext implements ToolContext {
   get saveCheckpoint(): ToolContext['saveCheckpoint'] {
     const execution = this.#execution;
     return (checkpoint) => execution.saveCheckpoint(checkpoint);
+  }
+
+  get sleep(): ToolContext['sleep'] {
+    const execution = this.#execution;
+    return (key, ms) => execution.sleep(key, ms);
   }
 
   get setStatus(): ToolContext['setStatus'] {

@@ -132,6 +132,20 @@ export interface ToolContext {
    */
   readonly saveCheckpoint: (checkpoint: unknown) => Promise<void>;
   /**
+   * A durable sleep: resolves `ms` milliseconds after the first time this
+   * call sleeps `key` (unique for the call's life, like an input key). In a
+   * task the wake time is stored with the task, so a run of the handler again
+   * (`resume: 'replay' | 'resume'` after a restart, or a passivated task woken
+   * up) that sleeps `key` again resolves at the stored time, at once if it has
+   * passed, not `ms` from then. A task of a re-runnable tool that only sleeps
+   * leaves memory while it does (passivation) and runs again from the start
+   * at its wake time: use it for waits, not alongside other work in flight.
+   * Before the call is a task it is a plain timer whose wake time goes to the
+   * task if the call is promoted. Rejects with the abort reason when the call
+   * is cancelled, and with a `TypeError` when `ms` is not a finite number >= 0.
+   */
+  readonly sleep: (key: string, ms: number) => Promise<void>;
+  /**
    * The W3C trace context of the call that started this run (`traceparent`,
    * `tracestate`, `baggage` from its `_meta`), kept across restarts; send it on
    * with the requests the tool makes so they join the caller's trace.
