@@ -18,6 +18,21 @@
  *   every answer replayed, and sets none of its earlier status messages
  *   again, see `ToolExecution`), so it goes on exactly where a live one would.
  *
+ * A `working` task whose handler sleeps (`ctx.sleep`) is passivated the
+ * same way, as soon as everything is durable, when the sleep has more than
+ * `idleAfterMs` left: the threshold is about the time remaining, not the
+ * time slept. For input the future is unknown and the time already waited
+ * is the only guess of how long the task stays idle; for a sleep it is
+ * known, so waiting first would only keep the actor in memory for nothing,
+ * and a sleep that ends sooner than that is not worth a rehydration. Its
+ * wake time is queued with its deadline (PassivatedDeadlines); at that time
+ * it is rehydrated, and its handler, run again from the start, finds its
+ * sleeps over (their wake times are in the context) and goes on. A `cancel`
+ * ends it at once (nothing runs on its behalf: the machine's idle cancel,
+ * T-24); answers are ignored as a live working task ignores them (T-22).
+ * A task waiting for input while a sleep is pending (an input timeout) is
+ * woken at that sleep's end too.
+ *
  * Only tasks of tools with `resume: 'replay'` or `'resume'` are passivated:
  * running such a handler again is what its tool already promised to
  * tolerate (a restart does the same). A `resume: 'fail'` handler cannot be
@@ -74,15 +89,18 @@ export class TaskPassivation {
   /**
    * A live task's record was stored (or created: a task promoted while it
    * waited for input may write nothing more): (re)starts its idle timer if
-   * it now only waits for input (the registry clears it when the task leaves).
+   * it now only waits for input, or sleeps long enough to be passivated at
+   * once (the registry clears it when the task leaves).
    */
   written(live: LiveTask, record: TaskRecord): void {
     const idleAfterMs = this.idleAfterMs;
     if (idleAfterMs === false) return;
     clearTimeout(live.idleTimer);
     live.idleTimer = undefined;
-    if (this.stopped || record.status !== 'input_required' || !this.rerunnable(record.tool)) return;
-    live.idleTimer = setTimeout(() => this.passivate(live), idleAfterMs);
+    if (this.stopped || !this.rerunnable(record.tool)) return;
+    if (record.status === 'input_required') live.idleTimer = setTimeout(() => this.passivate(live), idleAfterMs);
+    // On a later turn: the persister that called this is not idle yet.
+    else if (record.status === 'working' && this.sleepsLong(waitOf(record))) live.idleTimer = setTimeout(() => this.passivate(live), 0);
   }
 
   /**
@@ -105,26 +123,33 @@ export class TaskPassivation {
   /**
    * Recovery (start-up, cluster adoption) found `record` unfinished: a task
    * of a re-runnable tool that has waited for input for `idleAfterMs`
-   * already is kept passivated, no actor built (its handler runs again on
-   * its next accepted answer, as after any rehydration). Returns whether it
-   * did; it then counts against its owner's limit like any recovered task.
+   * already, or sleeps for longer than that still, is kept passivated, no
+   * actor built (its handler runs again on its next accepted answer or at
+   * its wake time, as after any rehydration). Returns whether it did; it
+   * then counts against its owner's limit like any recovered task.
    */
   hold(record: TaskRecord): boolean {
     const { registry, now } = this.options;
     const idleAfterMs = this.idleAfterMs;
-    if (idleAfterMs === false || this.stopped || record.taskId === this.rehydrating) return false;
-    if (record.status !== 'input_required' || !this.rerunnable(record.tool)) return false;
-    if (now() - record.lastUpdatedAt < idleAfterMs) {
-      // Waiting for a shorter while: it runs live and is passivated when its idle time is up (registered right after this).
-      queueMicrotask(() => {
-        const live = registry.get(record.taskId);
-        if (live?.persister.durable) this.written(live, live.persister.durable);
-      });
-      return false;
-    }
+    if (idleAfterMs === false || this.stopped || record.taskId === this.rehydrating || !this.rerunnable(record.tool)) return false;
+    const wait = waitOf(record);
+    if (record.status === 'working') {
+      // A sleep shorter than that (or none) runs live: its handler sleeps until the stored wake time.
+      if (!this.sleepsLong(wait)) return false;
+    } else if (record.status === 'input_required') {
+      if (now() - record.lastUpdatedAt < idleAfterMs) {
+        // Waiting for a shorter while: it runs live and is passivated when its idle time is up (registered right after this).
+        queueMicrotask(() => {
+          const live = registry.get(record.taskId);
+          if (live?.persister.durable) this.written(live, live.persister.durable);
+        });
+        return false;
+      }
+    } else return false;
     const deadline = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
-    registry.hold(record.taskId, { owner: record.owner, slot: registry.slots.adopt(record.owner), deadline });
-    this.deadlines.add(record.taskId, deadline);
+    const wakeAt = this.pendingWake(wait.sleepingUntil);
+    registry.hold(record.taskId, { owner: record.owner, slot: registry.slots.adopt(record.owner), deadline, wakeAt });
+    this.deadlines.add(record.taskId, deadline, wakeAt);
     return true;
   }
 
@@ -143,12 +168,28 @@ export class TaskPassivation {
     return this.options.passivateIdleAfterMs ?? DEFAULT_PASSIVATE_IDLE_AFTER_MS;
   }
 
+  /** Whether the task sleeps (and was not asked to cancel) for longer than the idle threshold from now. */
+  private sleepsLong(wait: Wait): boolean {
+    const idleAfterMs = this.idleAfterMs;
+    return (
+      idleAfterMs !== false &&
+      !wait.cancelRequested &&
+      wait.sleepingUntil !== undefined &&
+      wait.sleepingUntil - this.options.now() > idleAfterMs
+    );
+  }
+
+  /** The wake time a passivated task is woken at: only one still ahead (a past one is stale: restarted after it). */
+  private pendingWake(sleepingUntil: number | undefined): number | null {
+    return sleepingUntil !== undefined && sleepingUntil > this.options.now() ? sleepingUntil : null;
+  }
+
   private rerunnable(toolName: string): boolean {
     const resume = this.options.tools.get(toolName)?.options.resume;
     return resume === 'replay' || resume === 'resume';
   }
 
-  /** The idle timer fired: passivates the task if it still only waits and everything it did is stored. */
+  /** The idle timer fired: passivates the task if it still only waits (or sleeps) and everything it did is stored. */
   private passivate(live: LiveTask): void {
     const { registry } = this.options;
     live.idleTimer = undefined;
@@ -156,11 +197,15 @@ export class TaskPassivation {
     if (this.stopped || registry.get(live.taskId) !== live || !live.persister.idle) return;
     const durable = live.persister.durable;
     const snapshot = live.actor.getSnapshot();
-    if (durable?.status !== 'input_required' || snapshot.status !== 'active' || !snapshot.matches({ active: 'input_required' })) return;
+    if (snapshot.status !== 'active') return;
     const { context } = snapshot;
+    const waitsForInput = durable?.status === 'input_required' && snapshot.matches({ active: 'input_required' });
+    const sleeps = durable?.status === 'working' && snapshot.matches({ active: 'working' }) && this.sleepsLong(context);
+    if (!waitsForInput && !sleeps) return;
     const deadline = context.ttlMs === null ? null : context.createdAt + context.ttlMs;
-    registry.passivate(live, deadline);
-    this.deadlines.add(live.taskId, deadline);
+    const wakeAt = this.pendingWake(context.sleepingUntil);
+    registry.passivate(live, deadline, wakeAt);
+    this.deadlines.add(live.taskId, deadline, wakeAt);
   }
 
   /** One event for one passivated task (its turn in the task's queue). */
@@ -178,9 +223,11 @@ export class TaskPassivation {
       return;
     }
     // Not for the pure transition: recovery decides (it fails such a task through the machine, I-3).
-    if (record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined)
+    // Its sleep is over: the handler runs again (its actor clears the sleep it waited for).
+    if (record.machineVersion !== TASK_MACHINE_VERSION || record.snapshot === undefined || event.type === 'WOKE')
       return this.rehydrate(taskId, entry, record, event);
-    const next = transitionStored(record, event);
+    // A working passivated task only sleeps: nothing runs on its behalf, so it is cancelled at once (T-24).
+    const next = transitionStored(record, event.type === 'CANCEL' && record.status === 'working' ? { ...event, idle: true } : event);
     // Ignored by the machine (answers to keys not outstanding, T-22): nothing changes, nothing runs.
     if (next === undefined || this.stopped) return;
     // Accepted answers: the handler goes on. Its actor takes the event as a live one would, and its
@@ -228,4 +275,17 @@ export class TaskPassivation {
     // Armed now: a rehydrated task that writes nothing new would otherwise never leave memory again.
     if (live?.persister.durable) this.written(live, live.persister.durable);
   }
+}
+
+/** What a stored task waits for, as its snapshot's context shows it. */
+interface Wait {
+  sleepingUntil?: number | undefined;
+  cancelRequested?: boolean;
+}
+
+/** The sleep a stored record's snapshot shows its handler waiting for (JSON this machine wrote, so read defensively). */
+function waitOf(record: TaskRecord): Wait {
+  const context = (record.snapshot as { context?: Wait } | undefined)?.context;
+  const until = context?.sleepingUntil;
+  return { sleepingUntil: typeof until === 'number' ? until : undefined, cancelRequested: context?.cancelRequested === true };
 }

@@ -2,7 +2,7 @@
  * The live task registry: the unfinished tasks whose actors run in this
  * process, by task id, each holding its owner's admission slot; and the
  * passivated ones (issue 20 item 3): unfinished tasks of this process whose
- * actors were stopped while they waited for input, kept as a compact entry
+ * actors were stopped while they waited for input or slept (`ctx.sleep`), kept as a compact entry
  * that still holds the slot (they count against their owner's limit exactly
  * as a live task does).
  *
@@ -19,7 +19,7 @@ import { AdmissionSlots, type Slot } from './AdmissionSlots.js';
 import type { TaskActor, TaskHandle } from './TaskActorFactory.js';
 
 /**
- * A task of this process whose actor was stopped while it waited for input:
+ * A task of this process whose actor was stopped while it waited for input or slept:
  * its record in the store is all there is of it. Kept small (issue 20 item 3:
  * at most a few hundred bytes per task).
  */
@@ -29,6 +29,8 @@ export interface PassivatedTask {
   readonly slot: Slot;
   /** Epoch ms its ttl runs out at (`null`: never): the deadline timer is not running for it. */
   readonly deadline: number | null;
+  /** Epoch ms its handler's sleep ends at (`ctx.sleep`), when it is woken (rehydrated); `null`: it sleeps not. */
+  readonly wakeAt: number | null;
   /** The events being applied to it, one at a time in order (TaskPassivation). */
   queue?: Promise<void> | undefined;
 }
@@ -99,17 +101,17 @@ export class TaskRegistry {
    * stopped first (I-9), then the actor (its worker's run is aborted); the
    * slot stays taken.
    */
-  passivate(live: LiveTask, deadline: number | null): PassivatedTask {
+  passivate(live: LiveTask, deadline: number | null, wakeAt: number | null = null): PassivatedTask {
     clearTimeout(live.idleTimer);
     live.persister.stop();
     this.live.delete(live.taskId);
     live.actor.stop();
-    const entry: PassivatedTask = { owner: live.slot.principal, slot: live.slot, deadline };
+    const entry: PassivatedTask = { owner: live.slot.principal, slot: live.slot, deadline, wakeAt };
     this.passivatedTasks.set(live.taskId, entry);
     return entry;
   }
 
-  /** Keeps a stored task of this process passivated without ever building its actor (recovered while it waited for input). */
+  /** Keeps a stored task of this process passivated without ever building its actor (recovered while it waited for input or slept). */
   hold(taskId: string, entry: PassivatedTask): void {
     this.passivatedTasks.set(taskId, entry);
   }

@@ -20,7 +20,7 @@ function registryOf(tasks: Map<string, PassivatedTask>) {
   };
 }
 
-const entry = (deadline: number): PassivatedTask => ({ owner: 'alice', slot: {} as PassivatedTask['slot'], deadline });
+const entry = (deadline: number): PassivatedTask => ({ owner: 'alice', slot: {} as PassivatedTask['slot'], deadline, wakeAt: null });
 
 describe('PassivatedDeadlines', () => {
   it('retries a DEADLINE whose delivery failed, and fires nothing after stop', async () => {
