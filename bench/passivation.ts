@@ -12,6 +12,13 @@
  *   memory once its `input_required` record is stored; only the registry's
  *   entry stays.
  *
+ * `wait: 'sleep'` (live and passivated only) measures the same for tasks
+ * waiting for a timer: `bench_sleep` tasks each sleep an hour in
+ * `ctx.sleep`; live, each keeps its actor, its suspended run and its
+ * timer; passivated, each leaves memory once its sleep is stored and only
+ * the registry's entry (and its wake time's item in the passivated tasks'
+ * one timer queue) stays.
+ *
  * - `recovered`: the million-task run. `sizes[0]` input-waiting `bench_ask`
  *   records (clones of a real one) are seeded into an SQLite file, then a
  *   runtime with `passivateIdleAfterMs: 0` starts on it: recovery keeps each
@@ -49,6 +56,8 @@ export interface PassivationArgs {
   state: 'xstate' | 'live' | 'passivated' | 'recovered';
   /** Task counts measured at, ascending (the slope is taken between the first and the last). */
   sizes: number[];
+  /** What the tasks wait for: input (`bench_ask`, default) or a timer (`bench_sleep`). */
+  wait?: 'input' | 'sleep';
   /** Creates in flight at once. Default 500. */
   window?: number;
 }
@@ -66,6 +75,7 @@ export interface PassivationSize {
 
 export interface PassivationResult {
   state: PassivationArgs['state'];
+  wait: NonNullable<PassivationArgs['wait']>;
   baseline: { heapUsed: number; rss: number };
   sizes: PassivationSize[];
   /** (heapUsed at the last size − at the first) / (tasks between them). */
@@ -84,6 +94,8 @@ const sizes = [...args.sizes].sort((a, b) => a - b);
 if (sizes.length < (args.state === 'recovered' ? 1 : 2))
   throw new Error('give at least two sizes (the heap per task is the slope between them)');
 const window = args.window ?? 500;
+const wait = args.wait ?? 'input';
+const tool = wait === 'sleep' ? 'bench_sleep' : 'bench_ask';
 
 /** A client that can answer form elicitations (`bench_ask` fails its tasks otherwise). */
 const CAPABILITIES = { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } };
@@ -163,7 +175,7 @@ try {
     const caller = (runtime as unknown as { caller: ToolCaller }).caller;
     const create = async () => {
       const outcome = await caller.call({
-        name: 'bench_ask',
+        name: tool,
         args: {},
         principal: 'anonymous',
         declaresTasks: true,
@@ -172,7 +184,7 @@ try {
       if (outcome.kind !== 'task') throw new Error(`expected a task, got ${outcome.kind}`);
     };
     const passivating = args.state === 'passivated';
-    /** Every task created so far waits for input (stored), and has left memory if passivated. */
+    /** Every task created so far waits for input or its timer (stored), and has left memory if passivated. */
     const waitingAll = async (total: number) => {
       for (let spins = 0; ; spins++) {
         await runtime.flushed();
@@ -186,7 +198,7 @@ try {
         // A task that ended (e.g. failed: a client without elicitation.form) is neither: waiting longer would hang.
         if (runtime.liveTasks + runtime.passivatedTasks < total || spins > 100_000)
           throw new Error(
-            `${total - runtime.liveTasks - runtime.passivatedTasks} of ${total} tasks ended instead of waiting for input (${runtime.liveTasks} live, ${runtime.passivatedTasks} passivated)`,
+            `${total - runtime.liveTasks - runtime.passivatedTasks} of ${total} tasks ended instead of waiting (${wait}) (${runtime.liveTasks} live, ${runtime.passivatedTasks} passivated)`,
           );
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
@@ -264,6 +276,7 @@ const last = measured.at(-1)!;
 if (keep.length === 0) throw new Error('nothing was kept');
 const result: PassivationResult = {
   state: args.state,
+  wait,
   baseline: baseline!,
   sizes: measured,
   // One size (recovered): per task from the baseline before the runtime was built.

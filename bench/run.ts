@@ -11,6 +11,7 @@
  * Benchmarks (names for `--only`): create, get, lane, heap, passivation, recovery, fanout, postgres, slowreader, foreign, coldstart.
  * `passivation` (issue 20 item 3): heap per input-waiting task passivated vs
  * live vs a bare xstate actor (the slope between two sizes, bench/passivation.ts),
+ * the same for timer-waiting (`ctx.sleep`) tasks,
  * a million passivated tasks in one process (SQLite store, 4 GiB heap cap),
  * and tasks/get + tasks/update on passivated vs live tasks over HTTP in
  * interleaved slices (bench/passivationHttp.ts).
@@ -205,7 +206,12 @@ const raw = {
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
   foreign: [] as ForeignGetResult[],
   lane: undefined as FastLaneResult | undefined,
-  passivation: {} as { heap?: Partial<Record<PassivationResult['state'], PassivationResult>>; http?: PassivationHttpResult },
+  passivation: {} as {
+    heap?: Partial<Record<PassivationResult['state'], PassivationResult>>;
+    /** Timer-waiting (`ctx.sleep`) tasks: live and passivated (the floor is `heap.xstate`, same run). */
+    sleepHeap?: Partial<Record<PassivationResult['state'], PassivationResult>>;
+    http?: PassivationHttpResult;
+  },
   skipped: [] as string[],
   errors: [] as string[],
 };
@@ -579,6 +585,25 @@ async function passivationBenchmark(dataDir: string): Promise<void> {
       const last = outcome.result.sizes.at(-1)!;
       log(
         `passivation ${state}: ${fmt(outcome.result.slopeBytesPerTask)} B/task (slope), at N=${last.n} heapUsed ${fmt(last.heapUsed / 2 ** 20)} MiB, RSS ${fmt(last.rss / 2 ** 20)} MiB`,
+      );
+    });
+  }
+  const sleepHeap: NonNullable<typeof raw.passivation.sleepHeap> = (raw.passivation.sleepHeap = {});
+  for (const state of ['live', 'passivated'] as const) {
+    await section(`passivation heap ${state} (timer-waiting)`, async () => {
+      const outcome = await runScript<PassivationResult>(
+        'passivation.ts',
+        { state, sizes: SIZES.passivationSizes, wait: 'sleep' },
+        { nodeArgs: ['--expose-gc'], timeoutMs: 600_000 },
+      );
+      if (!outcome.result)
+        throw new Error(
+          `passivation.ts ${state} sleep gave no result (code ${outcome.code}, timed out ${outcome.timedOut}): ${outcome.stderr.slice(-2000)}`,
+        );
+      sleepHeap[state] = outcome.result;
+      const last = outcome.result.sizes.at(-1)!;
+      log(
+        `passivation ${state} (timer-waiting): ${fmt(outcome.result.slopeBytesPerTask)} B/task (slope), at N=${last.n} heapUsed ${fmt(last.heapUsed / 2 ** 20)} MiB, RSS ${fmt(last.rss / 2 ** 20)} MiB`,
       );
     });
   }
@@ -1308,6 +1333,27 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         unit: 'B',
         baseline: '—',
       });
+    const sleepHeap = raw.passivation.sleepHeap ?? {};
+    for (const [state, label] of [
+      ['passivated', 'passivated (passivateIdleAfterMs 0), SQLite store'],
+      ['live', 'live (passivation off), SQLite store'],
+    ] as const) {
+      const h = sleepHeap[state];
+      if (!h) continue;
+      add({
+        bench: '3. heap per timer-waiting task',
+        case: `${label}, ctx.sleep of an hour, slope N=${sizesOf(h)}`,
+        figure: 'Δ heapUsed / Δ N',
+        value: h.slopeBytesPerTask,
+        unit: 'B',
+        baseline: 'bare xstate actor of the task machine (slope)',
+        baselineValue: xs?.slopeBytesPerTask ?? NaN,
+        baselineUnit: 'B',
+        ratio: ratio(h.slopeBytesPerTask, xs?.slopeBytesPerTask ?? NaN),
+        ...(state === 'passivated' ? { target: '≤ 8,192 B', verdict: verdict(h.slopeBytesPerTask <= 8192) } : {}),
+        note: `RSS slope ${fmt(h.rssSlopeBytesPerTask)} B/task${state === 'passivated' && sleepHeap.live ? `; ${fmt(ratio(h.slopeBytesPerTask, sleepHeap.live.slopeBytesPerTask))}× the live task` : ''}`,
+      });
+    }
     const million = heap.recovered;
     if (million) {
       const at = million.sizes[0]!;

@@ -13,6 +13,9 @@
  *   another, for ever: a task that waits for input after every answer (the
  *   passivation benchmark: it can be passivated, and every accepted
  *   `tasks/update` runs it on to its next question).
+ * - `bench_sleep` (`always`, `resume: 'replay'`): sleeps an hour with
+ *   `ctx.sleep`: a task that waits for a timer (passivated until its wake
+ *   time when passivation is on).
  * - `echo` (`never`): the same tool the bare-SDK baseline serves.
  */
 import { z } from 'zod';
@@ -61,6 +64,10 @@ export function registerBenchTools(runtime: TaskvisorRuntime, options: { resume?
   });
   runtime.tool('bench_ask', { inputSchema: NoArgs, taskBehavior: 'always', resume: 'replay' }, async (_args, ctx) => {
     for (let question = 0; ; question++) await ctx.elicit(`q${question}`, ASK);
+  });
+  runtime.tool('bench_sleep', { inputSchema: NoArgs, taskBehavior: 'always', resume: 'replay' }, async (_args, ctx) => {
+    await ctx.sleep('nap', 3_600_000);
+    return 'woke';
   });
   runtime.tool('echo', { inputSchema: EchoArgs, taskBehavior: 'never' }, ({ text }) => ({ content: [{ type: 'text', text }] }));
 }

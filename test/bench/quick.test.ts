@@ -31,6 +31,7 @@ test('bench/run.ts --quick exits 0, prints the table and writes a JSON file', { 
       '3. heap per live idle task',
       '3. bytes per stored task',
       '3. heap per input-waiting task',
+      '3. heap per timer-waiting task',
       '3. passivated tasks in one process',
       '3. tasks/get on a passivated task',
       '3. tasks/update on a passivated task',
