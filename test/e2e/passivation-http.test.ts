@@ -5,7 +5,8 @@
  * tasks/cancel, a subscriptions/listen stream read as raw SSE) gets the same
  * answers and the same listen frames from both, ids and times aside; and the
  * official ext-tasks client session drives a passivated task to completion,
- * answering its input requests.
+ * answering its input requests. A task whose handler sleeps (`ctx.sleep`)
+ * reads the same passivated as live, wakes at its time and completes.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -39,6 +40,11 @@ async function serve(dir: string, passivateIdleAfterMs: number | false) {
     ctx.setStatus('second question');
     const second = await ctx.elicit('second', ask('Second?'));
     return `${String(first.content?.v)} ${String(second.content?.v)}`;
+  });
+  runtime.tool('nap', { taskBehavior: 'always', resume: 'replay', inputSchema: z.object({ ms: z.number() }) }, async (args, ctx) => {
+    ctx.setStatus('napping');
+    await ctx.sleep('nap', args.ms);
+    return 'woke';
   });
   await runtime.start();
   const http = await listenHttp(runtime, { port: 0 });
@@ -129,6 +135,39 @@ async function script(server: { runtime: TaskvisorRuntime; http: HttpListener },
   return seenByClient;
 }
 
+/** A sleeping task's client script: get while it sleeps, an ignored update, its end; what the client saw. */
+async function napScript(server: { runtime: TaskvisorRuntime; http: HttpListener }, passivates: boolean): Promise<unknown[]> {
+  const { runtime, http } = server;
+  const url = http.url;
+  const seenByClient: unknown[] = [];
+  const created = await postJsonRpc(url, 'tools/call', { name: 'nap', arguments: { ms: 2_500 } });
+  const taskId = created.message?.result?.taskId as string;
+  assert.match(taskId, /^[0-9a-f]{32}$/, created.text);
+  seenByClient.push(seen(created.message));
+  const stream = await listen(url, taskId);
+  try {
+    await waitFor(
+      async () =>
+        (await postJsonRpc(url, 'tasks/get', { taskId })).message?.result?.statusMessage === 'napping' &&
+        (!passivates || (runtime.passivatedTasks === 1 && runtime.liveTasks === 0)),
+      { timeoutMs: 15_000, what: `napping${passivates ? ' and passivated' : ''}` },
+    );
+    seenByClient.push(seen((await postJsonRpc(url, 'tasks/get', { taskId })).message));
+    // A working task has no outstanding key (T-22): ignored, passivated or not.
+    seenByClient.push(seen((await postJsonRpc(url, 'tasks/update', { taskId, inputResponses: { nap: { action: 'accept' } } })).message));
+    seenByClient.push(seen((await postJsonRpc(url, 'tasks/get', { taskId })).message));
+    await waitFor(async () => (await postJsonRpc(url, 'tasks/get', { taskId })).message?.result?.status === 'completed', {
+      timeoutMs: 20_000,
+    });
+    seenByClient.push(seen((await postJsonRpc(url, 'tasks/get', { taskId })).message));
+    await waitFor(() => stream.frames.some((frame) => frame.params?.status === 'completed'), { timeoutMs: 15_000 });
+  } finally {
+    await stream.close();
+  }
+  seenByClient.push(stream.frames.filter((frame) => frame.method === 'notifications/tasks').map(seen));
+  return seenByClient;
+}
+
 describe('passivated tasks over Streamable HTTP (issue 20 item 3)', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let passivating: Awaited<ReturnType<typeof serve>>;
@@ -161,6 +200,44 @@ describe('passivated tasks over Streamable HTTP (issue 20 item 3)', () => {
         ['completed', undefined],
       ],
     );
+  });
+
+  it('a sleeping task reads the same passivated as live, wakes and completes; cancelled passivated, it ends at once', async () => {
+    const [withPassivation, without] = await Promise.all([napScript(passivating, true), napScript(live, false)]);
+    assert.deepEqual(withPassivation, without);
+    assert.deepEqual(
+      (withPassivation.at(-1) as Message[]).map((frame) => [frame.params.status, frame.params.statusMessage]),
+      [
+        ['working', 'napping'],
+        ['completed', undefined],
+      ],
+    );
+
+    const url = passivating.http.url;
+    const taskId = (await postJsonRpc(url, 'tools/call', { name: 'nap', arguments: { ms: 600_000 } })).message?.result?.taskId as string;
+    await waitFor(() => passivating.runtime.passivatedTasks === 1, { timeoutMs: 15_000, what: 'the long nap passivated' });
+    await postJsonRpc(url, 'tasks/cancel', { taskId });
+    const cancelled = (await postJsonRpc(url, 'tasks/get', { taskId })).message?.result as Message;
+    assert.equal(cancelled.status, 'cancelled', 'nothing runs on its behalf: cancelled when cancel answers (T-24)');
+    assert.equal(passivating.runtime.passivatedTasks, 0);
+  });
+
+  it('the ext-tasks client session gets the result of a task that slept passivated', async () => {
+    const connected = await connect({ kind: 'http', url: passivating.http.url });
+    const session = taskSession(connected, async () => ({ action: 'decline' }) as never);
+    let sawPassivated = false;
+    const watching = waitFor(() => (sawPassivated = passivating.runtime.passivatedTasks === 1), { timeoutMs: 15_000 });
+    try {
+      const execution = await session.callTool('nap', { ms: 2_000 });
+      assert.equal(execution.kind, 'task');
+      const result = resultFromTaskOutcome((await execution.settle()).outcome) as { content?: Array<{ text?: string }> };
+      await watching;
+      assert.equal(result.content?.[0]?.text, 'woke');
+      assert.ok(sawPassivated, 'it slept passivated');
+    } finally {
+      await session.close();
+      await connected.close();
+    }
   });
 
   it('the ext-tasks client session answers a passivated task’s input requests and gets its result', async () => {
