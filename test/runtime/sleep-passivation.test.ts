@@ -92,6 +92,11 @@ async function storedContext(opened: Opened, taskId: string): Promise<{ sleeps?:
   return (record?.snapshot as { context: { sleeps?: Record<string, number>; sleepingUntil?: number } }).context;
 }
 
+/** The wake time of the "nap" sleep in a stored record's snapshot. */
+function storedWake(record: TaskRecord): number {
+  return (record.snapshot as { context: { sleeps: Record<string, number> } }).context.sleeps.nap!;
+}
+
 /** Waits until the task's sleep is stored and no task actor is left in memory. */
 async function passivatedSleeping(opened: Opened, taskId: string): Promise<TaskRecord> {
   return waitFor(
@@ -234,6 +239,36 @@ describe('ctx.sleep and passivated sleeping tasks (issue 20 item 3)', () => {
     } finally {
       defaultNapMs = 0;
       await opened.close();
+    }
+  });
+
+  it('graceful stop leaves a passivated sleeping task as stored; adopted by another instance it stays passivated and wakes', async () => {
+    const first = await open(join(dir.path, 'adopt-a'));
+    const { taskId } = await first.create(2_000);
+    await passivatedSleeping(first, taskId);
+    const before = await first.store.get(taskId);
+    await first.close();
+    // Stopping wrote nothing (I-9): the task is in the store exactly as it was passivated, still working.
+    const reopened = new SqliteTaskStore({ file: join(dir.path, 'adopt-a', 'tasks.db') });
+    await reopened.open();
+    const record = (await reopened.get(taskId))!;
+    await reopened.close();
+    assert.deepEqual(record, before);
+    assert.equal(record.status, 'working');
+
+    // Another instance takes it over (cluster adoption's path: resumeAll, cause 'adopted').
+    const second = await open(join(dir.path, 'adopt-b'));
+    try {
+      await second.store.create(record);
+      const outcome = await second.supervisor.resumeAll([record], 'adopted');
+      assert.equal(outcome.resumed, 1);
+      assert.equal(second.supervisor.liveCount, 0, 'held passivated, no actor built');
+      assert.equal(second.supervisor.passivatedCount, 1);
+      const done = await finished(second, taskId);
+      assert.equal(done.status, 'completed');
+      assert.ok(done.lastUpdatedAt >= storedWake(record));
+    } finally {
+      await second.close();
     }
   });
 
