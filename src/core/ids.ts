@@ -1,4 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+
+/** CSPRNG bytes drawn 4 KiB at a time: one `randomBytes(16)` per id cost 2 % of a create's CPU (issue 20 item 2). */
+const pool = Buffer.alloc(4096);
+/** Next unused byte of {@link pool}; at its end the pool is refilled (each byte is handed out once). */
+let next = pool.length;
 
 /**
  * A new task id: 128 bits from the CSPRNG as 32 lowercase hex characters.
@@ -7,7 +12,13 @@ import { randomBytes } from 'node:crypto';
  * case-insensitive file systems.
  */
 export function newTaskId(): string {
-  return randomBytes(16).toString('hex');
+  if (next + 16 > pool.length) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  const id = pool.toString('hex', next, next + 16);
+  next += 16;
+  return id;
 }
 
 /** Task ids this server could have issued: what a store lookup may be asked for. */
