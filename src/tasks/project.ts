@@ -15,6 +15,9 @@ export interface TaskSnapshotLike {
 /**
  * The record a store keeps for `snapshot`. The persisted actor snapshot is
  * kept only while the task is not terminal: a terminal task never runs again.
+ * `persisted` may be given as a function returning it (a stored snapshot is
+ * JSON, never a function), called only when the record keeps it: xstate's
+ * `getPersistedSnapshot` walks the whole snapshot, wasted on a final record.
  */
 export function recordOf(snapshot: TaskSnapshotLike, persisted: unknown, version: number, machineVersion: number): TaskRecord {
   const { context } = snapshot;
@@ -38,7 +41,7 @@ export function recordOf(snapshot: TaskSnapshotLike, persisted: unknown, version
   // Kept after the end too: it is the durable progress report (a workflow's step records) admins read.
   if (context.checkpoint !== undefined) record.checkpoint = context.checkpoint;
   if (context.trace !== undefined) record.trace = context.trace;
-  if (!TERMINAL_STATUSES.has(status)) record.snapshot = persisted;
+  if (!TERMINAL_STATUSES.has(status)) record.snapshot = typeof persisted === 'function' ? (persisted as () => unknown)() : persisted;
   return record;
 }
 
