@@ -6,11 +6,18 @@
  * message is serialised once into the JSON text before and after that id's
  * value; each stream's frame is the two halves around its own id, so the
  * cost of a change no longer grows with a full serialisation per stream.
+ *
+ * A transport that writes bytes (WebSocket) takes the frame as UTF-8: the
+ * halves are encoded once per frame, and the bytes for one subscription id
+ * once per id — clients that number their requests alike (the listen of many
+ * connections is often request 1) share one buffer.
  */
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
 
 const SUBSCRIPTION_ID_MEMBER = `${JSON.stringify(SUBSCRIPTION_ID_META_KEY)}:`;
+const TAIL = '}}}';
+const TAIL_BYTES = Buffer.from(TAIL);
 
 /** Opens a serialised JSON object for more members: `{}` → `{`, `{"a":1}` → `{"a":1,`. */
 function openObject(json: string): string {
@@ -21,7 +28,11 @@ export class ListenFrame {
   /** The JSON text up to (and including the key of) the subscription id. */
   private readonly head: string;
   /** The JSON text after the subscription id. */
-  private readonly tail = '}}}';
+  private readonly tail = TAIL;
+  /** `head` as UTF-8, encoded on the first `bytesFor`. */
+  private headBytes: Buffer | undefined;
+  /** The bytes already built, per subscription id. */
+  private readonly bytesById = new Map<string | number, Buffer>();
 
   /**
    * @param method the notification's method, e.g. `notifications/tasks`.
@@ -43,5 +54,21 @@ export class ListenFrame {
   /** The frame's JSON text for the stream `subscriptionId`: every frame carries its own stream's id (T-31, D-07). */
   textFor(subscriptionId: string | number): string {
     return `${this.head}${JSON.stringify(subscriptionId)}${this.tail}`;
+  }
+
+  /**
+   * `textFor(subscriptionId)` as UTF-8 bytes, built once per id. The buffer is
+   * shared by every stream with that id: it must not be modified (a
+   * WebSocket server does not mask what it sends, RFC 6455 §5.1).
+   */
+  bytesFor(subscriptionId: string | number): Buffer {
+    let bytes = this.bytesById.get(subscriptionId);
+    if (bytes === undefined) {
+      const head = (this.headBytes ??= Buffer.from(this.head));
+      const id = Buffer.from(JSON.stringify(subscriptionId));
+      bytes = Buffer.concat([head, id, TAIL_BYTES], head.length + id.length + TAIL_BYTES.length);
+      this.bytesById.set(subscriptionId, bytes);
+    }
+    return bytes;
   }
 }

@@ -26,6 +26,13 @@ export interface ListenSink {
    * serialised once, see `ListenFrame`).
    */
   send(message: JsonObject | string): void;
+  /**
+   * Writes one fanned-out notification as its UTF-8 JSON bytes, where the
+   * transport writes bytes (WebSocket): the frame's buffer for this stream's
+   * id is built once per id, not per stream (see `ListenFrame.bytesFor`); it
+   * is shared, so it must be written as is. Without it, `send` gets the text.
+   */
+  sendBytes?(json: Buffer): void;
   /** Messages (or bytes, consistently) written but not yet taken by the consumer. */
   backlog(): number;
   /** Ends the stream; `send` is not called afterwards. */
@@ -129,7 +136,9 @@ export class ListenSubscription {
 
   private write(frame: ListenFrame): void {
     // T-31, D-07: the shared text with this stream's own subscription id spliced in.
-    this.options.sink.send(frame.textFor(this.id));
+    const sink = this.options.sink;
+    if (sink.sendBytes) sink.sendBytes(frame.bytesFor(this.id));
+    else sink.send(frame.textFor(this.id));
     publish('taskvisor:listen.frame', () => ({ method: frame.method }));
     if (this.options.sink.backlog() > this.options.maxBacklog) this.overflow();
   }

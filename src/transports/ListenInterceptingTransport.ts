@@ -23,13 +23,20 @@ import { logTransportError } from '../runtime/transportErrors.js';
 import { InflightRequests, requestIdOf, responseIdOf } from './InflightRequests.js';
 import { RecoveryGate } from './RecoveryGate.js';
 import type { ServingRuntime } from './ServingRuntime.js';
-import type { ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
+import type { ListenSink, ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
 import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 
 type OnMessage = NonNullable<Transport['onmessage']>;
 
-/** A transport that can also write a message already serialised as JSON text (ours: stdio lines, WebSocket). */
-type SerializingTransport = Transport & { sendSerialized?: (text: string) => Promise<void> };
+/**
+ * A transport that can also write a message already serialised: as JSON text
+ * (ours: stdio lines, WebSocket), or as its UTF-8 bytes with one callback
+ * shared by every write (WebSocket; see `WebSocketServerTransport.sendBytes`).
+ */
+type SerializingTransport = Transport & {
+  sendSerialized?: (text: string) => Promise<void>;
+  sendBytes?: (json: Buffer, written: (error?: Error) => void) => boolean;
+};
 
 export class ListenInterceptingTransport implements Transport {
   onclose?: () => void;
@@ -37,6 +44,10 @@ export class ListenInterceptingTransport implements Transport {
   private sdkOnMessage: OnMessage | undefined;
   private readonly streams = new Map<RequestId, ListenSubscription>();
   private pendingSends = 0;
+  /** Told by the transport when a listen frame written with `sendBytes` is out: one function for every write. */
+  private readonly listenFrameWritten = (): void => {
+    this.pendingSends--;
+  };
   private readonly inflight = new InflightRequests();
   private readonly gate: RecoveryGate | undefined;
 
@@ -144,7 +155,7 @@ export class ListenInterceptingTransport implements Transport {
       return;
     }
     let stream: ListenSubscription | undefined;
-    const sink = {
+    const sink: ListenSink = {
       send: (frame: JsonObject | string) => {
         this.pendingSends++;
         // A fanned-out frame comes serialised once for all streams (ListenFrame): written as is where the transport can.
@@ -162,6 +173,17 @@ export class ListenInterceptingTransport implements Transport {
         this.inflight.release(id);
       },
     };
+    const inner = this.inner;
+    if (inner.sendBytes) {
+      // The fan-out's path (WebSocket): the frame's shared bytes, no promise or closure per write. A write that fails
+      // closes the socket, which ends every stream of the connection (inner.onclose), so the callback only counts.
+      sink.sendBytes = (json: Buffer) => {
+        this.pendingSends++;
+        if (inner.sendBytes!(json, this.listenFrameWritten)) return;
+        this.pendingSends--;
+        stream?.close({ graceful: false });
+      };
+    }
     const opening = this.hub.openListen({ id, principal: this.principal, requested: parsed.filter, sink });
     stream = await opening;
     if (!stream.closed) this.streams.set(id, stream);

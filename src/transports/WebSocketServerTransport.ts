@@ -37,6 +37,9 @@ export interface WebSocketServerTransportOptions {
 
 type OnMessage = NonNullable<Transport['onmessage']>;
 
+/** `ws` sends a Buffer as a binary frame unless told otherwise; MCP messages are text frames. One object for every send. */
+const TEXT_FRAME = Object.freeze({ binary: false });
+
 export class WebSocketServerTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -105,6 +108,25 @@ export class WebSocketServerTransport implements Transport {
       this.socket.send(text, (error) => (error ? reject(error) : resolve()));
       this.budget.check();
     });
+  }
+
+  /**
+   * Writes one message already encoded as UTF-8 JSON as one text frame, for
+   * the listen fan-out (one change to many streams): no promise and no
+   * closure per write, the buffer handed to `ws` as is (it may be shared by
+   * other sockets: a server frame is not masked). `written` is called once
+   * when ws has written it (with the error if the write failed; a failed write
+   * also closes the socket, which ends its streams). Returns false when the
+   * message was not queued (the socket is closed, or the budget closed it,
+   * issue 12.3): `written` is then never called.
+   */
+  sendBytes(json: Buffer, written: (error?: Error) => void): boolean {
+    if (this.closedValue || this.socket.readyState !== WebSocket.OPEN) return false;
+    // Issue 12.3: never queue past twice the budget for a client that is not reading.
+    if (!this.budget.admit(json.length)) return false;
+    this.socket.send(json, TEXT_FRAME, written);
+    this.budget.check();
+    return true;
   }
 
   /** Closes the socket with `closeCode`, waits (bounded) for the close handshake, then fires `onclose` once. */
