@@ -34,6 +34,7 @@ import { invalidTaskIdReason } from './taskFiles.js';
 import { TaskDamagedError, TaskExistsError, type QuarantinedRecord, type TaskListQuery, type TaskStore } from './TaskStore.js';
 import { StoreInUseError, StoreLock } from './StoreLock.js';
 import { ensurePrivateDir, warnOnStderr } from './privateDir.js';
+import { loadSqliteDriver } from './sqliteDriver.js';
 
 /** Default file of the `sqlite` store, relative to the working directory. */
 export const DEFAULT_SQLITE_FILE = './.taskvisor/tasks.sqlite';
@@ -509,13 +510,10 @@ let driver: Promise<typeof Database> | undefined;
 
 /** Loads better-sqlite3 once; a failure (addon not built for this Node) says what is missing. */
 function loadDriver(): Promise<typeof Database> {
-  driver ??= import('better-sqlite3').then(
-    (module) => module.default,
-    (error: unknown) => {
-      driver = undefined;
-      throw new Error(`the sqlite store needs the better-sqlite3 package, which did not load: ${errorMessage(error)}`, { cause: error });
-    },
-  );
+  driver ??= loadSqliteDriver().catch((error: unknown) => {
+    driver = undefined;
+    throw new Error(`the sqlite store needs the better-sqlite3 package, which did not load: ${errorMessage(error)}`, { cause: error });
+  });
   return driver;
 }
 

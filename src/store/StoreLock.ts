@@ -15,6 +15,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type Database from 'better-sqlite3';
+import { loadSqliteDriver } from './sqliteDriver.js';
 
 /** The store is locked by another process (or another store object in this one). */
 export class StoreInUseError extends Error {
@@ -46,7 +47,7 @@ export class StoreLock {
    * {@link StoreInUseError} naming `store` at once (never waits).
    */
   static async acquire(lockFile: string, store: string): Promise<StoreLock> {
-    const Driver = (await import('better-sqlite3')).default;
+    const Driver = await loadSqliteDriver();
     const db = new Driver(lockFile, { timeout: 0 });
     try {
       db.pragma('busy_timeout = 0');
