@@ -54,6 +54,17 @@ await build({
   },
   plugins: [
     {
+      // The SDK's Node shims load its bundled Ajv (15-23 ms) for a validator that only a JSON Schema needs: the
+      // bundle's SDK gets them from src/cli/sdkShims.ts, which loads the SDK's own validator on first use.
+      name: 'sdk-validator-on-demand',
+      setup(bundler) {
+        const shims = join(root, 'dist', 'src', 'cli', 'sdkShims.js');
+        bundler.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, (args) =>
+          args.importer === shims ? undefined : { path: shims },
+        );
+      },
+    },
+    {
       // zod's namespace (`z`, and the SDK's `import * as z`) re-exports every locale, which keeps all
       // of them (~40 modules, a third of zod's bytes) in the bundle although nothing in the CLI
       // switches zod's language: the bundle's zod has English, its default, only.
