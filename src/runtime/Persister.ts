@@ -40,6 +40,15 @@ export class Persister {
   /** Highest version handed to the store, written or not: a retry never reuses one (a timed-out write may still land). */
   private attempted: number;
   private durableRecord: TaskRecord | undefined;
+  /**
+   * The snapshot objects of the actor tree (the task, its children, theirs)
+   * that {@link durableRecord} was projected from, or found equal to. The
+   * record is a function of them (xstate replaces a snapshot object on every
+   * change, never edits one): while they are the same objects there is
+   * nothing to write, found without projecting and comparing a record (the
+   * two snapshot events of every task's start: issue 20 item 2).
+   */
+  private projectedFrom: unknown[] | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   /** Callers of {@link flushed} waiting for the store to catch up. */
   private waiters: Array<() => void> = [];
@@ -53,10 +62,15 @@ export class Persister {
     if (event.type === '@xstate.snapshot') this.kick();
   };
 
-  /** Starts persisting `actor`; `stored` is the record create (or recovery) found stored. */
-  attach(actor: AnyActorRef, stored: TaskRecord): void {
+  /**
+   * Starts persisting `actor`; `stored` is the record create (or recovery)
+   * found stored. `projected`: `stored` was projected from the actor as it is
+   * now (a new task, not yet started), so an unchanged actor needs no write.
+   */
+  attach(actor: AnyActorRef, stored: TaskRecord, projected = false): void {
     this.actor = actor;
     this.durableRecord = stored;
+    this.projectedFrom = projected ? snapshotsOf(actor) : undefined;
   }
 
   /** The last record the store confirmed: what clients may see of the task. */
@@ -115,10 +129,15 @@ export class Persister {
       const snapshot = this.actor.getSnapshot() as TaskSnapshotLike & { status: string };
       if (snapshot.status === 'stopped') return;
       const actor = this.actor;
+      const tree = snapshotsOf(actor);
+      if (this.projectedFrom && sameObjects(tree, this.projectedFrom)) continue;
       // Lazily: the final record keeps no snapshot (issue 20 item 2: the walk cost ~2 % of a create's CPU).
       const record = recordOf(snapshot, () => actor.getPersistedSnapshot(), this.attempted + 1, this.options.machineVersion);
       // Compared with the record last stored, not a JSON copy of it: no ~1 KB string kept per live task (issue 20).
-      if (this.durableRecord && sameRecordContent(record, this.durableRecord)) continue;
+      if (this.durableRecord && sameRecordContent(record, this.durableRecord)) {
+        this.projectedFrom = tree;
+        continue;
+      }
       this.attempted = record.version;
       try {
         await this.options.store.put(record);
@@ -136,6 +155,7 @@ export class Persister {
         return;
       }
       this.durableRecord = record;
+      this.projectedFrom = tree;
       this.options.onWritten?.(record);
     }
   }
@@ -147,6 +167,25 @@ export class Persister {
       this.kick();
     }, this.options.retryMs ?? 1000);
   }
+}
+
+/** The snapshot objects of `actor` and of its children, depth first: what its persisted snapshot is made of. */
+function snapshotsOf(actor: AnyActorRef): unknown[] {
+  const out: unknown[] = [];
+  const visit = (ref: AnyActorRef): void => {
+    const snapshot = ref.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> };
+    out.push(snapshot);
+    const children = snapshot.children;
+    if (children) for (const id in children) if (children[id]) visit(children[id]);
+  };
+  visit(actor);
+  return out;
+}
+
+function sameObjects(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Whether two records hold the same JSON apart from their version: writing `next` would change nothing. */

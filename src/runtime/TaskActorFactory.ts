@@ -132,9 +132,13 @@ export class TaskActorFactory {
     return { actor, persister };
   }
 
-  /** Starts a built actor whose record (`stored`) is in the store: from now on each change is written. */
-  start({ actor, persister }: TaskHandle, stored: TaskRecord): void {
-    persister.attach(actor, stored);
+  /**
+   * Starts a built actor whose record (`stored`) is in the store: from now on
+   * each change is written. `projected`: `stored` was projected from this
+   * actor as it is (a new task), so its unchanged start writes nothing.
+   */
+  start({ actor, persister }: TaskHandle, stored: TaskRecord, projected = false): void {
+    persister.attach(actor, stored, projected);
     actor.subscribe({ error: (error) => this.options.logger.error(`task ${stored.taskId} actor failed`, error) });
     actor.start();
     // After start: a deadline already past is sent on the timer's next turn, to a running actor (I-8).

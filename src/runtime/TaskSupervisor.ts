@@ -142,7 +142,8 @@ export class TaskSupervisor {
       throw error;
     }
     this.passivation.written(this.registry.add(task, record, slot), record);
-    this.factory.start(task, record);
+    // `record` was projected from this actor, unchanged since (not started): its start writes nothing.
+    this.factory.start(task, record, true);
     return record;
   }
 
