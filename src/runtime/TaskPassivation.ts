@@ -212,8 +212,9 @@ export class TaskPassivation {
   private async apply(taskId: string, entry: PassivatedTask, event: TaskEvent): Promise<void> {
     const { registry, store } = this.options;
     if (registry.passivated(taskId) !== entry) {
-      // Rehydrated by an earlier event: the actor takes this one (a task that ended ignores it, I-2).
-      registry.owned(taskId, entry.owner)?.actor.send(event);
+      // Rehydrated by an earlier event: the actor takes this one (a task that ended ignores it, I-2). Not a wake:
+      // the live run keeps its own sleep timers, and a WOKE now would hide a sleep it has pending again.
+      if (event.type !== 'WOKE') registry.owned(taskId, entry.owner)?.actor.send(event);
       return;
     }
     if (this.stopped) return;
