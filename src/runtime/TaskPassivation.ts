@@ -18,25 +18,11 @@
  *   every answer replayed, and sets none of its earlier status messages
  *   again, see `ToolExecution`), so it goes on exactly where a live one would.
  *
- * A `working` task whose handler sleeps (`ctx.sleep`) is passivated the
- * same way, as soon as everything is durable, when the sleep has more than
- * `idleAfterMs` left: the threshold is about the time remaining, not the
- * time slept. For input the future is unknown and the time already waited
- * is the only guess of how long the task stays idle; for a sleep it is
- * known, so waiting first would only keep the actor in memory for nothing,
- * and a sleep that ends sooner than that is not worth a rehydration. Its
- * wake time is queued with its deadline (PassivatedDeadlines); at that time
- * it is rehydrated, and its handler, run again from the start, finds its
- * sleeps over (their wake times are in the context) and goes on. A `cancel`
- * ends it at once (nothing runs on its behalf: the machine's idle cancel,
- * T-24); answers are ignored as a live working task ignores them (T-22).
- * A task waiting for input while a sleep is pending (an input timeout) is
- * woken at that sleep's end too.
+ * A task that only sleeps (`ctx.sleep`) is passivated too (`sleepingWait.ts`).
  *
- * Only tasks of tools with `resume: 'replay'` or `'resume'` are passivated:
- * running such a handler again is what its tool already promised to
- * tolerate (a restart does the same). A `resume: 'fail'` handler cannot be
- * run again, and its suspended closure cannot be stored: it stays live.
+ * Only `resume: 'replay'`/`'resume'` tools' tasks are passivated (running
+ * the handler again is what the tool promised to tolerate); a `'fail'`
+ * handler cannot run again nor be stored: it stays live.
  */
 import { TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
 import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
@@ -46,6 +32,7 @@ import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { PassivatedDeadlines } from './PassivatedDeadlines.js';
 import { readStoredTask } from './readStoredTask.js';
+import { pendingWake, sleepsLong, waitOf } from './sleepingWait.js';
 import { transitionStored } from './storedTransition.js';
 import type { TaskRecovery } from './TaskRecovery.js';
 import type { LiveTask, PassivatedTask, TaskRegistry } from './TaskRegistry.js';
@@ -100,7 +87,8 @@ export class TaskPassivation {
     if (this.stopped || !this.rerunnable(record.tool)) return;
     if (record.status === 'input_required') live.idleTimer = setTimeout(() => this.passivate(live), idleAfterMs);
     // On a later turn: the persister that called this is not idle yet.
-    else if (record.status === 'working' && this.sleepsLong(waitOf(record))) live.idleTimer = setTimeout(() => this.passivate(live), 0);
+    else if (record.status === 'working' && sleepsLong(waitOf(record), idleAfterMs, this.options.now()))
+      live.idleTimer = setTimeout(() => this.passivate(live), 0);
   }
 
   /**
@@ -135,7 +123,7 @@ export class TaskPassivation {
     const wait = waitOf(record);
     if (record.status === 'working') {
       // A sleep shorter than that (or none) runs live: its handler sleeps until the stored wake time.
-      if (!this.sleepsLong(wait)) return false;
+      if (!sleepsLong(wait, this.idleAfterMs, this.options.now())) return false;
     } else if (record.status === 'input_required') {
       if (now() - record.lastUpdatedAt < idleAfterMs) {
         // Waiting for a shorter while: it runs live and is passivated when its idle time is up (registered right after this).
@@ -147,16 +135,13 @@ export class TaskPassivation {
       }
     } else return false;
     const deadline = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
-    const wakeAt = this.pendingWake(wait.sleepingUntil);
+    const wakeAt = pendingWake(wait.sleepingUntil, this.options.now());
     registry.hold(record.taskId, { owner: record.owner, slot: registry.slots.adopt(record.owner), deadline, wakeAt });
     this.deadlines.add(record.taskId, deadline, wakeAt);
     return true;
   }
 
-  /**
-   * Nothing is written again (I-9): timers stop, writes under way finish,
-   * passivated tasks leave (unfinished in the store, recovered on the next start).
-   */
+  /** Nothing is written again (I-9): timers stop, writes under way finish, passivated tasks leave (recovered on the next start). */
   async stop(): Promise<void> {
     this.stopped = true;
     this.deadlines.stop();
@@ -166,22 +151,6 @@ export class TaskPassivation {
 
   private get idleAfterMs(): number | false {
     return this.options.passivateIdleAfterMs ?? DEFAULT_PASSIVATE_IDLE_AFTER_MS;
-  }
-
-  /** Whether the task sleeps (and was not asked to cancel) for longer than the idle threshold from now. */
-  private sleepsLong(wait: Wait): boolean {
-    const idleAfterMs = this.idleAfterMs;
-    return (
-      idleAfterMs !== false &&
-      !wait.cancelRequested &&
-      wait.sleepingUntil !== undefined &&
-      wait.sleepingUntil - this.options.now() > idleAfterMs
-    );
-  }
-
-  /** The wake time a passivated task is woken at: only one still ahead (a past one is stale: restarted after it). */
-  private pendingWake(sleepingUntil: number | undefined): number | null {
-    return sleepingUntil !== undefined && sleepingUntil > this.options.now() ? sleepingUntil : null;
   }
 
   private rerunnable(toolName: string): boolean {
@@ -200,10 +169,11 @@ export class TaskPassivation {
     if (snapshot.status !== 'active') return;
     const { context } = snapshot;
     const waitsForInput = durable?.status === 'input_required' && snapshot.matches({ active: 'input_required' });
-    const sleeps = durable?.status === 'working' && snapshot.matches({ active: 'working' }) && this.sleepsLong(context);
+    const sleeps =
+      durable?.status === 'working' && snapshot.matches({ active: 'working' }) && sleepsLong(context, this.idleAfterMs, this.options.now());
     if (!waitsForInput && !sleeps) return;
     const deadline = context.ttlMs === null ? null : context.createdAt + context.ttlMs;
-    const wakeAt = this.pendingWake(context.sleepingUntil);
+    const wakeAt = pendingWake(context.sleepingUntil, this.options.now());
     registry.passivate(live, deadline, wakeAt);
     this.deadlines.add(live.taskId, deadline, wakeAt);
   }
@@ -276,17 +246,4 @@ export class TaskPassivation {
     // Armed now: a rehydrated task that writes nothing new would otherwise never leave memory again.
     if (live?.persister.durable) this.written(live, live.persister.durable);
   }
-}
-
-/** What a stored task waits for, as its snapshot's context shows it. */
-interface Wait {
-  sleepingUntil?: number | undefined;
-  cancelRequested?: boolean;
-}
-
-/** The sleep a stored record's snapshot shows its handler waiting for (JSON this machine wrote, so read defensively). */
-function waitOf(record: TaskRecord): Wait {
-  const context = (record.snapshot as { context?: Wait } | undefined)?.context;
-  const until = context?.sleepingUntil;
-  return { sleepingUntil: typeof until === 'number' ? until : undefined, cancelRequested: context?.cancelRequested === true };
 }
