@@ -22,3 +22,22 @@ export function exceedsJsonDepth(text: string, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * Whether a parsed JSON value nests deeper than `max`: for the text it was
+ * parsed from, the same answer as {@link exceedsJsonDepth}. For small
+ * messages already parsed (the HTTP fast lane's polls, issue 20 item 1) it
+ * walks a handful of nodes instead of every character; it stops at `max`
+ * levels, so a hostile value costs no deeper a walk than the text scan.
+ */
+export function exceedsValueDepth(value: unknown, max: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (max <= 0) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (exceedsValueDepth(item, max - 1)) return true;
+    return false;
+  }
+  const object = value as Record<string, unknown>;
+  for (const key in object) if (exceedsValueDepth(object[key], max - 1)) return true;
+  return false;
+}
