@@ -12,13 +12,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
-import { silentLogger, type TaskRecord } from '../../src/index.js';
-import { TaskSupervisor, type TaskSupervisorOptions } from '../../src/runtime/TaskSupervisor.js';
-import { SqliteTaskStore } from '../../src/store/index.js';
+import type { TaskRecord } from '../../src/index.js';
+import type { TaskSupervisorOptions } from '../../src/runtime/TaskSupervisor.js';
 import { defineTool } from '../../src/tools/defineTool.js';
 import type { ResumePolicy } from '../../src/tools/ToolDefinition.js';
 import { ToolRegistry } from '../../src/tools/ToolRegistry.js';
 import { tempDir, waitFor } from '../support/processes.js';
+import { openSqliteSupervisor } from '../support/sqliteSupervisor.js';
 
 const ask = { message: 'value?', requestedSchema: { type: 'object' as const, properties: { v: { type: 'string' } } } };
 
@@ -46,35 +46,14 @@ function registry(): ToolRegistry {
   return tools;
 }
 
-/** A supervisor on an SQLite file in `dir`; passivation after 0 ms unless told. */
+/** A supervisor on an SQLite file in `dir` (test/support/sqliteSupervisor.ts), with `create` for this file's tools. */
 async function open(dir: string, options: Partial<TaskSupervisorOptions> = {}) {
-  const store = new SqliteTaskStore({ file: join(dir, 'tasks.db') });
-  await store.open();
   const tools = registry();
-  const supervisor = new TaskSupervisor({
-    store,
-    tools,
-    logger: silentLogger,
-    reapIntervalMs: 0,
-    passivateIdleAfterMs: 0,
-    limits: { maxLiveTasksPerPrincipal: 2, maxPendingInputRequestsPerTask: 4 },
-    ...options,
-  });
-  const changes: TaskRecord[] = [];
-  supervisor.onChange((record) => changes.push(record));
-  await supervisor.start();
+  const opened = await openSqliteSupervisor(dir, tools, 2, options);
+  const { supervisor } = opened;
   const create = (tool = replayTool, principal = 'alice', ttlMs: number | null = 60_000) =>
     supervisor.create({ tool: tools.get(tool.name)!, args: {}, principal, ttlMs });
-  return {
-    supervisor,
-    store,
-    changes,
-    create,
-    async close() {
-      await supervisor.stop();
-      await store.close();
-    },
-  };
+  return { ...opened, create };
 }
 
 type Opened = Awaited<ReturnType<typeof open>>;
