@@ -108,19 +108,25 @@ const CAPABILITY_OF: Record<InputRequest['method'], string> = {
 export class ToolExecution {
   readonly outcome: Promise<ExecutionOutcome>;
   private readonly controller = new AbortController();
-  private readonly issuedKeys: Set<string>;
-  private readonly outstanding: Set<string>;
+  /*
+   * The key and sleep collections below are made on first use: a run that
+   * never asks for input or sleeps (most) holds none of them. Nine empty
+   * Maps and Sets were ~1.5 KB of every live task's heap (issue 20 item 3)
+   * and nine allocations of every create (item 2).
+   */
+  private issuedKeys: Set<string> | undefined;
+  private outstanding: Set<string> | undefined;
   private readonly answers: Record<string, unknown>;
-  private readonly waiters = new Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
+  private waiters: Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }> | undefined;
   /** Requests this run issued that nobody answered yet, by key. */
-  private readonly pending = new Map<string, InputRequest>();
+  private pending: Map<string, InputRequest> | undefined;
   private readonly buffered: TaskEvent[] = [];
   private sink: ((event: TaskEvent) => void) | undefined;
   private cancelRequested = false;
   private inputMode: InputMode;
   private taskIdValue: string | undefined;
   private statusMessageValue: string | undefined;
-  private readonly inputNeededListeners = new Set<() => void>();
+  private inputNeededListeners: Set<() => void> | undefined;
   private readonly now: () => number;
   /** Resolves when the task's changes so far are stored; set once the run belongs to a task. */
   private durable: (() => Promise<void>) | undefined;
@@ -133,25 +139,28 @@ export class ToolExecution {
    * 20 item 3). Empty once it asks for anything new. A `resume` run starts
    * from its checkpoint, past some of those keys: it replays nothing.
    */
-  private readonly replaying: Set<string>;
+  private replaying: Set<string> | undefined;
   /** Wake time of every sleep key known to the task (earlier runs' and this one's), by key. */
-  private readonly sleeps: Map<string, number>;
+  private sleeps: Map<string, number> | undefined;
   /** Sleep keys this run has slept: a key sleeps once per run, like an input key is asked once (T-18). */
-  private readonly slept = new Set<string>();
+  private slept: Set<string> | undefined;
   /** The sleeps this run waits for now. */
-  private readonly sleepers = new Map<string, Sleeper>();
+  private sleepers: Map<string, Sleeper> | undefined;
 
   constructor(private readonly options: ToolExecutionOptions) {
-    this.issuedKeys = new Set(options.issuedKeys ?? []);
-    this.outstanding = new Set(options.outstandingKeys ?? []);
+    if (options.issuedKeys?.length) this.issuedKeys = new Set(options.issuedKeys);
+    if (options.outstandingKeys?.length) this.outstanding = new Set(options.outstandingKeys);
     this.answers = { ...(options.answers ?? {}) };
     this.inputMode = options.inputMode;
     this.taskIdValue = options.taskId;
     this.now = options.now ?? Date.now;
     this.checkpointValue = options.checkpoint;
-    this.sleeps = new Map(Object.entries(options.sleeps ?? {}));
+    if (options.sleeps) this.sleeps = new Map(Object.entries(options.sleeps));
     // Slept keys are replayed work too: a status message set before a sleep the handler sleeps again is not set again.
-    this.replaying = new Set(options.checkpoint === undefined ? [...Object.keys(options.answers ?? {}), ...this.sleeps.keys()] : []);
+    if (options.checkpoint === undefined && (options.answers || options.sleeps)) {
+      const replayed = [...Object.keys(options.answers ?? {}), ...Object.keys(options.sleeps ?? {})];
+      if (replayed.length > 0) this.replaying = new Set(replayed);
+    }
     this.outcome = this.run();
     // The outcome becomes the task's terminal event once an actor listens.
     void this.outcome.then((outcome) => this.emitOutcome(outcome));
@@ -172,13 +181,14 @@ export class ToolExecution {
 
   /** The input requests waiting for an answer (a task created now starts `input_required` with them); `undefined` when none. */
   get pendingInputRequests(): Record<string, InputRequest> | undefined {
-    return this.pending.size > 0 ? Object.fromEntries(this.pending) : undefined;
+    return this.pending?.size ? Object.fromEntries(this.pending) : undefined;
   }
 
   /** Calls `listener` every time the handler asks for input nobody has answered yet. */
   onInputNeeded(listener: () => void): () => void {
-    this.inputNeededListeners.add(listener);
-    return () => this.inputNeededListeners.delete(listener);
+    const listeners = (this.inputNeededListeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   /** Binds the run to its task: later input requests wait for `tasks/update`. */
@@ -217,9 +227,9 @@ export class ToolExecution {
   abort(reason: unknown = new DOMException('The call was aborted', 'AbortError')): void {
     if (this.controller.signal.aborted) return;
     this.controller.abort(reason);
-    for (const waiter of this.waiters.values()) waiter.reject(reason);
-    this.waiters.clear();
-    if (this.sleepers.size > 0) {
+    if (this.waiters) for (const waiter of this.waiters.values()) waiter.reject(reason);
+    this.waiters?.clear();
+    if (this.sleepers?.size) {
       for (const sleeper of this.sleepers.values()) {
         clearTimeout(sleeper.timer);
         sleeper.reject(reason);
@@ -234,11 +244,11 @@ export class ToolExecution {
   deliver(responses: Record<string, unknown>): void {
     for (const [key, response] of Object.entries(responses)) {
       Object.defineProperty(this.answers, key, { value: response, enumerable: true, writable: true, configurable: true });
-      this.outstanding.delete(key);
-      this.pending.delete(key);
-      const waiter = this.waiters.get(key);
+      this.outstanding?.delete(key);
+      this.pending?.delete(key);
+      const waiter = this.waiters?.get(key);
       if (waiter) {
-        this.waiters.delete(key);
+        this.waiters!.delete(key);
         waiter.resolve(response);
       }
     }
@@ -304,7 +314,7 @@ export class ToolExecution {
 
   private setStatus(message: string): void {
     this.statusMessageValue = message;
-    if (this.replaying.size > 0) return;
+    if (this.replaying?.size) return;
     this.emit({ type: 'STATUS', at: this.now(), message });
   }
 
@@ -345,22 +355,22 @@ export class ToolExecution {
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
       return Promise.reject(new TypeError(`sleep(key, ms): ms must be a finite number >= 0, got ${String(ms)}`));
     if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
-    if (this.slept.has(key))
+    if (this.slept?.has(key))
       return Promise.reject(
         new Error(`Sleep key ${JSON.stringify(key)} was already used by this call; sleep keys are unique for the task's life`),
       );
-    this.slept.add(key);
+    (this.slept ??= new Set()).add(key);
     const now = this.now();
-    let wakeAt = this.sleeps.get(key);
+    let wakeAt = this.sleeps?.get(key);
     if (wakeAt === undefined) {
       // New work: from here on the handler does what it never did before.
-      this.replaying.clear();
+      this.replaying?.clear();
       wakeAt = now + ms;
-      this.sleeps.set(key, wakeAt);
+      (this.sleeps ??= new Map()).set(key, wakeAt);
       // Recorded even when due at once: a run again must find every key it slept.
       this.emit({ type: 'SLEEP', at: now, key, wakeAt, until: Math.min(wakeAt, this.earliestSleep()) });
     } else {
-      this.replaying.delete(key);
+      this.replaying?.delete(key);
       // Replayed and still ahead (a restart while it slept): waited for again, until its stored time.
       if (wakeAt > now) this.emit({ type: 'SLEEP', at: now, key, wakeAt, until: Math.min(wakeAt, this.earliestSleep()) });
     }
@@ -373,7 +383,7 @@ export class ToolExecution {
     const due = wakeAt;
     return new Promise<void>((resolve, reject) => {
       const sleeper: Sleeper = { wakeAt: due, timer: undefined, resolve, reject };
-      this.sleepers.set(key, sleeper);
+      (this.sleepers ??= new Map()).set(key, sleeper);
       this.armSleep(key, sleeper);
     });
   }
@@ -381,7 +391,7 @@ export class ToolExecution {
   /** Earliest wake time of the pending sleeps, Infinity when none. */
   private earliestSleep(): number {
     let earliest = Infinity;
-    for (const sleeper of this.sleepers.values()) earliest = Math.min(earliest, sleeper.wakeAt);
+    if (this.sleepers) for (const sleeper of this.sleepers.values()) earliest = Math.min(earliest, sleeper.wakeAt);
     return earliest;
   }
 
@@ -391,7 +401,7 @@ export class ToolExecution {
       sleeper.timer = setTimeout(() => this.armSleep(key, sleeper), Math.min(remaining, MAX_TIMER_MS));
       return;
     }
-    this.sleepers.delete(key);
+    this.sleepers?.delete(key);
     const earliest = this.earliestSleep();
     this.emit({ type: 'WOKE', at: this.now(), until: earliest === Infinity ? null : earliest });
     sleeper.resolve();
@@ -404,11 +414,11 @@ export class ToolExecution {
     if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
     // A restored or retried run gets the answers it was already given (replay).
     if (Object.hasOwn(this.answers, key)) {
-      this.replaying.delete(key);
+      this.replaying?.delete(key);
       return Promise.resolve(this.answers[key]);
     }
     // Past everything it did before: from here on the handler does new work.
-    this.replaying.clear();
+    this.replaying?.clear();
     const capability = CAPABILITY_OF[request.method];
     if (!capability) return Promise.reject(new TypeError(`Unsupported input request method ${JSON.stringify(request.method)}`));
     // Only request kinds the client declared on the originating call, down to members like elicitation.url (T-19, D-10).
@@ -425,18 +435,18 @@ export class ToolExecution {
         ),
       );
     }
-    if (this.outstanding.has(key)) {
+    if (this.outstanding?.has(key)) {
       // Outstanding in the restored task already: wait without asking twice.
       return this.wait(key);
     }
-    if (this.issuedKeys.has(key)) {
+    if (this.issuedKeys?.has(key)) {
       return Promise.reject(
         new Error(`Input key ${JSON.stringify(key)} was already used by this call; keys are unique for the task's life (T-18)`),
       );
     }
     if (this.inputMode === 'return') return Promise.reject(new InputRequiredSignal(key, request));
     const maxPending = this.options.maxPendingInputRequests;
-    if (maxPending !== undefined && this.outstanding.size >= maxPending) {
+    if (maxPending !== undefined && (this.outstanding?.size ?? 0) >= maxPending) {
       // The handler sees the error; uncaught, it ends the task failed with it (I-5).
       const error = limitExceeded(
         'maxPendingInputRequestsPerTask',
@@ -445,17 +455,17 @@ export class ToolExecution {
       );
       return Promise.reject(new ToolError(error.code, error.message, error.data));
     }
-    this.issuedKeys.add(key);
-    this.outstanding.add(key);
+    (this.issuedKeys ??= new Set()).add(key);
+    (this.outstanding ??= new Set()).add(key);
     const answered = this.wait(key);
-    this.pending.set(key, request);
+    (this.pending ??= new Map()).set(key, request);
     this.emit({ type: 'INPUT_NEEDED', at: this.now(), key, request });
-    for (const listener of this.inputNeededListeners) listener();
+    if (this.inputNeededListeners) for (const listener of this.inputNeededListeners) listener();
     return answered;
   }
 
   private wait(key: string): Promise<unknown> {
-    return new Promise((resolve, reject) => this.waiters.set(key, { resolve, reject }));
+    return new Promise((resolve, reject) => (this.waiters ??= new Map()).set(key, { resolve, reject }));
   }
 }
 
