@@ -9,6 +9,7 @@
  * Persister retries with a higher version, latest wins); a late `create` made
  * a task nobody was told about, so it is deleted as soon as it lands.
  */
+import { performance } from 'node:perf_hooks';
 import { StoreTimeoutError } from '../core/errors.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import {
@@ -112,7 +113,7 @@ export class DeadlineTaskStore implements TaskStore {
 
   private bounded<T>(operation: string, work: Promise<T>, onTimeout?: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry: InFlight = { expires: Date.now() + this.deadlineMs, operation, reject, onTimeout };
+      const entry: InFlight = { expires: performance.now() + this.deadlineMs, operation, reject, onTimeout };
       this.inFlight.add(entry);
       this.arm();
       work.then(
@@ -142,13 +143,13 @@ export class DeadlineTaskStore implements TaskStore {
     }
     const head = this.inFlight.values().next().value;
     if (head === undefined) return;
-    this.timer = setTimeout(() => this.expire(), Math.max(0, head.expires - Date.now()));
+    this.timer = setTimeout(() => this.expire(), Math.max(0, head.expires - performance.now()));
   }
 
   /** Fails every operation whose deadline came (they are in deadline order), then re-arms for the next. */
   private expire(): void {
     this.timer = undefined;
-    const now = Date.now();
+    const now = performance.now();
     for (const entry of this.inFlight) {
       // Not due yet (the operation the timer was set for settled, or the timer ran a little early): re-armed below.
       if (entry.expires > now) break;
@@ -162,6 +163,7 @@ export class DeadlineTaskStore implements TaskStore {
 
 /** One store operation racing its deadline. */
 interface InFlight {
+  /** `performance.now()` ms: monotonic, so the operations stay in deadline order whatever the wall clock does. */
   readonly expires: number;
   readonly operation: string;
   readonly reject: (error: unknown) => void;
