@@ -8,7 +8,9 @@
  * task's checkpoint (`ctx.saveCheckpoint`), written when a step starts and
  * when it ends; a step starts only after its start record is stored. After a
  * restart the task is resumed (`resume: 'resume'`) from that checkpoint: the
- * step that was in flight runs again (at-least-once per step).
+ * step that was in flight runs again (at-least-once per step), except a step
+ * waiting out a durable retry backoff, which goes on at its next attempt
+ * (see {@link WorkflowRun.durableBackoff}).
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent, type Snapshot } from 'xstate';
 import {
@@ -22,7 +24,7 @@ import type { JsonObject } from '../../machines/task/index.js';
 import { isInputRequiredSignal } from '../runtime/ToolExecution.js';
 import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../tools/ToolDefinition.js';
 import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from './definition.js';
-import type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
+import type { StepBackoff, StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 import { render, TemplateError, type TemplateEngine, type TemplateScope } from './templates.js';
 import type { ToolInvoker } from './ToolInvoker.js';
 import { parseDuration, showDuration } from './duration.js';
@@ -33,7 +35,7 @@ import { publish } from '../core/diagnostics.js';
 import { newTaskId } from '../core/ids.js';
 import { MAX_RECORDED_VALUE_BYTES, type RunHistory, type RunRecorder, type RunState } from './RunHistory.js';
 
-export type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
+export type { StepBackoff, StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 
 type WorkflowActor = Actor<typeof workflowMachine>;
 
@@ -160,6 +162,11 @@ function raced<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 
 const sleep = (ms: number, signal: AbortSignal) => raced(new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.()), signal);
 
+/** A top-level (or onFailure) step as `runStep` runs it: `deadline` (epoch ms) is when the workflow `timeout` ends it, Infinity without one. */
+interface TopStep {
+  deadline: number;
+}
+
 const ms = (value: string | number | undefined, fallback: number): number => {
   if (value === undefined) return fallback;
   const parsed = parseDuration(value);
@@ -192,6 +199,8 @@ class WorkflowRun {
   private startedAt = now();
   /** The run's history record while it is not a task (a synchronous call, or an `auto` call not promoted yet). */
   private recorder: RunRecorder | undefined;
+  /** Restored records of steps that were waiting out a durable retry backoff, by `phase:id`: taken by their step when it runs again. */
+  private readonly backoffs = new Map<string, StepRecord>();
 
   constructor(
     private readonly definition: WorkflowDefinition,
@@ -276,11 +285,21 @@ class WorkflowRun {
     if (restored) {
       if (restored.startedAt) this.startedAt = restored.startedAt;
       // The step that was in flight when the server died runs again (at-least-once): its record says so.
-      this.records = restored.steps.map((record) =>
-        record.status === 'running'
-          ? { ...record, status: 'interrupted', endedAt: now(), error: { message: 'The server stopped during this step; it runs again' } }
-          : record,
-      );
+      // One waiting between attempts in a durable backoff was not working: it goes on (runStep takes its record).
+      this.records = restored.steps.map((record) => {
+        if (record.status !== 'running') return record;
+        if (record.backoff) {
+          const kept = { ...record };
+          this.backoffs.set(`${kept.phase}:${kept.id}`, kept);
+          return kept;
+        }
+        return {
+          ...record,
+          status: 'interrupted',
+          endedAt: now(),
+          error: { message: 'The server stopped during this step; it runs again' },
+        };
+      });
       this.actor = createActor(machine, {
         snapshot: restored.snapshot as Snapshot<unknown>,
         // xstate restores the snapshot and ignores `input`, but its options type requires one for a
@@ -447,14 +466,24 @@ class WorkflowRun {
     const forced = input.phase === 'onFailure';
     const total = input.phase === 'main' ? this.definition.steps.length : (this.definition.onFailure ?? []).length;
     this.stepStatus = `${input.phase === 'main' ? 'Step' : 'onFailure step'} ${input.index + 1}/${total}: ${input.stepId}`;
-    this.ctx.setStatus(this.stepStatus);
+    const resumed = this.backoffs.get(`${input.phase}:${input.stepId}`);
+    // A step resumed in its backoff: the task goes on showing the retry message it stored.
+    if (!resumed) this.ctx.setStatus(this.stepStatus);
     // The workflow's timeout bounds the main steps, counted from the run's start; onFailure cleanup still runs.
     const budget =
       this.definition.timeout !== undefined && input.phase === 'main'
         ? ms(this.definition.timeout, 0) - (Date.now() - Date.parse(this.startedAt))
         : undefined;
     const overall = `Workflow ${this.definition.name} timed out after ${showDuration(this.definition.timeout ?? 0)}`;
-    if (budget !== undefined && budget <= 0) return { status: 'failed', message: overall, allowFailure: false };
+    if (budget !== undefined && budget <= 0) {
+      if (resumed) {
+        // Woken after the run's time ran out: the step waited for nothing, and ends with the run.
+        this.backoffs.delete(`${input.phase}:${input.stepId}`);
+        delete resumed.backoff;
+        Object.assign(resumed, { status: 'failed', endedAt: now(), error: { message: overall } });
+      }
+      return { status: 'failed', message: overall, allowFailure: false };
+    }
     const limit = budget !== undefined ? limited(signal, budget, overall) : undefined;
     try {
       const outcome = await this.runStep(
@@ -465,6 +494,7 @@ class WorkflowRun {
         input.stepId,
         '',
         limit?.signal ?? signal,
+        { deadline: budget !== undefined ? Date.now() + budget : Number.POSITIVE_INFINITY },
       );
       if (limit?.signal.aborted && limit.signal.reason instanceof TimeLimit && !signal.aborted) {
         return { status: 'failed', message: overall, allowFailure: false };
@@ -487,7 +517,12 @@ class WorkflowRun {
     }
   }
 
-  /** Runs a step of any kind; `recordId` is its id in the step records. */
+  /**
+   * Runs a step of any kind; `recordId` is its id in the step records. `top`
+   * is given for a top-level (or onFailure) step, never for a sub-step of
+   * `forEach`/`parallel`: only a top step may wait out its retry backoff
+   * durably ({@link durableBackoff}), and only a top step is resumed there.
+   */
   private async runStep(
     step: WorkflowStep | WorkflowSubStep,
     phase: 'main' | 'onFailure',
@@ -496,11 +531,17 @@ class WorkflowRun {
     recordId: string,
     keyPrefix: string,
     signal: AbortSignal,
+    top?: TopStep,
   ): Promise<Outcome> {
-    const record: StepRecord = { id: recordId, phase, startedAt: now(), status: 'running' };
-    if (step.tool !== undefined) record.tool = step.tool;
-    else if (step.input !== undefined) record.tool = 'input';
-    const started = Date.now();
+    // A top step restored between two attempts goes on with its record (still `running`, its attempts counted).
+    const resumed = top ? this.backoffs.get(`${phase}:${recordId}`) : undefined;
+    if (resumed) this.backoffs.delete(`${phase}:${recordId}`);
+    const record: StepRecord = resumed ?? { id: recordId, phase, startedAt: now(), status: 'running' };
+    if (!resumed) {
+      if (step.tool !== undefined) record.tool = step.tool;
+      else if (step.input !== undefined) record.tool = 'input';
+    }
+    const started = resumed ? Date.parse(resumed.startedAt) : Date.now();
     const end = (outcome: Outcome): Outcome => {
       // A cancel (the caller's signal) is `cancelled`; a step's own time limit is a failure.
       record.status = signal.aborted && !(signal.reason instanceof TimeLimit) && outcome.status === 'failed' ? 'cancelled' : outcome.status;
@@ -517,14 +558,25 @@ class WorkflowRun {
       }));
       return outcome;
     };
-    this.records.push(record);
+    if (!resumed) this.records.push(record);
     try {
-      if (step.condition && !(await this.conditionHolds(step.condition, scope, outcomes, recordId, signal))) {
-        return end({ status: 'skipped' });
-      }
       const retry = step.retry;
       const attempts = retry?.attempts ?? 1;
-      for (let attempt = 1; ; attempt++) {
+      let attempt = 1;
+      if (resumed?.backoff) {
+        // Its condition held and `failed` attempts ran before the run stopped: the wait goes on (the same
+        // sleep key wakes at its stored time, at once if that has passed), then the next attempt. None runs again.
+        const { failed, key, until } = resumed.backoff;
+        try {
+          await raced(this.ctx.sleep(key, Math.max(0, Date.parse(until) - Date.now()) || 0), signal);
+        } finally {
+          delete record.backoff;
+        }
+        attempt = failed + 1;
+      } else if (step.condition && !(await this.conditionHolds(step.condition, scope, outcomes, recordId, signal))) {
+        return end({ status: 'skipped' });
+      }
+      for (; ; attempt++) {
         const limit =
           step.timeout !== undefined
             ? limited(signal, ms(step.timeout, 0), `Step ${recordId} timed out after ${showDuration(step.timeout)}`)
@@ -542,10 +594,7 @@ class WorkflowRun {
         // Exponential backoff between attempts; a cancel interrupts the wait.
         const initial = ms(retry?.initialDelay, 1000);
         const delay = Math.min(initial * (retry?.multiplier ?? 2) ** (attempt - 1), ms(retry?.maxDelay, 60_000));
-        record.attempts = attempt + 1;
-        this.ctx.setStatus(`${this.stepStatus} — attempt ${attempt} failed (${outcome.message}); retrying in ${delay} ms`);
-        await this.persist();
-        await sleep(delay, signal);
+        await this.backoff(record, attempt, delay, outcome.message, this.durableBackoff(top, delay), signal);
       }
     } catch (error) {
       if (isInputRequiredSignal(error)) throw error;
@@ -554,6 +603,61 @@ class WorkflowRun {
       const coded = error as { code?: unknown; message?: unknown };
       const message = error instanceof TemplateError ? error.message : typeof coded.message === 'string' ? coded.message : String(error);
       return end({ status: 'failed', message, ...(typeof coded.code === 'number' ? { code: coded.code } : {}) });
+    }
+  }
+
+  /**
+   * Whether a retry backoff of `delay` ms may be a durable sleep
+   * (`ctx.sleep`), which lets the task be passivated while it waits (its
+   * actor stopped, its whole handler run dropped, then run again at the wake
+   * time from the checkpoint). The rule: only when nothing else of the run
+   * is working during the wait, since passivation would abort it —
+   *
+   * - a top step (`top`): in a sequence, or the only DAG step in flight
+   *   (its own entry in `inFlight`; none starts while it waits, as steps
+   *   start only when one ends). Never a sub-step of `parallel`/`forEach`:
+   *   siblings may be running, and a resumed run starts such a step over
+   *   from its start anyway, so a durable wait would buy nothing;
+   * - not cut short by the workflow `timeout` (it would abort the wait
+   *   while the sleep stays pending, and the run would go on, onFailure
+   *   steps included, as a task the runtime believes asleep).
+   *
+   * Otherwise the wait is a plain timer in this process, as before.
+   */
+  private durableBackoff(top: TopStep | undefined, delay: number): boolean {
+    return top !== undefined && this.inFlight.size <= 1 && Date.now() + delay < top.deadline;
+  }
+
+  /**
+   * Waits `delay` ms before attempt `attempt + 1` of the step. The record
+   * counts the attempt to come and the status says why it waits; both are
+   * stored before the wait starts. A durable wait also stores its sleep in
+   * the record (`backoff`), so a run resumed from this checkpoint goes on
+   * waiting for the same sleep and then makes the next attempt, without
+   * running again the attempts that failed. Its key is unique for the
+   * task's life (sleep keys are their own namespace, apart from input keys):
+   * the record's index in the run's records, which only grow and are
+   * restored whole, tells a step run again (interrupted, then a new record)
+   * from the one that slept.
+   */
+  private async backoff(record: StepRecord, attempt: number, delay: number, message: string, durable: boolean, signal: AbortSignal) {
+    record.attempts = attempt + 1;
+    this.ctx.setStatus(`${this.stepStatus} — attempt ${attempt} failed (${message}); retrying in ${delay} ms`);
+    if (!durable) {
+      await this.persist();
+      return sleep(delay, signal);
+    }
+    const backoff: StepBackoff = {
+      failed: attempt,
+      key: `${record.id}#${this.records.indexOf(record)}/retry${attempt}`,
+      until: new Date(Date.now() + delay).toISOString(),
+    };
+    record.backoff = backoff;
+    try {
+      await this.persist();
+      await raced(this.ctx.sleep(backoff.key, delay), signal);
+    } finally {
+      delete record.backoff;
     }
   }
 

@@ -14,7 +14,7 @@ export {
 export { ToolInvoker, type ToolInvocation } from './ToolInvoker.js';
 export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './loadWorkflows.js';
 export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './definition.js';
-export type { StepRecord, WorkflowCheckpoint } from './WorkflowRunner.js';
+export type { StepBackoff, StepRecord, WorkflowCheckpoint } from './WorkflowRunner.js';
 export {
   compileGoTemplate,
   TemplateSyntaxError,
