@@ -339,7 +339,11 @@ function detailOf(record: TaskRecord, now: number): RunDetail {
     ...summaryOf(record, now),
     input: checkpoint.input ?? null,
     ...(record.result !== undefined ? { result: record.result } : {}),
-    steps: checkpoint.steps.map(stepOf),
+    steps: checkpoint.steps.map((step) =>
+      // A run cancelled while passivated (waiting for input, or in a durable retry backoff) ended without its
+      // handler running (T-24, the idle cancel): its waiting step shows as a live cancel records it.
+      record.status === 'cancelled' && step.status === 'running' ? stepOf({ ...step, status: 'cancelled' }) : stepOf(step),
+    ),
     ...(checkpoint.definitionHash !== undefined ? { definition_hash: checkpoint.definitionHash } : {}),
   };
 }

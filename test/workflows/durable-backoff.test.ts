@@ -221,6 +221,15 @@ describe('a workflow retry backoff is a durable sleep (issue 20 item 3)', () => 
       assert.equal(opened.runtime.liveTasks, 0);
       await delay(200);
       assert.equal(calls.flaky.length, 1, 'no attempt ran after the cancel');
+      // The run history shows the waiting step cancelled, as a live cancel records it.
+      const history = await opened.ops.call('core_workflow_execution_get', { execution_id: taskId });
+      assert.ok(history.kind === 'result', JSON.stringify(history));
+      const run = history.result.structuredContent as Json;
+      assert.equal(run.status, 'cancelled');
+      assert.deepEqual(
+        (run.steps as Json[]).map((step) => [step.step_id, step.status, step.attempts]),
+        [['fetch', 'cancelled', 2]],
+      );
     } finally {
       await opened.close();
     }
