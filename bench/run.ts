@@ -1304,26 +1304,30 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     const heap = raw.passivation.heap ?? {};
     const xs = heap.xstate;
     const sizesOf = (result: PassivationResult) => result.sizes.map((size) => size.n.toLocaleString('en-US')).join(' → ');
-    for (const [state, label] of [
-      ['passivated', 'passivated (passivateIdleAfterMs 0), SQLite store'],
-      ['live', 'live (passivation off), SQLite store'],
-    ] as const) {
-      const h = heap[state];
-      if (!h) continue;
-      add({
-        bench: '3. heap per input-waiting task',
-        case: `${label}, slope N=${sizesOf(h)}`,
-        figure: 'Δ heapUsed / Δ N',
-        value: h.slopeBytesPerTask,
-        unit: 'B',
-        baseline: 'bare xstate actor of the task machine (slope)',
-        baselineValue: xs?.slopeBytesPerTask ?? NaN,
-        baselineUnit: 'B',
-        ratio: ratio(h.slopeBytesPerTask, xs?.slopeBytesPerTask ?? NaN),
-        ...(state === 'passivated' ? { target: '≤ 8,192 B', verdict: verdict(h.slopeBytesPerTask <= 8192) } : {}),
-        note: `RSS slope ${fmt(h.rssSlopeBytesPerTask)} B/task${state === 'passivated' && heap.live ? `; ${fmt(ratio(h.slopeBytesPerTask, heap.live.slopeBytesPerTask))}× the live task` : ''}`,
-      });
-    }
+    /** The passivated and live rows of one waiting kind, each against the bare actor's slope (the same floor for both kinds). */
+    const waitingRows = (bench: string, what: string, results: Partial<Record<'passivated' | 'live', PassivationResult>>) => {
+      for (const [state, label] of [
+        ['passivated', 'passivated (passivateIdleAfterMs 0), SQLite store'],
+        ['live', 'live (passivation off), SQLite store'],
+      ] as const) {
+        const h = results[state];
+        if (!h) continue;
+        add({
+          bench,
+          case: `${label}${what}, slope N=${sizesOf(h)}`,
+          figure: 'Δ heapUsed / Δ N',
+          value: h.slopeBytesPerTask,
+          unit: 'B',
+          baseline: 'bare xstate actor of the task machine (slope)',
+          baselineValue: xs?.slopeBytesPerTask ?? NaN,
+          baselineUnit: 'B',
+          ratio: ratio(h.slopeBytesPerTask, xs?.slopeBytesPerTask ?? NaN),
+          ...(state === 'passivated' ? { target: '≤ 8,192 B', verdict: verdict(h.slopeBytesPerTask <= 8192) } : {}),
+          note: `RSS slope ${fmt(h.rssSlopeBytesPerTask)} B/task${state === 'passivated' && results.live ? `; ${fmt(ratio(h.slopeBytesPerTask, results.live.slopeBytesPerTask))}× the live task` : ''}`,
+        });
+      }
+    };
+    waitingRows('3. heap per input-waiting task', '', heap);
     if (xs)
       add({
         bench: '3. heap per input-waiting task',
@@ -1333,27 +1337,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         unit: 'B',
         baseline: '—',
       });
-    const sleepHeap = raw.passivation.sleepHeap ?? {};
-    for (const [state, label] of [
-      ['passivated', 'passivated (passivateIdleAfterMs 0), SQLite store'],
-      ['live', 'live (passivation off), SQLite store'],
-    ] as const) {
-      const h = sleepHeap[state];
-      if (!h) continue;
-      add({
-        bench: '3. heap per timer-waiting task',
-        case: `${label}, ctx.sleep of an hour, slope N=${sizesOf(h)}`,
-        figure: 'Δ heapUsed / Δ N',
-        value: h.slopeBytesPerTask,
-        unit: 'B',
-        baseline: 'bare xstate actor of the task machine (slope)',
-        baselineValue: xs?.slopeBytesPerTask ?? NaN,
-        baselineUnit: 'B',
-        ratio: ratio(h.slopeBytesPerTask, xs?.slopeBytesPerTask ?? NaN),
-        ...(state === 'passivated' ? { target: '≤ 8,192 B', verdict: verdict(h.slopeBytesPerTask <= 8192) } : {}),
-        note: `RSS slope ${fmt(h.rssSlopeBytesPerTask)} B/task${state === 'passivated' && sleepHeap.live ? `; ${fmt(ratio(h.slopeBytesPerTask, sleepHeap.live.slopeBytesPerTask))}× the live task` : ''}`,
-      });
-    }
+    waitingRows('3. heap per timer-waiting task', ', ctx.sleep of an hour', raw.passivation.sleepHeap ?? {});
     const million = heap.recovered;
     if (million) {
       const at = million.sizes[0]!;
