@@ -1,11 +1,14 @@
 /** Child processes of the benchmark: servers (`bench/server.ts`) and one-shot measurement scripts. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { COMPILED_IMPORT } from './compiledLibrary.js';
 import type { ServerConfig } from './server.js';
 
 export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 /** `--import` value loading tsx whatever the working directory. */
 export const TSX_IMPORT = import.meta.resolve('tsx');
+/** tsx for the bench's own files, then the hook that loads the compiled library when the run compiled one. */
+const IMPORTS = ['--import', TSX_IMPORT, '--import', COMPILED_IMPORT];
 
 export interface ServerChild {
   url: string;
@@ -23,13 +26,9 @@ export interface ServerChild {
 
 /** Starts `bench/server.ts` with `config` and waits for it to listen. */
 export async function startServer(config: ServerConfig, options: { timeoutMs?: number; nodeArgs?: string[] } = {}): Promise<ServerChild> {
-  const child = spawn(
-    process.execPath,
-    [...(options.nodeArgs ?? []), '--import', TSX_IMPORT, `${BENCH_DIR}server.ts`, JSON.stringify(config)],
-    {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...IMPORTS, `${BENCH_DIR}server.ts`, JSON.stringify(config)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const waiting = new Map<number, (value: unknown) => void>();
@@ -98,7 +97,7 @@ export interface ScriptOutcome<T> {
   stderr: string;
 }
 
-/** Runs `node [nodeArgs] --import tsx bench/<script> <json arg>` to its end (SIGKILL after `timeoutMs`). */
+/** Runs `node [nodeArgs] --import tsx --import compiledRegister bench/<script> <json arg>` to its end (SIGKILL after `timeoutMs`). */
 export async function runScript<T>(
   script: string,
   arg: unknown,
@@ -106,7 +105,7 @@ export async function runScript<T>(
 ): Promise<ScriptOutcome<T>> {
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), '--import', TSX_IMPORT, `${BENCH_DIR}${script}`, JSON.stringify(arg)],
+    [...(options.nodeArgs ?? []), ...IMPORTS, `${BENCH_DIR}${script}`, JSON.stringify(arg)],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },

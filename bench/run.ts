@@ -2,6 +2,8 @@
  * taskvisor benchmarks: `npm run bench` (full, ~10 min on 2 cores),
  * `npm run bench -- --quick` (tiny sizes, one concurrency: a smoke run),
  * `npm run bench -- --only create` (one benchmark; baselines still run).
+ * Servers and measuring scripts run the library compiled as the package ships it
+ * (bench/compiledLibrary.ts); `--source` runs the TypeScript sources through tsx.
  *
  * Prints one markdown table on stdout — every figure next to a baseline
  * measured in the same run, and the ratio — and writes everything measured
@@ -38,6 +40,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, runScript, startServer, type ServerChild } from './child.js';
 import { runColdStart, type ColdStartResult } from './coldStart.js';
+import { compileLibrary } from './compiledLibrary.js';
 import { runFanout, type FanoutResult, type FanoutTarget } from './fanout.js';
 import { runSlowReader, type SlowReaderResult } from './slowReader.js';
 import { runFastLaneCell, type FastLaneResult } from './fastLane.js';
@@ -73,6 +76,7 @@ const { values: flags } = parseArgs({
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     'results-dir': { type: 'string' },
+    source: { type: 'boolean', default: false },
   },
 });
 const quick = flags.quick ?? false;
@@ -1681,6 +1685,13 @@ const dataDir = await mkdtemp(join(tmpdir(), 'taskvisor-bench-'));
 log(
   `taskvisor bench (${quick ? 'quick' : 'full'}${only ? `, only ${only.join(',')}` : ''}); data in ${dataDir}; load average ${loadStart.map((l) => l.toFixed(2)).join(' ')}`,
 );
+// Every child measures the compiled library, as users run it (bench/compiledLibrary.ts); `--source`: tsx.
+const compiled = flags.source ? undefined : await compileLibrary();
+log(
+  compiled
+    ? `library: compiled (tsc, tsconfig.build.json) in ${fmt(compiled.ms)} ms`
+    : 'library: TypeScript sources through tsx (--source)',
+);
 
 const stores: StoreKind[] = ['lowdb'];
 let sqliteSkip: string | undefined;
@@ -1755,6 +1766,7 @@ try {
   if (ROUNDS >= 2) fsyncRound(dataDir, ROUNDS);
 } finally {
   await rm(dataDir, { recursive: true, force: true });
+  await compiled?.remove();
 }
 
 const loadEnd = loadavg();
@@ -1764,7 +1776,7 @@ const finishedAt = new Date();
 const header = [
   ...(quick ? ['(quick run: tiny sizes and one concurrency — a smoke test; no verdicts)'] : []),
   `taskvisor bench — ${startedAt.toISOString()} — ${quick ? 'quick' : 'full'} run${only ? ` (only ${only.join(', ')})` : ''} — ${((performance.now() - t0) / 1000).toFixed(0)} s`,
-  `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}; load average at start ${loadStart.map((l) => l.toFixed(2)).join(' / ')}, at end ${loadEnd.map((l) => l.toFixed(2)).join(' / ')}`,
+  `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}; library ${compiled ? 'compiled' : 'sources through tsx'}; load average at start ${loadStart.map((l) => l.toFixed(2)).join(' / ')}, at end ${loadEnd.map((l) => l.toFixed(2)).join(' / ')}`,
 ];
 await mkdir(resultsDir, { recursive: true });
 const resultFile = join(resultsDir, `${startedAt.toISOString().replaceAll(':', '-')}.json`);
@@ -1776,6 +1788,7 @@ await writeFile(
       finishedAt: finishedAt.toISOString(),
       mode: quick ? 'quick' : 'full',
       only: only ?? null,
+      library: compiled ? 'compiled' : 'source',
       node: process.version,
       platform: `${process.platform} ${process.arch}`,
       cpus: cpus().length,
