@@ -7,7 +7,7 @@
  *
  * Modes:
  * - `xstate`: the floor — bare `createActor(taskMachine).start()` with the
- *   machine's inert placeholder workers; no runtime.
+ *   machine (no child actor: its run is the runtime's); no runtime.
  * - `memory`: a runtime with the memory store (which also keeps a copy of
  *   every record, snapshot included).
  * - `null`: a runtime whose store keeps nothing (create/put resolve at once):

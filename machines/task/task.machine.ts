@@ -4,26 +4,31 @@
  *   active { working ⇄ input_required } → completed | failed | cancelled
  *
  * The wire status is a pure projection of the state value (I-3, see
- * `statusOf`). The worker (what the task runs) is an invoked placeholder
- * that the runtime provides with `.provide()`; the ttl deadline (T-26) is
- * the runtime's too: one timer for every task sends `DEADLINE` when
+ * `statusOf`). The run (what the task runs: tool function, workflow,
+ * upstream call) is the runtime's, not a child actor: the runtime starts it
+ * once the actor has started, sends its events to the actor, hears what the
+ * machine asks of it as emitted events (`RunMessage`: `ABORT`, `INPUT`),
+ * and stops it when the task leaves `active` (issue 20 item 2: an invoked
+ * `worker` was a second actor per task). The ttl deadline (T-26) is the
+ * runtime's too: one timer for every task sends `DEADLINE` when
  * `createdAt + ttlMs` comes (no actor per task, issue 20). The machine itself
  * only records what happened.
  *
  * Sleeps (`ctx.sleep`) are context only (`sleeps`, `sleepingUntil`): the
- * timer is the worker's while it runs, the runtime's one deadline timer's
+ * timer is the run's while it runs, the runtime's one deadline timer's
  * while the task is passivated; old snapshots, without these optional
  * fields, restore as they are (no version bump).
  *
  * Restore safety (I-8): no `after:` delays (the deadline lives in context,
- * where the runtime reads it back after a restore), explicit ids on every
- * invoke, named guards and actions, nothing required in entry actions.
- * Snapshots from before the deadline was the runtime's still hold a
- * `deadline` child: xstate skips a child whose src the machine no longer
- * has, so they restore as they are (no version bump).
+ * where the runtime reads it back after a restore), no invoked children,
+ * named guards and actions, nothing required in entry actions. Snapshots
+ * from before the deadline and the run were the runtime's still hold a
+ * `deadline` or `worker` child: xstate skips a child whose src the machine
+ * no longer has, so they restore as they are (no version bump), and the
+ * runtime starts the run of a restored task as the restored invoke did.
  */
-import { assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
-import type { InputRequest, TaskContext, TaskError, TaskEvent, TaskInput, TaskStatus, WorkerInput, WorkerMessage } from './types.js';
+import { assign, emit, enqueueActions, setup } from 'xstate';
+import type { InputRequest, RunMessage, TaskContext, TaskError, TaskEvent, TaskInput, TaskStatus } from './types.js';
 
 /**
  * Stamped next to every persisted snapshot. Bump it when a change to states,
@@ -54,10 +59,7 @@ export const taskMachine = setup({
     context: {} as TaskContext,
     events: {} as TaskEvent,
     input: {} as TaskInput,
-  },
-  actors: {
-    /** Placeholder: the runtime provides the real worker (tool function, workflow, upstream call). */
-    worker: fromCallback<WorkerMessage, WorkerInput>(() => () => {}),
+    emitted: {} as RunMessage,
   },
   guards: {
     isFreshKey: ({ context, event }) => event.type === 'INPUT_NEEDED' && !context.issuedKeys.includes(event.key),
@@ -71,7 +73,7 @@ export const taskMachine = setup({
     isCancelRequested: ({ context }) => context.cancelRequested,
     hasOutstandingInput: ({ context }) => Object.keys(context.inputRequests).length > 0,
     isFirstCancel: ({ context }) => !context.cancelRequested,
-    /** A cancel for a task whose worker is not running (passivated while it slept): nothing to cancel cooperatively. */
+    /** A cancel for a task whose run is not running (passivated while it slept): nothing to cancel cooperatively. */
     isIdleCancel: ({ event }) => event.type === 'CANCEL' && event.idle === true,
     /** The message it already shows is no visible change (a handler run again after a restart or rehydration sets it again). */
     isNewStatusMessage: ({ context, event }) => event.type === 'STATUS' && event.message !== context.statusMessage,
@@ -89,7 +91,7 @@ export const taskMachine = setup({
         issuedKeys: [...context.issuedKeys, event.key],
       };
     }),
-    /** Takes the answers to outstanding keys and hands them to the worker; others are ignored (T-22). */
+    /** Takes the answers to outstanding keys and hands them to the run (emitted `INPUT`); others are ignored (T-22). */
     acceptResponses: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'INPUT_RESPONSES') return;
       const keys = outstandingKeys(context, event.responses);
@@ -102,7 +104,7 @@ export const taskMachine = setup({
         inputRequests,
         answers: Object.fromEntries([...Object.entries(context.answers), ...Object.entries(accepted)]),
       });
-      enqueue.sendTo('worker', { type: 'INPUT', responses: accepted } satisfies WorkerMessage);
+      enqueue.emit({ type: 'INPUT', responses: accepted });
     }),
     markCancelRequested: assign({ cancelRequested: true }),
     recordCheckpoint: assign({
@@ -121,7 +123,8 @@ export const taskMachine = setup({
     }),
     /** A cancelled task's last progress message would read as if it were still running. */
     noteCancelled: assign({ statusMessage: 'The task was cancelled' }),
-    abortWorker: sendTo('worker', { type: 'ABORT' } satisfies WorkerMessage),
+    /** Asks the run to stop (cooperative cancel, T-24): the runtime hears the emitted `ABORT`. */
+    abortRun: emit({ type: 'ABORT' } as const),
     clearInputRequests: assign({ inputRequests: {} }),
     /** A finished task's last working-phase message ("Waiting for a name") would read as if it were still running. */
     recordResult: assign({
@@ -168,15 +171,6 @@ export const taskMachine = setup({
   initial: 'active',
   states: {
     active: {
-      invoke: [
-        {
-          id: 'worker',
-          src: 'worker',
-          // Only what never changes: a restored invoke keeps the input it first started with (I-8);
-          // the worker reads answers and keys from the live context.
-          input: ({ context }) => ({ taskId: context.taskId, tool: context.tool, args: context.args }),
-        },
-      ],
       initial: 'working',
       states: {
         working: {
@@ -185,7 +179,7 @@ export const taskMachine = setup({
           always: { guard: 'hasOutstandingInput', target: 'input_required' },
           on: {
             INPUT_NEEDED: [
-              // Asked to cancel, the worker now waits for input: nothing runs any more, so cancel at once
+              // Asked to cancel, the run now waits for input: nothing runs any more, so cancel at once
               // rather than ask the client for input after it asked to cancel (T-24).
               { guard: 'isCancelRequested', target: '#task.cancelled', actions: ['clearInputRequests', 'noteCancelled', 'touch'] },
               { guard: 'isFreshKey', target: 'input_required', actions: ['addInputRequest', 'touch'] },
@@ -193,8 +187,8 @@ export const taskMachine = setup({
             CANCEL: [
               // Passivated while it slept: nothing runs on its behalf, so cancel at once (T-24), as in input_required.
               { guard: 'isIdleCancel', target: '#task.cancelled', actions: ['markCancelRequested', 'noteCancelled', 'touch'] },
-              // Cooperative cancel (T-24): ask the worker to stop; it may still finish.
-              { guard: 'isFirstCancel', actions: ['markCancelRequested', 'abortWorker', 'touch'] },
+              // Cooperative cancel (T-24): ask the run to stop; it may still finish.
+              { guard: 'isFirstCancel', actions: ['markCancelRequested', 'abortRun', 'touch'] },
             ],
           },
         },
@@ -215,7 +209,7 @@ export const taskMachine = setup({
         STATUS: { guard: 'isNewStatusMessage', actions: ['setStatusMessage', 'touch'] },
         // Not a visible change: no touch (lastUpdatedAt is about what clients see).
         CHECKPOINT: { actions: 'recordCheckpoint' },
-        // Not visible either: where the worker sleeps, kept for a replay and for passivation (issue 20 item 3).
+        // Not visible either: where the run sleeps, kept for a replay and for passivation (issue 20 item 3).
         SLEEP: { actions: 'recordSleep' },
         WOKE: { actions: 'recordWoke' },
         WORK_DONE: { target: 'completed', actions: ['recordResult', 'clearInputRequests', 'touch'] },

@@ -62,33 +62,33 @@ export interface TaskContext {
   pollIntervalMs?: number;
   /** `undefined` once cleared: recordResult drops a finished task's last message, and assign cannot delete a key. */
   statusMessage?: string | undefined;
-  /** Set by the first CANCEL while the worker runs: cooperative cancel (T-24). */
+  /** Set by the first CANCEL while the run runs: cooperative cancel (T-24). */
   cancelRequested: boolean;
   /** Outstanding input requests, by key (T-12, T-13). */
   inputRequests: Record<string, InputRequest>;
   /** Every key ever issued: a key is never reused (T-18, I-4). */
   issuedKeys: string[];
-  /** Responses already delivered to the worker, by key (replayed on `resume: 'replay'`). */
+  /** Responses already delivered to the run, by key (replayed on `resume: 'replay'`). */
   answers: Record<string, unknown>;
   result?: JsonObject;
   error?: TaskError;
   clientCapabilities?: JsonObject;
   trace?: { traceparent: string; tracestate?: string; baggage?: string };
   /**
-   * Durable progress the worker saved (`ctx.saveCheckpoint`): plain JSON,
+   * Durable progress the run saved (`ctx.saveCheckpoint`): plain JSON,
    * persisted with the snapshot and handed back to a `resume: 'resume'` tool
    * after a restart.
    */
   checkpoint?: unknown;
   /**
-   * Wake times (epoch ms) of every `ctx.sleep` key the worker slept, by key:
+   * Wake times (epoch ms) of every `ctx.sleep` key the run slept, by key:
    * a handler run again (restart, rehydration) sleeps a key until its stored
    * time, not for its whole duration again. Absent until the first sleep (and
    * in snapshots from before sleeps existed, which restore as they are).
    */
   sleeps?: Record<string, number>;
   /**
-   * Earliest wake time of the sleeps the worker waits for now, `undefined`
+   * Earliest wake time of the sleeps the run waits for now, `undefined`
    * when it waits for none: a passivated task is woken (rehydrated) then.
    */
   sleepingUntil?: number | undefined;
@@ -114,10 +114,10 @@ export type TaskEvent =
       at: number;
       /** Why, when it was not a plain restart (an adopted task: issue 13 item 4). */ message?: string;
     }
-  /** The worker saved durable progress (replaces the previous checkpoint). */
+  /** The run saved durable progress (replaces the previous checkpoint). */
   | { type: 'CHECKPOINT'; at: number; checkpoint: unknown }
   /**
-   * The worker sleeps `key` (`ctx.sleep`) until `wakeAt` (kept the first time
+   * The run sleeps `key` (`ctx.sleep`) until `wakeAt` (kept the first time
    * only: a replayed sleep wakes at the stored time); `until` is the earliest
    * wake time of the sleeps it now waits for.
    */
@@ -125,15 +125,9 @@ export type TaskEvent =
   /** A sleep ended: `until` is the earliest wake time of the sleeps still pending, `null` when none. */
   | { type: 'WOKE'; at: number; until: number | null };
 
-/** Messages the task actor sends to its worker (the invoked `worker` actor). */
-export type WorkerMessage = { type: 'ABORT' } | { type: 'INPUT'; responses: Record<string, unknown> };
-
 /**
- * Input handed to the invoked `worker` actor: only what never changes, since
- * a restored invoke keeps the input it first started with.
+ * What the task machine asks of the task's run, as events it emits (xstate
+ * `emit`; the runtime listens with `actor.on`): stop cooperatively, or take
+ * these answers (T-22, T-24).
  */
-export interface WorkerInput {
-  taskId: string;
-  tool: string;
-  args: JsonObject;
-}
+export type RunMessage = { type: 'ABORT' } | { type: 'INPUT'; responses: Record<string, unknown> };

@@ -43,13 +43,13 @@ export interface TraceLine {
   /** The actor's sessionId (`x:12`). */
   actorId?: string;
   systemId?: string;
-  /** The root task actor's sessionId, on lines about its children (the worker, the deadline timer). */
+  /** The root actor's sessionId, on lines about its children (a task actor has none since issue 20 item 2). */
   rootId?: string;
   /** The task the actor belongs to, when known. */
   taskId?: string;
   /** The W3C traceparent of the call that created the task (issue 16.3): joins the line to the caller's trace. */
   traceparent?: string;
-  /** `@xstate.actor`: the actor's id (`worker`, `deadline`, or the sessionId of a root) and its parent. */
+  /** `@xstate.actor`: the actor's id (a child's invoke id, or the sessionId of a root) and its parent. */
   name?: string;
   parentId?: string;
   /** `@xstate.event`: the sender, when an actor. */

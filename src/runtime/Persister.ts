@@ -10,7 +10,7 @@
  * into the next write (latest wins). A failed write is retried on a timer, and
  * {@link Persister.flushed} waits for that retry too. After `stop()` nothing is
  * written again (I-9): a snapshot taken after `actor.stop()` would restore a
- * task without its worker.
+ * task without its run.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';

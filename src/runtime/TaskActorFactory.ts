@@ -1,33 +1,24 @@
 /**
- * Builds task actors: the task machine provided with its real worker (the
- * tool run), each actor wired to its own persister; each started actor's
- * ttl deadline goes to the process's one deadline timer (LiveDeadlines).
+ * Builds task actors: the task machine, each actor wired to its own
+ * persister and to its run (RunWiring: no child actor, issue 20 item 2);
+ * each started actor's ttl deadline goes to the process's one deadline timer
+ * (LiveDeadlines).
  *
  * Everything it needs comes in as options (tools, clock, limits, store,
- * callbacks); what a worker needs of its task (the run to adopt, the
- * persister to wait for, the actor's context) is kept here per task, from
- * the moment the actor is built until its worker stops. It never reads the
- * supervisor's maps.
+ * callbacks). It never reads the supervisor's maps.
  */
-import { createActor, fromCallback, type Actor, type InspectionEvent, type Snapshot } from 'xstate';
-import {
-  taskMachine,
-  TASK_MACHINE_VERSION,
-  type TaskEvent,
-  type TaskInput,
-  type WorkerInput,
-  type WorkerMessage,
-} from '../../machines/task/index.js';
+import { createActor, type InspectionEvent, type Snapshot } from 'xstate';
+import { taskMachine, TASK_MACHINE_VERSION, type TaskInput } from '../../machines/task/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { deadlineOf } from './LiveDeadlines.js';
 import { Persister } from './Persister.js';
-import { ToolExecution } from './ToolExecution.js';
+import { RunWiring, type TaskActor } from './RunWiring.js';
+import type { ToolExecution } from './ToolExecution.js';
 
-/** A task actor of the provided machine: real worker. */
-export type TaskActor = Actor<typeof taskMachine>;
+export type { TaskActor } from './RunWiring.js';
 
 /** A built, not yet started, task actor and the persister that writes it. */
 export interface TaskHandle {
@@ -52,61 +43,22 @@ export interface TaskActorFactoryOptions {
   deadlines: { add(taskId: string, deadline: number | null): void };
 }
 
-/** What the worker of one task needs, kept from build until the worker stops. */
-interface Wiring {
-  actor: TaskActor;
-  persister: Persister;
-  /** A run already under way (`auto` promotion), or the one the worker started. */
-  execution?: ToolExecution | undefined;
-}
-
 export class TaskActorFactory {
-  private readonly machine;
-  private readonly wired = new Map<string, Wiring>();
+  private readonly runs: RunWiring;
 
   constructor(private readonly options: TaskActorFactoryOptions) {
-    this.machine = taskMachine.provide({
-      actors: {
-        worker: fromCallback<WorkerMessage, WorkerInput>(({ input, sendBack, receive }) => {
-          const wiring = this.wired.get(input.taskId);
-          const execution = wiring ? (wiring.execution ?? this.startRun(input, wiring.actor)) : undefined;
-          if (!wiring || !execution) {
-            this.wired.delete(input.taskId);
-            return () => {};
-          }
-          wiring.execution = execution;
-          const { persister } = wiring;
-          execution.attach(
-            (event: TaskEvent) => sendBack(event),
-            // Let the event reach the actor (and its persister) before waiting for the write (and its retries).
-            async () => {
-              await Promise.resolve();
-              await persister.flushed();
-            },
-          );
-          receive((message) => {
-            if (message.type === 'ABORT') execution.cancel();
-            else execution.deliver(message.responses);
-          });
-          return () => {
-            execution.detach();
-            execution.abort(taskEnded());
-            this.wired.delete(input.taskId);
-          };
-        }),
-      },
-    });
+    this.runs = new RunWiring(options);
   }
 
   /**
-   * A new task's actor, constructed, not started: its worker has not run and
-   * its snapshot holds the invokes to start (I-1). `execution` is a run
-   * already under way (`auto` promotion) for the worker to adopt.
+   * A new task's actor, constructed, not started: its run starts with it,
+   * after its record is stored (I-1). `execution` is a run already under way
+   * (`auto` promotion) for the task to adopt.
    */
   create(input: TaskInput, execution?: ToolExecution): TaskHandle {
     const persister = this.newPersister(1);
-    const actor = createActor(this.machine, { input, inspect: this.inspectFor(persister) });
-    this.wired.set(input.taskId, { actor, persister, execution });
+    const actor = createActor(taskMachine, { input, inspect: this.inspectFor(persister) });
+    this.runs.add(input.taskId, actor, persister, execution);
     return { actor, persister };
   }
 
@@ -118,7 +70,7 @@ export class TaskActorFactory {
    */
   restore(record: TaskRecord): TaskHandle {
     const persister = this.newPersister(record.version);
-    const actor = createActor(this.machine, {
+    const actor = createActor(taskMachine, {
       // Cast: a stored snapshot is plain JSON, not xstate's Snapshot type; xstate checks it as it restores
       // and throwIfUnrestorable (below) reports one it cannot use.
       snapshot: record.snapshot as Snapshot<unknown>,
@@ -128,32 +80,31 @@ export class TaskActorFactory {
       inspect: this.inspectFor(persister),
     });
     throwIfUnrestorable(actor);
-    this.wired.set(record.taskId, { actor, persister });
+    this.runs.add(record.taskId, actor, persister);
     return { actor, persister };
   }
 
   /**
    * Starts a built actor whose record (`stored`) is in the store: from now on
-   * each change is written. `projected`: `stored` was projected from this
-   * actor as it is (a new task), so its unchanged start writes nothing.
+   * each change is written, and its run starts (or goes on, adopted).
+   * `projected`: `stored` was projected from this actor as it is (a new
+   * task), so its unchanged start writes nothing.
    */
   start({ actor, persister }: TaskHandle, stored: TaskRecord, projected = false): void {
     persister.attach(actor, stored, projected);
-    actor.subscribe({ error: (error) => this.options.logger.error(`task ${stored.taskId} actor failed`, error) });
-    actor.start();
+    this.runs.start(stored.taskId, actor, (error) => this.options.logger.error(`task ${stored.taskId} actor failed`, error));
     // After start: a deadline already past is sent on the timer's next turn, to a running actor (I-8).
     this.options.deadlines.add(stored.taskId, deadlineOf(actor));
   }
 
   /** Forgets a built actor that will never start (its record could not be stored; the caller stops its run). */
   discard(taskId: string): void {
-    this.wired.delete(taskId);
+    this.runs.discard(taskId);
   }
 
   /** Aborts every run (the server stops). */
   abortAll(reason: string): void {
-    for (const wiring of this.wired.values()) wiring.execution?.abort(new DOMException(reason, 'AbortError'));
-    this.wired.clear();
+    this.runs.abortAll(reason);
   }
 
   private newPersister(version: number): Persister {
@@ -179,47 +130,6 @@ export class TaskActorFactory {
         this.options.logger.error('inspector failed', error);
       }
     };
-  }
-
-  /** Starts the run of a task whose worker has none yet: a fresh `always` task, or a `replay` after restart. */
-  private startRun(input: WorkerInput, actor: TaskActor): ToolExecution | undefined {
-    const tool = this.options.tools.get(input.tool);
-    if (!tool) return undefined;
-    const context = actor.getSnapshot().context;
-    return new ToolExecution({
-      // `resume`: continue from the last saved progress; `replay` starts over by definition.
-      ...(tool.options.resume === 'resume' && context.checkpoint !== undefined ? { checkpoint: context.checkpoint } : {}),
-      tool,
-      args: input.args,
-      principal: context.owner,
-      taskId: input.taskId,
-      inputMode: 'wait',
-      // From the context, not `input`: a restored invoke keeps the input it was first started with,
-      // which predates the answers given since (a replay would ask again under a used key and hang).
-      answers: context.answers,
-      issuedKeys: context.issuedKeys,
-      ...(context.sleeps ? { sleeps: context.sleeps } : {}),
-      outstandingKeys: Object.keys(context.inputRequests),
-      ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
-      ...(context.trace ? { trace: context.trace } : {}),
-      maxPendingInputRequests: this.options.maxPendingInputRequestsPerTask,
-      now: this.options.now,
-    });
-  }
-}
-
-/**
- * The reason `ctx.signal` gives when a task ends: an `AbortError` without a
- * stack (it would show only the actor's cleanup inside xstate), which costs a
- * third of one with (issue 20 item 2: one per task).
- */
-function taskEnded(): DOMException {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new DOMException('The task ended', 'AbortError');
-  } finally {
-    Error.stackTraceLimit = limit;
   }
 }
 

@@ -98,7 +98,7 @@ export class TaskRegistry {
 
   /**
    * Stops a live task's actor and keeps only its passivated entry: persister
-   * stopped first (I-9), then the actor (its worker's run is aborted); the
+   * stopped first (I-9), then the actor (its run is aborted); the
    * slot stays taken.
    */
   passivate(live: LiveTask, deadline: number | null, wakeAt: number | null = null): PassivatedTask {

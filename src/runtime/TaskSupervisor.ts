@@ -4,7 +4,7 @@
  * jobs behind it each live in their own part:
  *
  * - {@link TaskRegistry}: the live task actors and their owners' admission slots;
- * - {@link TaskActorFactory}: builds task actors with their workers and persisters;
+ * - {@link TaskActorFactory}: builds task actors with their runs and persisters;
  * - `Persister`: the one durable-publish path (a change is stored, then published);
  * - {@link TaskRecovery}: takes over unfinished stored tasks, through machine events (I-3);
  * - {@link TaskReaper}: purges expired finished tasks (T-26);
@@ -131,7 +131,7 @@ export class TaskSupervisor {
     let task: TaskHandle;
     try {
       task = this.factory.create(input, options.execution);
-      // Constructed, not started: the worker has not run, the snapshot holds the invokes to start (I-1).
+      // Constructed, not started: its run starts with it, after this write (I-1).
       record = recordOf(task.actor.getSnapshot(), task.actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
       await this.options.store.create(record);
     } catch (error) {

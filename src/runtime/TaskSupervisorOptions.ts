@@ -61,7 +61,7 @@ export interface CreateTaskOptions {
   clientCapabilities?: JsonObject;
   /** W3C trace context of the creating call (issue 16.3). */
   trace?: TaskInput['trace'];
-  /** A run already under way (`auto` promotion); otherwise the worker starts one after the write. */
+  /** A run already under way (`auto` promotion); otherwise one starts with the actor, after the write. */
   execution?: ToolExecution;
 }
 

@@ -12,7 +12,7 @@ import { inputOf, throwIfUnrestorable } from './TaskActorFactory.js';
 
 /** A fresh actor built from what the stored record shows (its snapshot cannot be used), taken through `event`. */
 export function endFromRecord(record: TaskRecord, event: TaskEvent): TaskRecord {
-  // The unprovided machine has inert workers: this runs only the transitions.
+  // The machine does no I/O and no run is wired to this actor: this runs only the transitions.
   const actor = createActor(taskMachine, { input: inputOf(record) });
   throwIfUnrestorable(actor);
   actor.start();

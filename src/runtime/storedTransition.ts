@@ -4,7 +4,7 @@
  * tasks it cannot resume this way, passivation ends passivated tasks
  * (cancel, deadline) this way (issue 20 item 3).
  */
-import { createActor, fromCallback, type AnyActorRef, type AnyActorScope } from 'xstate';
+import { createActor, type AnyActorScope } from 'xstate';
 import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
 import { recordOf } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
@@ -12,7 +12,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 /**
  * The task's stored snapshot taken through `event` by the machine's pure
  * transition function (I-3): the same record an actor restored from it would
- * reach, without building an actor, its children and its system for each of
+ * reach, without building an actor and its system for each of
  * possibly 100k tasks (issue 13 item 6: recovery was ~0.5 ms of actor set-up
  * per task).
  */
@@ -48,7 +48,7 @@ let scope: AnyActorScope | undefined;
 /**
  * A scope whose effects do nothing, as xstate's `createInertActorScope` builds
  * for `transition()`: actions are not executed, children not started or
- * stopped. Built once (its actor is never started).
+ * stopped, nothing emitted. Built once (its actor is never started).
  */
 function inertScope(): AnyActorScope {
   if (scope === undefined) {
@@ -74,16 +74,14 @@ function inertScope(): AnyActorScope {
  * A passivated task's stored record taken through `event` by the machine
  * (I-3), ready to be stored as its next version; `undefined` when the
  * machine ignores the event (unknown or answered keys, T-22). The snapshot
- * keeps the stored one's invoked children: every event a passivated task
- * gets keeps it in `active` (whose invokes never change) or ends it (no
- * children left), so the actor restored from it runs the same worker the
- * live task had, and its deadline is queued again from its context (I-8).
+ * has no children (the machine invokes none: issue 20 item 2; a stored
+ * `worker` child from before is dropped, as a restore skips it): the actor
+ * restored from it starts the task's run again from its context, as the
+ * live task did, and its deadline is queued again from its context (I-8).
  */
 export function transitionStored(record: TaskRecord, event: TaskEvent): TaskRecord | undefined {
   const { stored, snapshot } = resolveStored(record);
-  // Stand-ins for the invoked children, so `sendTo('worker')` resolves (the inert scope never delivers it:
-  // the rehydrated worker reads every answer from the context instead).
-  (snapshot as { children: Record<string, AnyActorRef> }).children = inertChildren();
+  // The inert scope drops what the machine emits (`INPUT`): the rehydrated run reads every answer from the context.
   const next = taskMachine.transition(snapshot, event, inertScope());
   if (next.status === 'error') throw next.error instanceof Error ? next.error : new Error(String(next.error));
   if (JSON.stringify([next.value, next.context]) === JSON.stringify([stored.value, stored.context])) return undefined;
@@ -93,18 +91,7 @@ export function transitionStored(record: TaskRecord, event: TaskEvent): TaskReco
     value: next.value,
     context: next.context,
     historyValue: next.historyValue,
-    children: next.status === 'active' ? stored.children : {},
+    children: {},
   };
   return recordOf(next, persisted, record.version + 1, TASK_MACHINE_VERSION);
-}
-
-let children: Record<string, AnyActorRef> | undefined;
-
-/** A never-started actor standing for a task's invoked `worker` in a pure transition. */
-function inertChildren(): Record<string, AnyActorRef> {
-  if (children === undefined) {
-    const inert = fromCallback(() => () => {});
-    children = { worker: createActor(inert) };
-  }
-  return children;
 }

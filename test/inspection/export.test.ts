@@ -182,7 +182,7 @@ describe('the task machine diagram', () => {
       'task_active_working --> task_cancelled : INPUT_NEEDED [isCancelRequested] / clearInputRequests, noteCancelled, touch',
       'task_active_working --> task_active_input_required : INPUT_NEEDED [isFreshKey] / addInputRequest, touch',
       // Cooperative cancel: targetless, so a self-loop.
-      'task_active_working --> task_active_working : CANCEL [isFirstCancel] / markCancelRequested, abortWorker, touch (internal)',
+      'task_active_working --> task_active_working : CANCEL [isFirstCancel] / markCancelRequested, abortRun, touch (internal)',
       'task_active_input_required --> task_cancelled : CANCEL / markCancelRequested, clearInputRequests, noteCancelled, touch',
       'task_active --> task_active : STATUS [isNewStatusMessage] / setStatusMessage, touch (internal)',
       'task_active --> task_cancelled : WORK_ABORTED [isCancelRequested] / clearInputRequests, noteCancelled, touch',

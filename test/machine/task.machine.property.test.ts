@@ -11,13 +11,13 @@
  *
  * The "regression:" tests at the end pin down findings of this suite that were
  * fixed in the machine ("__proto__" input keys, input after a cancel request,
- * the input a restored worker starts with); the "sanity:" tests show the
+ * what a restored task's run starts from); the "sanity:" tests show the
  * properties fail on deliberately broken copies, old bugs included.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { assign, createActor, enqueueActions, fromCallback, initialTransition, transition, type Actor, type SnapshotFrom } from 'xstate';
+import { assign, createActor, enqueueActions, initialTransition, transition, type SnapshotFrom } from 'xstate';
 import {
   TERMINAL_STATUSES,
   statusOf,
@@ -26,8 +26,7 @@ import {
   type TaskEvent,
   type TaskInput,
   type TaskStatus,
-  type WorkerInput,
-  type WorkerMessage,
+  type RunMessage,
 } from '../../machines/task/index.js';
 
 type Machine = typeof taskMachine;
@@ -144,7 +143,7 @@ const terminalAbsorbs = (machine: Machine) =>
       assert.deepEqual(s.value, terminal.value);
       assert.equal(JSON.stringify(s.context), JSON.stringify(terminal.context));
       assert.equal(s.status, 'done');
-      // Nothing is sent to (or started for) a worker after the end.
+      // Nothing is emitted to the task's run after the end.
       if (i > first) assert.deepEqual(actions[i], []);
     }
   });
@@ -296,7 +295,7 @@ const inputKeys = (machine: Machine) =>
         assert.equal(JSON.stringify(inputRequests[key]), firstRequest.get(key), `request under ${key} changed`);
 
       if (event.type === 'INPUT_NEEDED' && !isTerminal(prev) && prev.context.cancelRequested) {
-        // T-24 (property 3): asked to cancel, a worker that asks for input, under any key, ends the task.
+        // T-24 (property 3): asked to cancel, a run that asks for input, under any key, ends the task.
         assert.equal(statusOf(s), 'cancelled');
       } else if (event.type === 'INPUT_NEEDED' && prev.context.issuedKeys.includes(event.key)) {
         assert.equal(stateJson(s), stateJson(prev), `re-issuing key ${event.key} changed the task`);
@@ -308,7 +307,7 @@ const inputKeys = (machine: Machine) =>
         if (isTerminal(prev) || keysOf(accepted).length === 0) {
           // Only unknown, already answered or not-yet-issued keys (or a working/terminal task): nothing changes.
           assert.equal(stateJson(s), stateJson(prev), 'responses to no outstanding key changed the task');
-          assert.deepEqual(actions[i], [], 'nothing is sent to the worker');
+          assert.deepEqual(actions[i], [], 'nothing is emitted to the run');
           continue;
         }
         // Unknown and answered keys change nothing: the same step with only the outstanding keys is identical.
@@ -322,9 +321,9 @@ const inputKeys = (machine: Machine) =>
         );
         // T-22: a strict subset keeps the task input_required; answering all resumes it.
         assert.equal(statusOf(s), outstanding.length > 0 ? 'input_required' : 'working');
-        // The worker gets exactly the accepted answers.
+        // The run gets exactly the accepted answers (emitted `INPUT`).
         const sent = (actions[i] as Array<{ type: string; params?: { event?: unknown } }>)
-          .filter((a) => a.type === 'xstate.sendTo')
+          .filter((a) => a.type === 'xstate.emit')
           .map((a) => a.params?.event);
         assert.deepEqual(sent, [{ type: 'INPUT', responses: accepted }]);
       }
@@ -467,7 +466,7 @@ test('sanity: property 4 fails on the old acceptResponses, which built objects w
       if (!keys.includes(key)) inputRequests[key] = request;
     }
     enqueue.assign({ inputRequests, answers: { ...context.answers, ...accepted } });
-    enqueue.sendTo('worker', { type: 'INPUT', responses: accepted } satisfies WorkerMessage);
+    enqueue.emit({ type: 'INPUT', responses: accepted } satisfies RunMessage as never);
   });
   const broken = taskMachine.provide({ actions: { acceptResponses: oldAcceptResponses as never } });
   assertFinds(inputKeys(broken), t);
@@ -485,7 +484,7 @@ test('regression: INPUT_NEEDED after a cancel request ends the task cancelled, n
     { type: 'CANCEL', at: 1 },
     { type: 'INPUT_NEEDED', at: 2, key: 'a', request: { method: 'roots/list' } },
   ]).states.slice(1);
-  assert.equal(statusOf(s1!), 'working', 'CANCEL in working only asks the worker to stop');
+  assert.equal(statusOf(s1!), 'working', 'CANCEL in working only asks the run to stop');
   assert.equal(s1!.context.cancelRequested, true);
   // Was: input_required with cancelRequested=true, asking the client for input after it asked to cancel.
   assert.equal(statusOf(s2!), 'cancelled');
@@ -508,7 +507,7 @@ test('regression: an outstanding key "__proto__" stays listed when another key i
   assert.equal(Object.getPrototypeOf(s.context.inputRequests), Object.prototype, 'and it is a key, not a prototype');
 });
 
-test('regression: the answer to key "__proto__" is recorded and sent to the worker (I-4)', () => {
+test('regression: the answer to key "__proto__" is recorded and emitted to the run (I-4)', () => {
   const [s0] = initialTransition(taskMachine, INPUT);
   const [s1] = transition(taskMachine, s0, { type: 'INPUT_NEEDED', at: 1, key: '__proto__', request: { method: 'roots/list' } });
   const responses = JSON.parse('{"__proto__":{"ok":true}}') as Record<string, unknown>; // as a JSON request body parses
@@ -518,53 +517,32 @@ test('regression: the answer to key "__proto__" is recorded and sent to the work
   assert.deepEqual(Object.getOwnPropertyDescriptor(s2.context.answers, '__proto__')?.value, { ok: true });
   assert.equal(Object.getPrototypeOf(s2.context.answers), Object.prototype);
   const sent = (actions as Array<{ params?: { event?: { responses?: object } } }>).map((a) => a.params?.event?.responses);
-  assert.ok(Object.hasOwn(sent[0] ?? {}, '__proto__'), 'the worker receives the answer');
+  assert.ok(Object.hasOwn(sent[0] ?? {}, '__proto__'), 'the run receives the answer');
   // And it survives persist → JSON → restore.
   const restored = JSON.parse(JSON.stringify(s2.context)) as typeof s2.context;
   assert.ok(Object.hasOwn(restored.answers, '__proto__'));
 });
 
-/** Compile-time: WorkerInput holds exactly what never changes (adding or removing a field breaks the type-check). */
-const WORKER_INPUT_FIELDS = { taskId: true, tool: true, args: true } satisfies Record<keyof WorkerInput, true>;
-
-test('regression: a restored worker reads the answers given before the cut from the live context, not its input (I-8)', () => {
-  // The contract the runtime relies on (src/runtime/TaskSupervisor.ts startWorker): the invoke input is kept
-  // as first started across a restore, so it holds only taskId/tool/args; answers, issuedKeys and
-  // inputRequests come from the parent actor's context when the worker starts.
-  const starts: Array<{ input: WorkerInput; context: Snap['context'] }> = [];
-  let current: Actor<Machine> | undefined;
-  const machine = taskMachine.provide({
-    actors: {
-      worker: fromCallback<WorkerMessage, WorkerInput>(({ input }) => {
-        starts.push({ input, context: current!.getSnapshot().context });
-        return () => {};
-      }),
-    },
-  });
+test('regression: a restored task holds in its context what its run starts from, and no child (I-8)', () => {
+  // The contract the runtime relies on (src/runtime/RunWiring.ts startRun): a restored task's run starts
+  // from the actor's context (answers, issuedKeys, inputRequests, args), as the old invoked worker read it.
   const INPUT_WITH_ARGS: TaskInput = { ...INPUT, tool: 'ask', args: { question: 'go?' } };
-  current = createActor(machine, { input: INPUT_WITH_ARGS });
-  const original = current.start();
+  const original = createActor(taskMachine, { input: INPUT_WITH_ARGS }).start();
   original.send({ type: 'INPUT_NEEDED', at: 1, key: 'a', request: { method: 'roots/list' } });
   original.send({ type: 'INPUT_RESPONSES', at: 2, responses: { a: 'yes' } });
   original.send({ type: 'INPUT_NEEDED', at: 3, key: 'b', request: { method: 'roots/list' } });
   const snapshot = JSON.parse(JSON.stringify(original.getPersistedSnapshot()));
   original.stop();
-  current = createActor(machine, { snapshot, input: INPUT_WITH_ARGS }); // input ignored on restore (statelyai/xstate#4915)
-  const restored = current.start();
+  assert.deepEqual(snapshot.children, {}, 'no invoked child is persisted (issue 20 item 2)');
+  const restored = createActor(taskMachine, { snapshot, input: INPUT_WITH_ARGS }).start(); // input ignored (statelyai/xstate#4915)
   try {
-    assert.equal(starts.length, 2, 'the worker starts once, and again on restore');
-    const expectedInput = { taskId: 'task-1', tool: 'ask', args: { question: 'go?' } };
-    for (const { input } of starts) {
-      assert.deepEqual(input, expectedInput, 'the worker input is only taskId/tool/args');
-      assert.deepEqual(Object.keys(input).sort(), Object.keys(WORKER_INPUT_FIELDS).sort());
-    }
-    // What a `resume: 'replay'` worker needs, as the restored worker reads it when it starts.
-    const { context } = starts[1]!;
+    const { context } = restored.getSnapshot();
+    assert.deepEqual(context.args, { question: 'go?' });
     assert.deepEqual(context.answers, { a: 'yes' }, 'the answer given before the cut');
     assert.deepEqual(context.issuedKeys, ['a', 'b'], 'every key issued before the cut');
     assert.deepEqual(Object.keys(context.inputRequests), ['b'], 'the request still outstanding');
     assert.equal(statusOf(restored.getSnapshot()), 'input_required');
-    assert.deepEqual(restored.getSnapshot().context, context, 'the live context is the one the worker read');
+    assert.deepEqual(restored.getSnapshot().children, {});
   } finally {
     restored.stop();
   }

@@ -105,23 +105,23 @@ describe('LiveDeadlines', () => {
 });
 
 describe('task machine without a deadline child', () => {
-  it('invokes only the worker, and restores a snapshot stored with a deadline child (before issue 20) without it', () => {
+  it('invokes no child, and restores a snapshot stored with deadline and worker children (before issue 20) without them', () => {
     const input = { taskId: 't1', owner: 'alice', tool: 'wait', args: {}, now: 1000, ttlMs: 60_000 };
     const actor = createActor(taskMachine, { input }).start();
-    assert.deepEqual(Object.keys(actor.getSnapshot().children), ['worker']);
+    assert.deepEqual(Object.keys(actor.getSnapshot().children), []);
     const persisted = actor.getPersistedSnapshot() as unknown as { children: Record<string, unknown> };
     actor.stop();
     const old = {
       ...persisted,
       children: {
-        ...persisted.children,
+        worker: { src: 'worker', snapshot: { status: 'active', input: { taskId: 't1', tool: 'wait', args: {} } }, syncSnapshot: false },
         deadline: { src: 'deadline', snapshot: { status: 'active', input: { deadline: 61_000 } }, syncSnapshot: false },
       },
     };
     const restored = createActor(taskMachine, { snapshot: old as unknown as Snapshot<unknown>, input });
     assert.equal(restored.getSnapshot().status, 'active');
     restored.start();
-    assert.deepEqual(Object.keys(restored.getSnapshot().children), ['worker']);
+    assert.deepEqual(Object.keys(restored.getSnapshot().children), []);
     restored.send({ type: 'DEADLINE', at: 61_000 });
     assert.equal(restored.getSnapshot().value, 'failed');
     assert.match((restored.getSnapshot().context.error as { message: string }).message, /expired/);

@@ -5,7 +5,8 @@
  * was captured from that machine (6 Dec 2026, before the change): a `resume`
  * task with a checkpoint, and a `replay` task answered once and waiting for a
  * second answer. A supervisor on a real SQLite file recovers them: each run
- * starts again, as the restored invoke started it, and finishes.
+ * starts again, as the restored invoke started it, and finishes; the child
+ * is dropped from the next stored snapshot (nothing else changes).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -93,6 +94,18 @@ it('restores and runs snapshots stored with an invoked worker child', { timeout:
   assert.equal(waiting.status, 'input_required');
   assert.deepEqual(Object.keys(waiting.inputRequests ?? {}), ['last']);
   await waitFor(() => runs.some((run) => run.tool === 'old_replay') || undefined, { timeoutMs: 10_000 });
+  // Its next stored snapshot has the state and context it had, and no child any more (a restore skips `worker`).
+  const rewritten = await waitFor(
+    async () => {
+      const record = await opened.store.get(replay!.taskId);
+      return record && record.version > replay!.version ? record : undefined;
+    },
+    { timeoutMs: 10_000 },
+  );
+  const before = replay!.snapshot as { value: unknown; context: unknown };
+  const after = rewritten.snapshot as { value: unknown; context: unknown; children: unknown };
+  assert.deepEqual(after.children, {});
+  assert.deepEqual([after.value, after.context], [before.value, before.context]);
   await supervisor.update(replay!.taskId, 'alice', { last: { action: 'accept', content: { v: 'Lovelace' } } });
   const answered = await waitFor(
     async () => {

@@ -1,0 +1,154 @@
+/**
+ * The run of each task actor (a {@link ToolExecution}), wired to its actor
+ * without a child actor (issue 20 item 2: the task machine's invoked `worker`
+ * was a second xstate Actor per task, a relayed event per run event, a child
+ * to stop and to persist). From the actor's start to the moment its task
+ * leaves `active` (final state, error or stop), the run's events go to
+ * `actor.send`, what the machine emits (`ABORT`, `INPUT`) goes to the run,
+ * and at the end the run is detached and aborted, as the invoke's cleanup did.
+ *
+ * A task's wiring is kept from the moment its actor is built (with a run
+ * already under way, `auto` promotion) until its task ends or it is
+ * discarded. It never reads the supervisor's maps.
+ */
+import type { Actor } from 'xstate';
+import type { taskMachine, TaskEvent } from '../../machines/task/index.js';
+import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import type { Persister } from './Persister.js';
+import { ToolExecution } from './ToolExecution.js';
+
+/** A task actor of the task machine. */
+export type TaskActor = Actor<typeof taskMachine>;
+
+export interface RunWiringOptions {
+  tools: Pick<ToolRegistry, 'get'>;
+  now: () => number;
+  /** Input requests a run may have outstanding at once. */
+  maxPendingInputRequestsPerTask: number;
+}
+
+/** What the run of one task needs, kept from build until the task ends. */
+interface Wiring {
+  actor: TaskActor;
+  persister: Persister;
+  /** A run already under way (`auto` promotion), or the one started with the actor. */
+  execution?: ToolExecution | undefined;
+}
+
+export class RunWiring {
+  private readonly wired = new Map<string, Wiring>();
+
+  constructor(private readonly options: RunWiringOptions) {}
+
+  /** Keeps what a built (not started) actor's run will need; `execution` is a run already under way to adopt. */
+  add(taskId: string, actor: TaskActor, persister: Persister, execution?: ToolExecution): void {
+    this.wired.set(taskId, { actor, persister, execution });
+  }
+
+  /** Forgets a built actor that will never start. */
+  discard(taskId: string): void {
+    this.wired.delete(taskId);
+  }
+
+  /**
+   * Starts the actor and its run (adopted, or started from the actor's
+   * context: after a restore too, as the restored invoke started its worker),
+   * wired to it until its task leaves `active`. `onError`: the actor failed
+   * (observed before it starts, so an error in its start is reported, not thrown).
+   *
+   * The run is wired just before `actor.start()`, where the invoked worker
+   * started inside it: its handler begins on a later microtask, and the
+   * events an adopted run replays wait in the actor's mailbox until the start
+   * processes them. So events and writes come in the same order as before
+   * (the handler's first events coalesce into one write the same way).
+   */
+  start(taskId: string, actor: TaskActor, onError: (error: unknown) => void): void {
+    const wiring = this.wired.get(taskId);
+    const end = () => this.end(taskId, wiring);
+    actor.subscribe({
+      complete: end,
+      error: (error) => {
+        onError(error);
+        end();
+      },
+    });
+    if (wiring) this.wire(taskId, wiring);
+    actor.start();
+  }
+
+  private wire(taskId: string, wiring: Wiring): void {
+    const { actor, persister } = wiring;
+    const execution = wiring.execution ?? this.startRun(actor);
+    if (!execution) {
+      this.wired.delete(taskId);
+      return;
+    }
+    wiring.execution = execution;
+    // Emitted in the transition's deferred effects, where the invoke's `sendTo` delivered them.
+    actor.on('*', (message) => (message.type === 'ABORT' ? execution.cancel() : execution.deliver(message.responses)));
+    execution.attach(
+      (event: TaskEvent) => actor.send(event),
+      // Let the event reach the actor (and its persister) before waiting for the write (and its retries).
+      async () => {
+        await Promise.resolve();
+        await persister.flushed();
+      },
+    );
+  }
+
+  /** Aborts every run (the server stops). */
+  abortAll(reason: string): void {
+    for (const wiring of this.wired.values()) wiring.execution?.abort(new DOMException(reason, 'AbortError'));
+    this.wired.clear();
+  }
+
+  /** The task left `active` (or its actor stopped or failed): its run is detached and aborted. */
+  private end(taskId: string, wiring: Wiring | undefined): void {
+    if (!wiring) return;
+    // Still detached after abortAll (which forgot it): a run that goes on must not send to a stopped actor.
+    if (this.wired.get(taskId) === wiring) this.wired.delete(taskId);
+    const execution = wiring.execution;
+    if (!execution) return;
+    execution.detach();
+    execution.abort(taskEnded());
+  }
+
+  /** Starts the run of a task that has none yet: a fresh `always` task, or a `replay` after restart. */
+  private startRun(actor: TaskActor): ToolExecution | undefined {
+    const context = actor.getSnapshot().context;
+    const tool = this.options.tools.get(context.tool);
+    if (!tool) return undefined;
+    return new ToolExecution({
+      // `resume`: continue from the last saved progress; `replay` starts over by definition.
+      ...(tool.options.resume === 'resume' && context.checkpoint !== undefined ? { checkpoint: context.checkpoint } : {}),
+      tool,
+      args: context.args,
+      principal: context.owner,
+      taskId: context.taskId,
+      inputMode: 'wait',
+      answers: context.answers,
+      issuedKeys: context.issuedKeys,
+      ...(context.sleeps ? { sleeps: context.sleeps } : {}),
+      outstandingKeys: Object.keys(context.inputRequests),
+      ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
+      ...(context.trace ? { trace: context.trace } : {}),
+      maxPendingInputRequests: this.options.maxPendingInputRequestsPerTask,
+      now: this.options.now,
+    });
+  }
+}
+
+/**
+ * The reason `ctx.signal` gives when a task ends: an `AbortError` without a
+ * stack (it would show only the actor's cleanup inside xstate), which costs a
+ * third of one with (issue 20 item 2: one per task).
+ */
+function taskEnded(): DOMException {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new DOMException('The task ended', 'AbortError');
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
