@@ -1,7 +1,9 @@
 /**
- * Writes a task actor's state to the store after every change, driven by the
- * actor system's `inspect` hook (it also sees child-only changes, which
- * `actor.subscribe` misses: xstate-notes §1), and publishes each record once
+ * Writes a task actor's state to the store after every change, driven by a
+ * subscription to the actor (the task machine has no children, so every
+ * change is a root snapshot: xstate-notes §1; an `inspect` hook would make
+ * xstate copy and deliver every event, action and microstep of every task
+ * too, issue 20 item 2), and publishes each record once
  * it is stored: the one durable-publish path (issue 13 item 1, issue 19 item
  * 2). What clients see of a live task (`tasks/get`, listen, the runtime API)
  * is {@link Persister.durable}, never the actor's unwritten state (I-1, I-2).
@@ -12,7 +14,7 @@
  * written again (I-9): a snapshot taken after `actor.stop()` would restore a
  * task without its run.
  */
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import type { AnyActorRef } from 'xstate';
 import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
 import { jsonEqual } from '../core/jsonEqual.js';
 import { recordOf, type TaskSnapshotLike } from '../tasks/project.js';
@@ -57,20 +59,21 @@ export class Persister {
     this.attempted = options.version;
   }
 
-  /** The `inspect` option of the task actor. */
-  readonly inspect = (event: InspectionEvent): void => {
-    if (event.type === '@xstate.snapshot') this.kick();
-  };
+  /** The actor's snapshot changed (its subscription calls this; an error snapshot too, as `inspect` saw it). */
+  readonly changed = (): void => this.kick();
 
   /**
-   * Starts persisting `actor`; `stored` is the record create (or recovery)
-   * found stored. `projected`: `stored` was projected from the actor as it is
-   * now (a new task, not yet started), so an unchanged actor needs no write.
+   * Starts persisting `actor` (subscribes to it: before anything else does,
+   * so a change is queued for writing before others react to it); `stored`
+   * is the record create (or recovery) found stored. `projected`: `stored`
+   * was projected from the actor as it is now (a new task, not yet started),
+   * so an unchanged actor needs no write.
    */
   attach(actor: AnyActorRef, stored: TaskRecord, projected = false): void {
     this.actor = actor;
     this.durableRecord = stored;
     this.projectedFrom = projected ? snapshotsOf(actor) : undefined;
+    actor.subscribe({ next: this.changed, error: this.changed });
   }
 
   /** The last record the store confirmed: what clients may see of the task. */

@@ -45,6 +45,8 @@ export interface TaskActorFactoryOptions {
 
 export class TaskActorFactory {
   private readonly runs: RunWiring;
+  /** The user's inspector, wrapped once (see `inspection`). */
+  private userInspect: ((event: InspectionEvent) => void) | undefined;
 
   constructor(private readonly options: TaskActorFactoryOptions) {
     this.runs = new RunWiring(options);
@@ -57,7 +59,7 @@ export class TaskActorFactory {
    */
   create(input: TaskInput, execution?: ToolExecution): TaskHandle {
     const persister = this.newPersister(1);
-    const actor = createActor(taskMachine, { input, inspect: this.inspectFor(persister) });
+    const actor = createActor(taskMachine, { input, ...this.inspection });
     this.runs.add(input.taskId, actor, persister, execution);
     return { actor, persister };
   }
@@ -77,7 +79,7 @@ export class TaskActorFactory {
       // xstate restores the snapshot and ignores `input`, but its options type requires one for a
       // machine with input (statelyai/xstate#4915): the task's own, as far as the record shows it.
       input: inputOf(record),
-      inspect: this.inspectFor(persister),
+      ...this.inspection,
     });
     throwIfUnrestorable(actor);
     this.runs.add(record.taskId, actor, persister);
@@ -118,18 +120,23 @@ export class TaskActorFactory {
     });
   }
 
-  /** The persister's hook, plus the user's inspector when one is configured (costs nothing otherwise). */
-  private inspectFor(persister: Persister): (event: InspectionEvent) => void {
+  /**
+   * The `inspect` option of every task actor: the user's inspector when one is
+   * configured (a throw is logged, never reaches xstate), else none at all —
+   * with none xstate delivers no inspection events (the persister
+   * subscribes instead).
+   */
+  private get inspection(): { inspect?: (event: InspectionEvent) => void } {
     const extra = this.options.inspect;
-    if (!extra) return persister.inspect;
-    return (event) => {
-      persister.inspect(event);
+    if (!extra) return {};
+    this.userInspect ??= (event) => {
       try {
         extra(event);
       } catch (error) {
         this.options.logger.error('inspector failed', error);
       }
     };
+    return { inspect: this.userInspect };
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createActor, type InspectionEvent } from 'xstate';
+import { createActor } from 'xstate';
 import { taskMachine, TASK_MACHINE_VERSION } from '../../machines/task/index.js';
 import { Persister, sameRecordContent } from '../../src/runtime/Persister.js';
 import { recordOf } from '../../src/tasks/project.js';
@@ -27,8 +27,6 @@ const reordered = (value: unknown): unknown =>
         )
       : value;
 
-const snapshotEvent = { type: '@xstate.snapshot' } as InspectionEvent;
-
 describe('Persister write dedupe', () => {
   it('writes nothing for a change event that changes nothing, even against a stored record in another key order', async () => {
     const puts: TaskRecord[] = [];
@@ -41,12 +39,12 @@ describe('Persister write dedupe', () => {
     actor.start();
     persister.attach(actor, JSON.parse(JSON.stringify(reordered(stored))) as TaskRecord);
 
-    persister.inspect(snapshotEvent);
+    persister.changed();
     await persister.flushed();
     assert.equal(puts.length, 0);
 
     actor.send({ type: 'STATUS', at: 2000, message: 'halfway' });
-    persister.inspect(snapshotEvent);
+    persister.changed();
     await persister.flushed();
     assert.equal(puts.length, 1);
     assert.equal(puts[0]!.statusMessage, 'halfway');
@@ -55,7 +53,7 @@ describe('Persister write dedupe', () => {
 
     // The same message again: the guard makes it no change, and nothing is written.
     actor.send({ type: 'STATUS', at: 3000, message: 'halfway' });
-    persister.inspect(snapshotEvent);
+    persister.changed();
     await persister.flushed();
     assert.equal(puts.length, 1);
     actor.stop();
