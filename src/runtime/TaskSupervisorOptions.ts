@@ -21,7 +21,8 @@ export interface TaskSupervisorOptions {
   reapIntervalMs?: number;
   /**
    * Also receives every inspection event of every task actor (the Stately
-   * inspector, a trace). Opt-in: when absent, actors carry only the persister.
+   * inspector, a trace). Opt-in: when absent, task actors carry no inspection hook at all (the
+   * persister subscribes to them) and xstate delivers no inspection events.
    */
   inspect?: (event: InspectionEvent) => void;
   /** A finished task stays readable at least this long after it finished. Default 60 s. */
