@@ -50,4 +50,30 @@ describe('MemoryTaskStore specifics', () => {
     ((first.checkpoint as { a: unknown[] }).a[1] as { b: string }).b = 'changed';
     assert.equal((((await store.get(plain.taskId))!.checkpoint as { a: unknown[] }).a[1] as { b: string }).b, 'c');
   });
+
+  it('a write copies as structuredClone does: the writer keeps nothing shared, and what cannot be cloned is refused', async () => {
+    // Writes copy plain data by hand too (issue 20 item 2); the copy must be the store's own.
+    const store = new MemoryTaskStore();
+    await store.open();
+    const record = makeRecord({ checkpoint: { a: [1, { b: 'c' }], at: new Date(7) } });
+    await store.create(record);
+    ((record.checkpoint as { a: unknown[] }).a[1] as { b: string }).b = 'changed after create';
+    let read = (await store.get(record.taskId))!;
+    assert.equal(((read.checkpoint as { a: unknown[] }).a[1] as { b: string }).b, 'c');
+    assert.ok((read.checkpoint as { at: unknown }).at instanceof Date);
+    const next = { ...read, version: read.version + 1, checkpoint: { a: [2, { b: 'd' }] } };
+    await store.put(next);
+    (next.checkpoint.a[1] as { b: string }).b = 'changed after put';
+    read = (await store.get(record.taskId))!;
+    assert.equal(((read.checkpoint as { a: unknown[] }).a[1] as { b: string }).b, 'd');
+    const many = { ...read, version: read.version + 1, checkpoint: { a: [3, { b: 'e' }] } };
+    await store.putMany([many]);
+    (many.checkpoint.a[1] as { b: string }).b = 'changed after putMany';
+    read = (await store.get(record.taskId))!;
+    assert.equal(((read.checkpoint as { a: unknown[] }).a[1] as { b: string }).b, 'e');
+    // A function is not data: refused on the way in exactly as structuredClone refuses it, and nothing is stored.
+    const bad = makeRecord({ checkpoint: { f: () => 1 } });
+    await assert.rejects(store.create(bad), (error: Error) => error.name === 'DataCloneError');
+    assert.equal(await store.get(bad.taskId), undefined);
+  });
 });
