@@ -12,6 +12,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { encodeRequest, parseReply, type Json, type RpcCall } from './protocol.js';
 import { median, summarize } from './stats.js';
+import { readThreads, sumThreads, threadDelta, type ThreadReading } from './threadStats.js';
 
 export interface LoadOptions {
   url: string;
@@ -28,6 +29,8 @@ export interface LoadOptions {
   onResult?: (result: Json) => void;
   /** Also return every latency sample (for merging interleaved slices). */
   keepSamples?: boolean;
+  /** The server's pid: read its CPU and both sides' sleeps over the window (bench/threadStats.ts). */
+  serverPid?: number;
 }
 
 export interface LoadResult {
@@ -46,6 +49,8 @@ export interface LoadResult {
   /** Measured window, ms (summed over slices for a merged result). */
   windowMs: number;
   samples?: number[];
+  /** Over the window, when `serverPid` was given and /proc is there. */
+  threads?: ThreadReading;
 }
 
 export interface Reply {
@@ -104,7 +109,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const windowEnd = windowStart + options.durationMs;
   const sliceMs = options.durationMs / slices;
   let stop = false;
-  const stopTimer = setTimeout(() => (stop = true), options.warmupMs + options.durationMs);
+  const pid = options.serverPid;
+  let threadsBefore: ThreadReading | undefined;
+  let threadsAfter: ThreadReading | undefined;
+  const startTimer = pid === undefined ? undefined : setTimeout(() => (threadsBefore = readThreads(pid)), options.warmupMs);
+  const stopTimer = setTimeout(() => {
+    stop = true;
+    if (pid !== undefined) threadsAfter = readThreads(pid);
+  }, options.warmupMs + options.durationMs);
 
   const fail = (message: string) => {
     errors++;
@@ -146,6 +158,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
   await Promise.all(Array.from({ length: options.concurrency }, (_, w) => worker(w)));
   clearTimeout(stopTimer);
+  clearTimeout(startTimer);
+  const threads = threadDelta(threadsBefore, threadsAfter);
   agent.destroy();
   const summary = summarize(latencies);
   const sliceThroughputs = sliceCounts.map((count) => count / (sliceMs / 1000));
@@ -160,6 +174,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     latency: { mean: summary.mean, p50: summary.p50, p90: summary.p90, p99: summary.p99, max: summary.max },
     windowMs: options.durationMs,
     ...(options.keepSamples ? { samples: latencies } : {}),
+    ...(threads ? { threads } : {}),
   };
 }
 
@@ -170,6 +185,8 @@ export interface Partner {
   next: LoadOptions['next'];
   check?: LoadOptions['check'];
   onResult?: LoadOptions['onResult'];
+  /** The server's pid, for {@link LoadResult.threads}. */
+  serverPid?: number;
 }
 
 /**
@@ -196,6 +213,7 @@ export async function runInterleaved(
         next: partner.next,
         ...(partner.check ? { check: partner.check } : {}),
         ...(partner.onResult ? { onResult: partner.onResult } : {}),
+        ...(partner.serverPid !== undefined ? { serverPid: partner.serverPid } : {}),
         keepSamples: true,
       });
       slices.get(partner.key)!.push(load);
@@ -214,6 +232,7 @@ export function mergeLoads(loads: LoadResult[]): LoadResult {
   const summary = summarize(samples);
   const errors = loads.reduce((total, load) => total + load.errors, 0);
   const firstError = loads.find((load) => load.firstError !== undefined)?.firstError;
+  const threads = sumThreads(loads.map((load) => load.threads));
   return {
     concurrency: loads[0]?.concurrency ?? 0,
     requests: samples.length,
@@ -224,5 +243,6 @@ export function mergeLoads(loads: LoadResult[]): LoadResult {
     sliceThroughputs: rates,
     latency: { mean: summary.mean, p50: summary.p50, p90: summary.p90, p99: summary.p99, max: summary.max },
     windowMs,
+    ...(threads ? { threads } : {}),
   };
 }

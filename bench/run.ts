@@ -356,14 +356,23 @@ async function startBare(): Promise<ServerChild> {
   return server;
 }
 
-const barePartner = (bare: ServerChild): Partner => ({ key: 'bare', url: bare.url, next: echoCall, check: checkEcho });
+const barePartner = (bare: ServerChild): Partner => ({ key: 'bare', url: bare.url, next: echoCall, check: checkEcho, serverPid: bare.pid });
 
 function interleave(partners: Partner[], concurrency: number): Promise<Record<string, LoadResult>> {
   return runInterleaved(partners, { concurrency, sliceMs: SIZES.sliceMs, warmupMs: SIZES.sliceWarmupMs, rounds: SIZES.interleaveRounds });
 }
 
+/**
+ * Server CPU and both sides' sleeps per answer over a cell's windows (bench/threadStats.ts): a
+ * client woken for each answer makes the server's writes dearer than answers leaving in bursts.
+ */
+const perAnswer = (load: LoadResult): string =>
+  load.threads && load.requests > 0
+    ? `server CPU ${fmt((load.threads.serverCpuMs * 1000) / load.requests)} µs/answer, sleeps/answer: load generator ${fmt(load.threads.clientSleeps / load.requests)}, server main thread ${fmt(load.threads.serverSleeps / load.requests)}`
+    : 'no /proc readings';
+
 const describe = (load: LoadResult) =>
-  `${fmt(load.throughput)} req/s, p50 ${fmt(load.latency.p50)} ms, p99 ${fmt(load.latency.p99)} ms${load.errors ? `, ${load.errors} errors (${load.firstError})` : ''}`;
+  `${fmt(load.throughput)} req/s, p50 ${fmt(load.latency.p50)} ms, p99 ${fmt(load.latency.p99)} ms${load.errors ? `, ${load.errors} errors (${load.firstError})` : ''}${load.threads ? `; ${perAnswer(load)}` : ''}`;
 
 /** The bare SDK figures at `concurrency`: medians over every cell it was interleaved with. */
 const bareMedian = (concurrency: number, pick: (load: LoadResult) => number) => median((raw.bare[concurrency] ?? []).map(pick));
@@ -405,8 +414,8 @@ async function createCells(
   try {
     loads = await interleave(
       [
-        { key: 'small', url: small.server.url, next: createCall, check: checkTask },
-        { key: 'big', url: big.server.url, next: createCall, check: checkTask, onResult: () => createdBig++ },
+        { key: 'small', url: small.server.url, next: createCall, check: checkTask, serverPid: small.server.pid },
+        { key: 'big', url: big.server.url, next: createCall, check: checkTask, onResult: () => createdBig++, serverPid: big.server.pid },
         barePartner(bare),
         ...(rawEcho ? [{ key: 'raw', url: rawEcho.url, next: echoCall, check: checkEcho }] : []),
       ],
@@ -544,7 +553,7 @@ async function memoryCreateCells(bare: ServerChild): Promise<void> {
     try {
       const stored = await prewarm(server);
       const loads = await interleave(
-        [{ key: 'memory', url: server.url, next: createCall, check: checkTask }, barePartner(bare)],
+        [{ key: 'memory', url: server.url, next: createCall, check: checkTask, serverPid: server.pid }, barePartner(bare)],
         concurrency,
       );
       (raw.bare[concurrency] ??= []).push(loads.bare!);
@@ -1165,7 +1174,12 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         baselineUnit: 'req/s',
         ratio: tr,
         ...(goal !== undefined ? { target: `≥ ${goal}×`, verdict: verdict(tr >= goal) } : {}),
-        ...(cell.load.errors ? { note: `${cell.load.errors} errors: ${cell.load.firstError}` } : {}),
+        note: [
+          cell.load.errors ? `${cell.load.errors} errors: ${cell.load.firstError}` : '',
+          `${perAnswer(cell.load)} (bare echo: ${perAnswer(cell.bare)})`,
+        ]
+          .filter(Boolean)
+          .join('; '),
       });
       const pr = ratio(cell.load.latency.p50, fsP50);
       add({
