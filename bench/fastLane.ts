@@ -18,6 +18,7 @@ import { startServer, type ServerChild } from './child.js';
 import { post, rpc, runLoad } from './loadgen.js';
 import { encodeRequest, type RpcCall } from './protocol.js';
 import { median } from './stats.js';
+import { readThreads, threadDelta } from './threadStats.js';
 
 export type LaneKey = 'lane' | 'sdk' | 'bare' | 'raw';
 
@@ -45,12 +46,18 @@ export interface FastLaneResult {
   firstError?: string;
   /** bench/loadgen.ts (our own generator) on the raw echo at the same concurrency: is it the bottleneck? */
   ownLoadgenOnRaw: number;
+  /**
+   * Server CPU (every thread, /proc) per answer over all measured slices, µs: what an answer costs the server
+   * whatever the load generator and the other core do (undefined without /proc).
+   */
+  cpuPerAnswerUs?: Record<LaneKey, number>;
 }
 
 const echoCall: RpcCall = { method: 'tools/call', params: { name: 'echo', arguments: { text: 'hello' } } };
 
 interface Target {
   key: LaneKey;
+  pid: number;
   url: string;
   headers: Record<string, string>;
   body: string;
@@ -58,7 +65,8 @@ interface Target {
 }
 
 /** The request for `call` (content-length left to autocannon) and the reply it must get every time. */
-async function target(key: LaneKey, url: string, call: RpcCall): Promise<Target> {
+async function target(key: LaneKey, server: ServerChild, call: RpcCall): Promise<Target> {
+  const url = server.url;
   const { headers, body } = encodeRequest(1, call);
   const agent = new http.Agent({ keepAlive: false });
   const reply = await post(agent, new URL(url), headers, body);
@@ -66,7 +74,7 @@ async function target(key: LaneKey, url: string, call: RpcCall): Promise<Target>
   if (reply.status !== 200 || !reply.text.includes('"result"'))
     throw new Error(`${key}: ${call.method} failed: HTTP ${reply.status} ${reply.text.slice(0, 300)}`);
   delete headers['content-length'];
-  return { key, url, headers, body: body.toString('utf8'), expectBody: reply.text };
+  return { key, pid: server.pid, url, headers, body: body.toString('utf8'), expectBody: reply.text };
 }
 
 /** One autocannon run of `ms` at `connections`. */
@@ -114,10 +122,10 @@ export async function runFastLaneCell(options: {
     };
     const get = (taskId: string): RpcCall => ({ method: 'tasks/get', params: { taskId } });
     const targets = [
-      await target('lane', lane.url, get(await completedTask(lane))),
-      await target('sdk', sdk.url, get(await completedTask(sdk))),
-      await target('bare', bare.url, echoCall),
-      await target('raw', raw.url, echoCall),
+      await target('lane', lane, get(await completedTask(lane))),
+      await target('sdk', sdk, get(await completedTask(sdk))),
+      await target('bare', bare, echoCall),
+      await target('raw', raw, echoCall),
     ];
     // Warm every server alike (JIT, heap sizing).
     for (const t of targets) await cannon(t, options.concurrency, options.prewarmMs);
@@ -125,11 +133,19 @@ export async function runFastLaneCell(options: {
     const slices = { lane: [], sdk: [], bare: [], raw: [] } as Record<LaneKey, LaneSlice[]>;
     let errors = 0;
     let firstError: string | undefined;
+    const cpu = { lane: { ms: 0, answers: 0 }, sdk: { ms: 0, answers: 0 }, bare: { ms: 0, answers: 0 }, raw: { ms: 0, answers: 0 } };
+    let cpuRead = true;
     const order = [...targets, ...[...targets].reverse()];
     for (let round = 0; round < options.rounds; round++) {
       for (const t of order) {
         if (options.warmupMs > 0) await cannon(t, options.concurrency, options.warmupMs);
+        const before = readThreads(t.pid);
         const result = await cannon(t, options.concurrency, options.sliceMs);
+        const used = threadDelta(before, readThreads(t.pid));
+        if (used) {
+          cpu[t.key].ms += used.serverCpuMs;
+          cpu[t.key].answers += result.requests.total;
+        } else cpuRead = false;
         const bad = result.errors + result.timeouts + result.non2xx + result.mismatches;
         if (bad > 0) {
           errors += bad;
@@ -172,6 +188,13 @@ export async function runFastLaneCell(options: {
       errors,
       ...(firstError !== undefined ? { firstError } : {}),
       ownLoadgenOnRaw: own.throughput,
+      ...(cpuRead
+        ? {
+            cpuPerAnswerUs: Object.fromEntries(
+              Object.entries(cpu).map(([key, { ms, answers }]) => [key, answers > 0 ? (ms * 1000) / answers : NaN]),
+            ) as Record<LaneKey, number>,
+          }
+        : {}),
     };
   } finally {
     for (const server of servers) await server.stop();

@@ -1105,7 +1105,8 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       ratio: ratio(lane.rate.lane, lane.rate.bare),
       target: '≥ 10× bare SDK echo',
       verdict: verdict(lane.errors === 0 ? ratio(lane.rate.lane, lane.rate.bare) >= 10 : undefined),
-      note: `p50 ${fmt(lane.p50.lane)} ms${lane.errors ? `; ${lane.errors} errors: ${lane.firstError}` : ''}`,
+      // The goal's two figures agree only where the floor is 20× the echo: say what 10× means on this host.
+      note: `p50 ${fmt(lane.p50.lane)} ms; the raw floor is ${fmt(ratio(lane.rate.raw, lane.rate.bare))}× the bare echo in this run, so 10× the echo is ${fmt(ratio(10 * lane.rate.bare, lane.rate.raw))}× the floor${lane.errors ? `; ${lane.errors} errors: ${lane.firstError}` : ''}`,
     });
     add({
       bench: 'HTTP fast lane: tasks/get',
@@ -1133,6 +1134,21 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       ratio: ratio(lane.rate.lane, lane.rate.sdk),
       note: `SDK path ${what('sdk')}; bare SDK echo ${what('bare')}`,
     });
+    const cpu = lane.cpuPerAnswerUs;
+    if (cpu) {
+      add({
+        bench: 'HTTP fast lane: tasks/get',
+        case: c,
+        figure: 'server CPU per answer',
+        value: cpu.lane,
+        unit: 'µs',
+        baseline: 'raw node:http echo',
+        baselineValue: cpu.raw,
+        baselineUnit: 'µs',
+        ratio: ratio(cpu.lane, cpu.raw),
+        note: `every thread, /proc, over the measured slices; SDK path ${fmt(cpu.sdk)} µs, bare SDK echo ${fmt(cpu.bare)} µs (${fmt(ratio(cpu.bare, cpu.lane))}× the lane's)`,
+      });
+    }
   }
 
   // 1. Durable create.
