@@ -23,8 +23,6 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 export interface PersisterOptions {
   store: TaskStore;
   machineVersion: number;
-  /** Version of the record already stored (1 after create). */
-  version: number;
   onError: (error: unknown, taskId: string) => void;
   /** Called after each record is stored: the only place a change becomes visible. */
   onWritten?: (record: TaskRecord) => void;
@@ -52,11 +50,18 @@ export class Persister {
    */
   private projectedFrom: unknown[] | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
-  /** Callers of {@link flushed} waiting for the store to catch up. */
-  private waiters: Array<() => void> = [];
+  /** Callers of {@link flushed} waiting for the store to catch up; made on first use (most tasks never wait). */
+  private waiters: Array<() => void> | undefined;
 
-  constructor(private readonly options: PersisterOptions) {
-    this.attempted = options.version;
+  /**
+   * `options` may be shared by every persister (the runtime's are: one object, not one per live task,
+   * issue 20); `version` is the version of the record already stored (1 after create).
+   */
+  constructor(
+    private readonly options: PersisterOptions,
+    version: number,
+  ) {
+    this.attempted = version;
   }
 
   /** The actor's snapshot changed (its subscription calls this; an error snapshot too, as `inspect` saw it). */
@@ -87,7 +92,7 @@ export class Persister {
    */
   flushed(): Promise<void> {
     if (this.idle) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => (this.waiters ??= []).push(resolve));
   }
 
   /** Resolves when the write in flight (if any) has settled, successfully or not; never waits for a retry. */
@@ -109,7 +114,7 @@ export class Persister {
   }
 
   private wake(): void {
-    if (!this.idle) return;
+    if (!this.idle || !this.waiters) return;
     for (const resolve of this.waiters.splice(0)) resolve();
   }
 

@@ -14,7 +14,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { deadlineOf } from './LiveDeadlines.js';
-import { Persister } from './Persister.js';
+import { Persister, type PersisterOptions } from './Persister.js';
 import { RunWiring, type TaskActor } from './RunWiring.js';
 import type { ToolExecution } from './ToolExecution.js';
 
@@ -48,8 +48,18 @@ export class TaskActorFactory {
   /** The user's inspector, wrapped once (see `inspection`). */
   private userInspect: ((event: InspectionEvent) => void) | undefined;
 
+  /** The options of every task's persister: one object and one `onError` closure, not one per live task (issue 20). */
+  private readonly persisterOptions: PersisterOptions;
+
   constructor(private readonly options: TaskActorFactoryOptions) {
     this.runs = new RunWiring(options);
+    this.persisterOptions = {
+      store: options.store,
+      machineVersion: TASK_MACHINE_VERSION,
+      onError: (error, taskId) => options.logger.error(`could not store task ${taskId}; retrying`, error),
+      onFenced: options.onFenced,
+      onWritten: options.onWritten,
+    };
   }
 
   /**
@@ -110,14 +120,7 @@ export class TaskActorFactory {
   }
 
   private newPersister(version: number): Persister {
-    return new Persister({
-      store: this.options.store,
-      machineVersion: TASK_MACHINE_VERSION,
-      version,
-      onError: (error, taskId) => this.options.logger.error(`could not store task ${taskId}; retrying`, error),
-      onFenced: this.options.onFenced,
-      onWritten: this.options.onWritten,
-    });
+    return new Persister(this.persisterOptions, version);
   }
 
   /**

@@ -31,7 +31,7 @@ describe('Persister write dedupe', () => {
   it('writes nothing for a change event that changes nothing, even against a stored record in another key order', async () => {
     const puts: TaskRecord[] = [];
     const store = { put: async (record: TaskRecord) => void puts.push(record) } as unknown as TaskStore;
-    const persister = new Persister({ store, machineVersion: TASK_MACHINE_VERSION, version: 1, onError: () => {} });
+    const persister = new Persister({ store, machineVersion: TASK_MACHINE_VERSION, onError: () => {} }, 1);
     const actor = createActor(taskMachine, {
       input: { taskId: 't1', owner: 'alice', tool: 'wait', args: { n: 1 }, now: 1000, ttlMs: 60_000 },
     });
