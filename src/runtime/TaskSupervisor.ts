@@ -131,8 +131,8 @@ export class TaskSupervisor {
     let task: TaskHandle;
     try {
       task = this.factory.create(input, options.execution);
-      // Constructed, not started: its run starts with it, after this write (I-1).
-      record = recordOf(task.actor.getSnapshot(), task.actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
+      // Constructed, not started: its run starts after this write (I-1). A function: recordOf reshapes it (issue 20).
+      record = recordOf(task.actor.getSnapshot(), () => task.actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
       await this.options.store.create(record);
     } catch (error) {
       // Nothing was adopted: the run stops and the owner's slot is given back.

@@ -41,8 +41,22 @@ export function recordOf(snapshot: TaskSnapshotLike, persisted: unknown, version
   // Kept after the end too: it is the durable progress report (a workflow's step records) admins read.
   if (context.checkpoint !== undefined) record.checkpoint = context.checkpoint;
   if (context.trace !== undefined) record.trace = context.trace;
-  if (!TERMINAL_STATUSES.has(status)) record.snapshot = typeof persisted === 'function' ? (persisted as () => unknown)() : persisted;
+  if (!TERMINAL_STATUSES.has(status))
+    record.snapshot = typeof persisted === 'function' ? sharedShape((persisted as () => unknown)()) : persisted;
   return record;
+}
+
+/**
+ * xstate's persisted snapshot, copied member by member (same keys, same order, same values: the same
+ * JSON). xstate builds it with an object spread, and V8 gives a spread copy made in optimized code a
+ * hidden class of its own: a map and a descriptor array (~260 B) kept with every live task's record
+ * (issue 20). A copy made by adding members one by one shares one hidden class with every other.
+ */
+function sharedShape(persisted: unknown): unknown {
+  if (persisted === null || typeof persisted !== 'object' || Array.isArray(persisted)) return persisted;
+  const copy: Record<string, unknown> = {};
+  for (const key in persisted) copy[key] = (persisted as Record<string, unknown>)[key];
+  return copy;
 }
 
 /** Whether `record` is in a terminal status (T-28). */
