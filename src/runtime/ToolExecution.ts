@@ -88,6 +88,12 @@ const describeCapabilities = (capabilities: Record<string, JsonObject>): string 
     .flatMap(([name, members]) => (Object.keys(members).length > 0 ? Object.keys(members).map((member) => `${name}.${member}`) : [name]))
     .join(', ');
 
+/** Whether `object` has an own enumerable key (without building the list of keys). */
+function hasKeys(object: object): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return true;
+  return false;
+}
+
 /** Longest single setTimeout (larger delays overflow to 1 ms): a longer sleep is waited in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -116,11 +122,13 @@ export class ToolExecution {
    */
   private issuedKeys: Set<string> | undefined;
   private outstanding: Set<string> | undefined;
-  private readonly answers: Record<string, unknown>;
+  /** Answers given so far, by key; made when the first is (a copy of the options' answers when there are some). */
+  private answers: Record<string, unknown> | undefined;
   private waiters: Map<string, { resolve: (value: unknown) => void; reject: (error: unknown) => void }> | undefined;
   /** Requests this run issued that nobody answered yet, by key. */
   private pending: Map<string, InputRequest> | undefined;
-  private readonly buffered: TaskEvent[] = [];
+  /** Events emitted before a task actor attached (made on first use). */
+  private buffered: TaskEvent[] | undefined;
   private sink: ((event: TaskEvent) => void) | undefined;
   private cancelRequested = false;
   private inputMode: InputMode;
@@ -150,7 +158,7 @@ export class ToolExecution {
   constructor(private readonly options: ToolExecutionOptions) {
     if (options.issuedKeys?.length) this.issuedKeys = new Set(options.issuedKeys);
     if (options.outstandingKeys?.length) this.outstanding = new Set(options.outstandingKeys);
-    this.answers = { ...(options.answers ?? {}) };
+    if (options.answers && hasKeys(options.answers)) this.answers = { ...options.answers };
     this.inputMode = options.inputMode;
     this.taskIdValue = options.taskId;
     this.now = options.now ?? Date.now;
@@ -161,9 +169,8 @@ export class ToolExecution {
       const replayed = [...Object.keys(options.answers ?? {}), ...Object.keys(options.sleeps ?? {})];
       if (replayed.length > 0) this.replaying = new Set(replayed);
     }
+    // The outcome becomes the task's terminal event once an actor listens (`run` emits it as it settles).
     this.outcome = this.run();
-    // The outcome becomes the task's terminal event once an actor listens.
-    void this.outcome.then((outcome) => this.emitOutcome(outcome));
   }
 
   get signal(): AbortSignal {
@@ -210,7 +217,9 @@ export class ToolExecution {
   attach(sink: (event: TaskEvent) => void, durable?: () => Promise<void>): void {
     this.sink = sink;
     this.durable = durable;
-    for (const event of this.buffered.splice(0)) sink(event);
+    const buffered = this.buffered;
+    this.buffered = undefined;
+    if (buffered) for (const event of buffered) sink(event);
   }
 
   detach(): void {
@@ -243,7 +252,7 @@ export class ToolExecution {
   /** Hands answers to outstanding input requests to the handler. */
   deliver(responses: Record<string, unknown>): void {
     for (const [key, response] of Object.entries(responses)) {
-      Object.defineProperty(this.answers, key, { value: response, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty((this.answers ??= {}), key, { value: response, enumerable: true, writable: true, configurable: true });
       this.outstanding?.delete(key);
       this.pending?.delete(key);
       const waiter = this.waiters?.get(key);
@@ -256,7 +265,7 @@ export class ToolExecution {
 
   private emit(event: TaskEvent): void {
     if (this.sink) this.sink(event);
-    else this.buffered.push(event);
+    else (this.buffered ??= []).push(event);
   }
 
   private emitOutcome(outcome: ExecutionOutcome): void {
@@ -282,12 +291,25 @@ export class ToolExecution {
     const ctx = this.context();
     try {
       const returned = await this.options.tool.handler(this.options.args, ctx);
-      return { kind: 'done', result: checkStructuredContent(this.options.tool, normalizeResult(this.options.tool.name, returned)) };
+      return this.settle({
+        kind: 'done',
+        result: checkStructuredContent(this.options.tool, normalizeResult(this.options.tool.name, returned)),
+      });
     } catch (error) {
-      if (error instanceof InputRequiredSignal) return { kind: 'input-required', key: error.key, request: error.request };
-      if (this.cancelRequested && this.controller.signal.aborted) return { kind: 'aborted' };
-      return { kind: 'failed', error: toTaskError(this.options.tool.name, error) };
+      if (error instanceof InputRequiredSignal) return this.settle({ kind: 'input-required', key: error.key, request: error.request });
+      if (this.cancelRequested && this.controller.signal.aborted) return this.settle({ kind: 'aborted' });
+      return this.settle({ kind: 'failed', error: toTaskError(this.options.tool.name, error) });
     }
+  }
+
+  /**
+   * The run's outcome, emitted on the next microtask: queued as `run` returns, so it comes before every
+   * reaction to {@link outcome}, as a `then` the constructor added would. Queued only now, not waiting on
+   * `outcome` all the run long: that was a closure, a promise and a reaction per live task (issue 20).
+   */
+  private settle(outcome: ExecutionOutcome): ExecutionOutcome {
+    queueMicrotask(() => this.emitOutcome(outcome));
+    return outcome;
   }
 
   private context(): ToolContext {
@@ -413,7 +435,7 @@ export class ToolExecution {
     }
     if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
     // A restored or retried run gets the answers it was already given (replay).
-    if (Object.hasOwn(this.answers, key)) {
+    if (this.answers && Object.hasOwn(this.answers, key)) {
       this.replaying?.delete(key);
       return Promise.resolve(this.answers[key]);
     }
