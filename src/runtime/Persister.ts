@@ -64,8 +64,19 @@ export class Persister {
     this.attempted = version;
   }
 
-  /** The actor's snapshot changed (its subscription calls this; an error snapshot too, as `inspect` saw it). */
-  readonly changed = (): void => this.kick();
+  /*
+   * The persister is its own observer of the actor (`next`, `error`): no observer literal and no bound
+   * `changed` closure per live task (issue 20).
+   */
+  /** Observer of the actor: its snapshot changed. */
+  next(): void {
+    this.kick();
+  }
+
+  /** Observer of the actor: it failed (its error snapshot is written like any other change, as `inspect` saw it). */
+  error(): void {
+    this.kick();
+  }
 
   /**
    * Starts persisting `actor` (subscribes to it: before anything else does,
@@ -78,7 +89,7 @@ export class Persister {
     this.actor = actor;
     this.durableRecord = stored;
     this.projectedFrom = projected ? snapshotsOf(actor) : undefined;
-    actor.subscribe({ next: this.changed, error: this.changed });
+    actor.subscribe(this);
   }
 
   /** The last record the store confirmed: what clients may see of the task. */

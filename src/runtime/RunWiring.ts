@@ -12,7 +12,7 @@
  * discarded. It never reads the supervisor's maps.
  */
 import type { Actor } from 'xstate';
-import type { taskMachine, TaskEvent } from '../../machines/task/index.js';
+import type { taskMachine } from '../../machines/task/index.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Persister } from './Persister.js';
 import { ToolExecution } from './ToolExecution.js';
@@ -22,27 +22,48 @@ export type TaskActor = Actor<typeof taskMachine>;
 
 export interface RunWiringOptions {
   tools: Pick<ToolRegistry, 'get'>;
+  /** Where a failed actor is reported (one function for every task: no closure per live task, issue 20). */
+  onActorError: (error: unknown, taskId: string) => void;
   now: () => number;
   /** Input requests a run may have outstanding at once. */
   maxPendingInputRequestsPerTask: number;
 }
 
-/** What the run of one task needs, kept from build until the task ends. */
-interface Wiring {
-  actor: TaskActor;
-  persister: Persister;
-  /** A run already under way (`auto` promotion), or the one started with the actor. */
-  execution?: ToolExecution | undefined;
+/**
+ * What the run of one task needs, kept from build until the task ends; once
+ * started, also the observer of its actor (`complete`, `error`): a class, so
+ * a live task holds no observer literal and no closures for it (issue 20).
+ */
+class Wiring {
+  constructor(
+    private readonly runs: RunWiring,
+    readonly taskId: string,
+    readonly actor: TaskActor,
+    readonly persister: Persister,
+    /** A run already under way (`auto` promotion), or the one started with the actor. */
+    public execution: ToolExecution | undefined,
+  ) {}
+
+  /** Observer of the actor: it reached its final state or stopped. */
+  complete(): void {
+    this.runs.end(this);
+  }
+
+  /** Observer of the actor: it failed. */
+  error(error: unknown): void {
+    this.runs.options.onActorError(error, this.taskId);
+    this.runs.end(this);
+  }
 }
 
 export class RunWiring {
   private readonly wired = new Map<string, Wiring>();
 
-  constructor(private readonly options: RunWiringOptions) {}
+  constructor(readonly options: RunWiringOptions) {}
 
   /** Keeps what a built (not started) actor's run will need; `execution` is a run already under way to adopt. */
   add(taskId: string, actor: TaskActor, persister: Persister, execution?: ToolExecution): void {
-    this.wired.set(taskId, { actor, persister, execution });
+    this.wired.set(taskId, new Wiring(this, taskId, actor, persister, execution));
   }
 
   /** Forgets a built actor that will never start. */
@@ -60,18 +81,13 @@ export class RunWiring {
    * started inside it: its handler begins on a later microtask, and the
    * events an adopted run replays wait in the actor's mailbox until the start
    * processes them. So events and writes come in the same order as before
-   * (the handler's first events coalesce into one write the same way).
+   * (the handler's first events coalesce into one write the same way). A
+   * failed actor goes to `options.onActorError` (observed before it starts,
+   * so an error in its start is reported, not thrown).
    */
-  start(taskId: string, actor: TaskActor, onError: (error: unknown) => void): void {
+  start(taskId: string, actor: TaskActor): void {
     const wiring = this.wired.get(taskId);
-    const end = () => this.end(taskId, wiring);
-    actor.subscribe({
-      complete: end,
-      error: (error) => {
-        onError(error);
-        end();
-      },
-    });
+    actor.subscribe(wiring ?? { error: (error) => this.options.onActorError(error, taskId) });
     if (wiring) this.wire(taskId, wiring);
     actor.start();
   }
@@ -86,14 +102,9 @@ export class RunWiring {
     wiring.execution = execution;
     // Emitted in the transition's deferred effects, where the invoke's `sendTo` delivered them.
     actor.on('*', (message) => (message.type === 'ABORT' ? execution.cancel() : execution.deliver(message.responses)));
-    execution.attach(
-      (event: TaskEvent) => actor.send(event),
-      // Let the event reach the actor (and its persister) before waiting for the write (and its retries).
-      async () => {
-        await Promise.resolve();
-        await persister.flushed();
-      },
-    );
+    // The persister is what `saveCheckpoint` waits on (ToolExecution lets the event reach the actor first).
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- xstate's Actor binds `send` in its constructor: no sink closure per task (issue 20)
+    execution.attach(actor.send, persister);
   }
 
   /** Aborts every run (the server stops). */
@@ -103,10 +114,9 @@ export class RunWiring {
   }
 
   /** The task left `active` (or its actor stopped or failed): its run is detached and aborted. */
-  private end(taskId: string, wiring: Wiring | undefined): void {
-    if (!wiring) return;
+  end(wiring: Wiring): void {
     // Still detached after abortAll (which forgot it): a run that goes on must not send to a stopped actor.
-    if (this.wired.get(taskId) === wiring) this.wired.delete(taskId);
+    if (this.wired.get(wiring.taskId) === wiring) this.wired.delete(wiring.taskId);
     const execution = wiring.execution;
     if (!execution) return;
     execution.detach();

@@ -52,7 +52,10 @@ export class TaskActorFactory {
   private readonly persisterOptions: PersisterOptions;
 
   constructor(private readonly options: TaskActorFactoryOptions) {
-    this.runs = new RunWiring(options);
+    this.runs = new RunWiring({
+      ...options,
+      onActorError: (error, taskId) => options.logger.error(`task ${taskId} actor failed`, error),
+    });
     this.persisterOptions = {
       store: options.store,
       machineVersion: TASK_MACHINE_VERSION,
@@ -104,7 +107,7 @@ export class TaskActorFactory {
    */
   start({ actor, persister }: TaskHandle, stored: TaskRecord, projected = false): void {
     persister.attach(actor, stored, projected);
-    this.runs.start(stored.taskId, actor, (error) => this.options.logger.error(`task ${stored.taskId} actor failed`, error));
+    this.runs.start(stored.taskId, actor);
     // After start: a deadline already past is sent on the timer's next turn, to a running actor (I-8).
     this.options.deadlines.add(stored.taskId, deadlineOf(actor));
   }

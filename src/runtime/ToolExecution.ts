@@ -136,8 +136,8 @@ export class ToolExecution {
   private statusMessageValue: string | undefined;
   private inputNeededListeners: Set<() => void> | undefined;
   private readonly now: () => number;
-  /** Resolves when the task's changes so far are stored; set once the run belongs to a task. */
-  private durable: (() => Promise<void>) | undefined;
+  /** Resolves when the task's changes so far are stored (its persister); set once the run belongs to a task. */
+  private durable: { flushed(): Promise<void> } | undefined;
   private checkpointValue: unknown;
   /**
    * Keys answered before this run that the handler has not asked for again:
@@ -211,10 +211,10 @@ export class ToolExecution {
 
   /**
    * Connects the task actor: buffered events are replayed, later ones
-   * forwarded. `durable` resolves when the task's changes so far are stored
-   * (what `saveCheckpoint` waits for).
+   * forwarded. `durable.flushed()` resolves when the task's changes so far
+   * are stored (what `saveCheckpoint` waits for).
    */
-  attach(sink: (event: TaskEvent) => void, durable?: () => Promise<void>): void {
+  attach(sink: (event: TaskEvent) => void, durable?: { flushed(): Promise<void> }): void {
     this.sink = sink;
     this.durable = durable;
     const buffered = this.buffered;
@@ -361,7 +361,11 @@ export class ToolExecution {
     const value: unknown = JSON.parse(json);
     this.checkpointValue = value;
     this.emit({ type: 'CHECKPOINT', at: this.now(), checkpoint: value });
-    if (this.sink && this.durable) await this.durable();
+    if (this.sink && this.durable) {
+      // Let the event reach the actor (and its persister) before waiting for the write (and its retries).
+      await Promise.resolve();
+      await this.durable.flushed();
+    }
   }
 
   /**

@@ -39,12 +39,12 @@ describe('Persister write dedupe', () => {
     actor.start();
     persister.attach(actor, JSON.parse(JSON.stringify(reordered(stored))) as TaskRecord);
 
-    persister.changed();
+    persister.next();
     await persister.flushed();
     assert.equal(puts.length, 0);
 
     actor.send({ type: 'STATUS', at: 2000, message: 'halfway' });
-    persister.changed();
+    persister.next();
     await persister.flushed();
     assert.equal(puts.length, 1);
     assert.equal(puts[0]!.statusMessage, 'halfway');
@@ -53,7 +53,7 @@ describe('Persister write dedupe', () => {
 
     // The same message again: the guard makes it no change, and nothing is written.
     actor.send({ type: 'STATUS', at: 3000, message: 'halfway' });
-    persister.changed();
+    persister.next();
     await persister.flushed();
     assert.equal(puts.length, 1);
     actor.stop();
