@@ -48,7 +48,7 @@ export class Persister {
    * nothing to write, found without projecting and comparing a record (the
    * two snapshot events of every task's start: issue 20 item 2).
    */
-  private projectedFrom: unknown[] | undefined;
+  private projectedFrom: unknown;
   private retryTimer: NodeJS.Timeout | undefined;
   /** Callers of {@link flushed} waiting for the store to catch up; made on first use (most tasks never wait). */
   private waiters: Array<() => void> | undefined;
@@ -188,8 +188,14 @@ export class Persister {
   }
 }
 
-/** The snapshot objects of `actor` and of its children, depth first: what its persisted snapshot is made of. */
-function snapshotsOf(actor: AnyActorRef): unknown[] {
+/**
+ * The snapshot objects of `actor` and of its children, depth first: what its persisted snapshot is made of.
+ * An actor without children (every task actor: the machine invokes none) gives its snapshot alone, not a
+ * one-element array: a live task keeps it as {@link Persister.projectedFrom} (issue 20).
+ */
+function snapshotsOf(actor: AnyActorRef): unknown {
+  const root = actor.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> };
+  if (!hasChild(root.children)) return root;
   const out: unknown[] = [];
   const visit = (ref: AnyActorRef): void => {
     const snapshot = ref.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> };
@@ -201,7 +207,14 @@ function snapshotsOf(actor: AnyActorRef): unknown[] {
   return out;
 }
 
-function sameObjects(a: readonly unknown[], b: readonly unknown[]): boolean {
+function hasChild(children: Record<string, AnyActorRef | undefined> | undefined): boolean {
+  if (children) for (const id in children) if (children[id]) return true;
+  return false;
+}
+
+/** Whether two results of {@link snapshotsOf} are the same objects (a snapshot is never an array). */
+function sameObjects(a: unknown, b: unknown): boolean {
+  if (!Array.isArray(a) || !Array.isArray(b)) return a === b;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -139,13 +139,19 @@ export class RunWiring {
       answers: context.answers,
       issuedKeys: context.issuedKeys,
       ...(context.sleeps ? { sleeps: context.sleeps } : {}),
-      outstandingKeys: Object.keys(context.inputRequests),
+      // Only when there are some: the run keeps its options, and most tasks start with none (issue 20).
+      ...(hasKeys(context.inputRequests) ? { outstandingKeys: Object.keys(context.inputRequests) } : {}),
       ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
       ...(context.trace ? { trace: context.trace } : {}),
       maxPendingInputRequests: this.options.maxPendingInputRequestsPerTask,
       now: this.options.now,
     });
   }
+}
+
+function hasKeys(object: object): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return true;
+  return false;
 }
 
 /**

@@ -70,7 +70,7 @@ export function isTerminal(record: Pick<TaskRecord, 'status'>): boolean {
  * change listeners compare.
  */
 export function visibleKey(record: TaskRecord): string {
-  return JSON.stringify([
+  const key = JSON.stringify([
     record.status,
     record.statusMessage,
     record.inputRequests,
@@ -79,4 +79,11 @@ export function visibleKey(record: TaskRecord): string {
     record.ttlMs,
     record.pollIntervalMs,
   ]);
+  // The same key as the last one made is handed out as that one string: every live task keeps its key
+  // (TaskRegistry), and tasks created alike share one instead of a copy each (issue 20).
+  if (key === lastVisibleKey) return lastVisibleKey;
+  lastVisibleKey = key;
+  return key;
 }
+
+let lastVisibleKey = '';
