@@ -16,6 +16,7 @@ import type { taskMachine } from '../../machines/task/index.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Persister } from './Persister.js';
 import { ToolExecution } from './ToolExecution.js';
+import { hasOwnKeys } from '../core/hasOwnKeys.js';
 
 /** A task actor of the task machine. */
 export type TaskActor = Actor<typeof taskMachine>;
@@ -140,18 +141,13 @@ export class RunWiring {
       issuedKeys: context.issuedKeys,
       ...(context.sleeps ? { sleeps: context.sleeps } : {}),
       // Only when there are some: the run keeps its options, and most tasks start with none (issue 20).
-      ...(hasKeys(context.inputRequests) ? { outstandingKeys: Object.keys(context.inputRequests) } : {}),
+      ...(hasOwnKeys(context.inputRequests) ? { outstandingKeys: Object.keys(context.inputRequests) } : {}),
       ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
       ...(context.trace ? { trace: context.trace } : {}),
       maxPendingInputRequests: this.options.maxPendingInputRequestsPerTask,
       now: this.options.now,
     });
   }
-}
-
-function hasKeys(object: object): boolean {
-  for (const key in object) if (Object.hasOwn(object, key)) return true;
-  return false;
 }
 
 /**

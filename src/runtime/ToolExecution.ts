@@ -21,6 +21,7 @@ import {
 import { progressText, type CallerRelay } from '../tools/CallerRelay.js';
 import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
 import { schemasOf } from '../tools/ToolSchema.js';
+import { hasOwnKeys } from '../core/hasOwnKeys.js';
 
 /** How a run ended. */
 export type ExecutionOutcome =
@@ -88,12 +89,6 @@ const describeCapabilities = (capabilities: Record<string, JsonObject>): string 
     .flatMap(([name, members]) => (Object.keys(members).length > 0 ? Object.keys(members).map((member) => `${name}.${member}`) : [name]))
     .join(', ');
 
-/** Whether `object` has an own enumerable key (without building the list of keys). */
-function hasKeys(object: object): boolean {
-  for (const key in object) if (Object.hasOwn(object, key)) return true;
-  return false;
-}
-
 /** Longest single setTimeout (larger delays overflow to 1 ms): a longer sleep is waited in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -158,7 +153,7 @@ export class ToolExecution {
   constructor(private readonly options: ToolExecutionOptions) {
     if (options.issuedKeys?.length) this.issuedKeys = new Set(options.issuedKeys);
     if (options.outstandingKeys?.length) this.outstanding = new Set(options.outstandingKeys);
-    if (options.answers && hasKeys(options.answers)) this.answers = { ...options.answers };
+    if (options.answers && hasOwnKeys(options.answers)) this.answers = { ...options.answers };
     this.inputMode = options.inputMode;
     this.taskIdValue = options.taskId;
     this.now = options.now ?? Date.now;
