@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createRequestStateCodec, type McpServerFactory, type RequestStateCodec } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { Principal } from '../core/principal.js';
 import { LOCAL_PRINCIPAL } from '../core/principal.js';
 import { TasksExtension } from '../protocol/TasksExtension.js';

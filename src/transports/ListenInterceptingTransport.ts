@@ -16,7 +16,7 @@
  * until it serves — what Streamable HTTP does (issue 13 item 6).
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { isModernListenRequest, parseListenRequest } from '../protocol/listenRequest.js';
 import type { Logger } from '../runtime/Logger.js';
 import { logTransportError } from '../runtime/transportErrors.js';

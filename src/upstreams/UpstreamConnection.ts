@@ -18,7 +18,7 @@ import { Client, ProtocolError, StreamableHTTPClientTransport, type PriorDiscove
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { tapStdoutNoise, type StdoutNoise } from './stdoutNoise.js';
 import { responseId, tapInbound } from '../protocol/transportTap.js';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { declaresTasksExtension, tasksCapability } from '../core/tasksExtension.js';
 import { isLogLevel, type LogMessage, type ProgressUpdate } from '../tools/CallerRelay.js';
 import type { Logger } from '../runtime/Logger.js';

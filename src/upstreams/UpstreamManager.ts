@@ -17,7 +17,7 @@ import {
   type UpstreamInput,
   type UpstreamState,
 } from '../../machines/upstream/index.js';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { Logger } from '../runtime/Logger.js';
 import { RuntimeStateFile, type UpstreamHealth } from '../state/RuntimeStateFile.js';
 import type { ListedTool, ToolRegistry } from '../tools/ToolRegistry.js';
