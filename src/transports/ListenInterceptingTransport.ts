@@ -19,7 +19,7 @@ import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcont
 import type { JsonObject } from '../core/json.js';
 import { isModernListenRequest, parseListenRequest } from '../protocol/listenRequest.js';
 import type { Logger } from '../runtime/Logger.js';
-import { logTransportError } from '../runtime/transportErrors.js';
+import { logTransportError } from './transportErrors.js';
 import { InflightRequests, requestIdOf, responseIdOf } from './InflightRequests.js';
 import { RecoveryGate } from './RecoveryGate.js';
 import type { ServingRuntime } from './ServingRuntime.js';

@@ -13,7 +13,7 @@ import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/
 import type { ServingRuntime } from './ServingRuntime.js';
 import type { JsonObject } from '../core/json.js';
 import { serveHttpListen } from './httpListen.js';
-import { logTransportError } from '../runtime/transportErrors.js';
+import { logTransportError } from './transportErrors.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
