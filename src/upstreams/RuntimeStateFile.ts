@@ -11,6 +11,8 @@
  * - `health`: what a running server last reported about each upstream, read
  *   by `taskvisor upstreams` from another process.
  *
+ * Everything it keeps serves the upstreams, so it lives with them.
+ *
  * One process writes a state file at a time (lowdb has no cross-process
  * locking); readers in other processes only read.
  */
