@@ -63,7 +63,7 @@ export class RuntimeStateFile {
 
   /** Opens (creating the folder; not yet the file) the state file at `path`. */
   static async open(path: string): Promise<RuntimeStateFile> {
-    // 0700 when created; an existing folder open to others is reported (issue 12.5).
+    // 0700 when created; an existing folder open to others is reported.
     await ensurePrivateDir(dirname(path), warnOnStderr);
     const file = new RuntimeStateFile(path);
     await file.db.read();
