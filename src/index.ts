@@ -77,4 +77,4 @@ export type { TaskStore, TaskStoreConfig } from './store/index.js';
 export type { TokenVerifier, VerifiedToken } from './auth/TokenVerifier.js';
 export type { UpstreamSpec, UpstreamTransportSpec } from './upstreams/UpstreamSpec.js';
 export type { TraceContext } from './core/traceContext.js';
-export type { RuntimePhase } from './core/runtimePhase.js';
+export type { RuntimePhase } from './core/statuses.js';

@@ -3,14 +3,13 @@
  * carries. Everything here is plain JSON so a persisted snapshot survives a
  * JSON round trip unchanged (I-8).
  */
+import type { JsonObject } from '../../src/core/json.js';
 
 /** The five wire statuses of SEP-2663 (spec §1.2). */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** Statuses after which nothing changes any more (T-28, I-2). */
 export const TERMINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
-
-export type JsonObject = { [key: string]: unknown };
 
 /** One `inputRequests` entry: `{method, params}`, no `jsonrpc`, no `id` (spec §1.6, T-19). */
 export interface InputRequest {

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/loadConfig.js';
-import { RuntimeStateFile, type UpstreamHealth } from '../state/RuntimeStateFile.js';
+import { RuntimeStateFile, type UpstreamHealth } from '../upstreams/RuntimeStateFile.js';
 import { stateFileOf } from '../upstreams/fromConfig.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 

@@ -7,7 +7,8 @@
  * meaning), sampling with `tools`/`toolChoice` needs `sampling.tools`,
  * `roots/list` needs `roots`.
  */
-import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import type { InputRequest } from '../../machines/task/index.js';
+import type { JsonObject } from './json.js';
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,7 +1,8 @@
 /**
  * The task statuses of SEP-2663 (spec §1.3) and which of them are final.
  * Every place that asks "is this task finished" (stores, SQL, the
- * forwarder, the CLI) reads these sets, so the answer cannot drift.
+ * forwarder, the CLI) reads these sets, so the answer cannot drift. Also
+ * the phases of a runtime's life, which readiness reports.
  */
 import { TERMINAL_STATUSES, type TaskStatus } from '../../machines/task/index.js';
 
@@ -23,3 +24,11 @@ export function isTaskStatus(status: unknown): status is TaskStatus {
 export function isTerminalStatus(status: unknown): boolean {
   return isTaskStatus(status) && TERMINAL_STATUSES.has(status);
 }
+
+/**
+ * Where a runtime is in its life, as readiness reports it: `starting` until
+ * the store is open, `recovering` while unfinished tasks are resumed and the
+ * cluster lease is taken, `ready` while serving, `stopping` from `close()`
+ * on, `stopped` once closed.
+ */
+export type RuntimePhase = 'starting' | 'recovering' | 'ready' | 'stopping' | 'stopped';

@@ -1,10 +1,10 @@
 /**
- * What the operations code (health, metrics, the dashboard: issue 16) needs
+ * What the operations code (health, metrics, the dashboard) needs
  * of a runtime: its port into the composition root. Operations are adapters
  * and may not import `src/server/` (docs/architecture.md); `TaskvisorRuntime`
  * satisfies this interface.
  */
-import type { RuntimePhase } from '../core/runtimePhase.js';
+import type { RuntimePhase } from '../core/statuses.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { UpstreamStatus } from '../upstreams/UpstreamManager.js';

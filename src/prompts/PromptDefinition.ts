@@ -2,7 +2,7 @@
  * How a user declares a prompt: `runtime.prompt(name, options, handler)`, or
  * the `definePrompt` value a config module exports.
  */
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { Completer } from '../resources/Completer.js';
 
 /** One argument of a prompt (all prompt arguments are strings). */

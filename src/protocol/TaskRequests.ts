@@ -12,7 +12,8 @@
 import { CreateMessageResultV2Schema, ElicitResultV2Schema, ListRootsResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
-import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import type { InputRequest } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { publish } from '../core/diagnostics.js';
 import { ErrorCode, missingTasksCapability } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';

@@ -10,7 +10,7 @@
  * `ProtocolError`s); each path maps them with `toProtocolError`.
  */
 import { inputRequired, ProtocolError, type RequestStateCodec } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ErrorCode } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 import type { TraceContext } from '../core/traceContext.js';

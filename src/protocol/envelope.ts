@@ -3,7 +3,7 @@
  * checked on each request's own envelope, never remembered (T-01, T-33).
  */
 import { CLIENT_CAPABILITIES_META_KEY, type ServerContext } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 
 /** The client capabilities this request declared (P6: the SDK types the envelope as `{}`). */

@@ -4,7 +4,7 @@
  * `taskIds` (P8), so taskvisor owns every modern listen on every transport.
  */
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ErrorCode, MissingTasksCapabilityError } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 import type { ListenFilter } from '../subscriptions/ListenSubscription.js';

@@ -19,7 +19,7 @@ import type {
   ResourceTemplateType,
   Tool,
 } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { InputRequest } from '../../machines/task/types.js';
 import type { ListedTool } from '../tools/ToolRegistry.js';
 import type { ListedPrompt, PromptResult } from '../prompts/PromptDefinition.js';

@@ -7,7 +7,7 @@
  * The decision itself is {@link TaskRequests}'s or {@link ToolCalls}', shared with the SDK path.
  */
 import { SERVER_INFO_META_KEY } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ErrorCode } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import { toProtocolError } from './errors.js';

@@ -14,8 +14,7 @@
  * wording (one path for every error the decoder is unsure of).
  */
 import { classifyInboundRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
-import { jsonEqual } from '../core/jsonEqual.js';
+import { jsonEqual, type JsonObject } from '../core/json.js';
 import { clientCapabilitiesIn } from './envelope.js';
 import { SUPPORTED_MODERN_VERSIONS } from './listenRequest.js';
 import type { InputResponses, TaskMethod } from './TaskRequests.js';

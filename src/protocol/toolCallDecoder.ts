@@ -11,7 +11,7 @@
  * path judges them.
  */
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { clientCapabilitiesIn } from './envelope.js';
 import { SUPPORTED_MODERN_VERSIONS } from './listenRequest.js';
 import { isPlainObject, onlyKeys, validEnvelope } from './taskRequestDecoder.js';

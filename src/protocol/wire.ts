@@ -2,7 +2,7 @@
  * Task records as SEP-2663 wire shapes (spec §1.3, §1.4). Timestamps become
  * ISO 8601 strings here and nowhere else.
  */
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 
 /** The last epoch ms values turned to ISO 8601: polls of one task ask for the same two again and again. */

@@ -4,7 +4,7 @@
  * `runtime.resourceTemplate(name, uriTemplate, options, read)`, or the
  * `defineResource` / `defineResourceTemplate` values a config module exports.
  */
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { Completer } from './Completer.js';
 
 /** One item of a `resources/read` result: text or base64 `blob`. */

@@ -16,7 +16,7 @@
  */
 import type { AnyActorRef } from 'xstate';
 import { TaskFencedError, type TaskStore } from '../store/TaskStore.js';
-import { jsonEqual } from '../core/jsonEqual.js';
+import { jsonEqual } from '../core/json.js';
 import { recordOf, type TaskSnapshotLike } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 

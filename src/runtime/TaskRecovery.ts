@@ -17,7 +17,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { endFromRecord } from './endFromRecord.js';
-import { setAside } from './setAside.js';
+import { setAside } from './readStoredTask.js';
 import { endFromSnapshot } from './storedTransition.js';
 import type { TaskActorFactory } from './TaskActorFactory.js';
 import type { TaskRegistry } from './TaskRegistry.js';
@@ -47,7 +47,7 @@ export interface TaskRecoveryOptions {
   now: () => number;
   /** A task recovery ended `failed` was stored: tell change listeners. */
   publish: (record: TaskRecord) => void;
-  /** Keeps a resumable task that only waits for input passivated, no actor built; true when it did (issue 20 item 3). */
+  /** Keeps a resumable task that only waits for input passivated, no actor built; true when it did. */
   hold?: (record: TaskRecord) => boolean;
 }
 
@@ -61,7 +61,7 @@ export class TaskRecovery {
 
   /**
    * Every unfinished task in the store (start-up recovery), page by page as
-   * the store reads them (issue 13 item 6): one scan, and never all records
+   * the store reads them: one scan, and never all records
    * in memory at once (at 100k the collector's work on a heap holding them
    * all made recovery slower per task the more tasks there were).
    */
@@ -113,7 +113,7 @@ export class TaskRecovery {
    * ended `failed` by the machine's pure transition of its stored snapshot
    * (I-3; a fresh actor only when the snapshot cannot be used). The failed records are written with
    * one batched store call and published only once it resolved (durable
-   * before visible, issue 13 item 1). When that write fails, each record is
+   * before visible). When that write fails, each record is
    * written on its own, so one record the store refuses fails alone.
    */
   private async recoverPage(records: readonly TaskRecord[], cause: RecoveryCause): Promise<Counts> {
@@ -131,7 +131,7 @@ export class TaskRecovery {
         counts.live++;
         continue;
       }
-      // A record that cannot be recovered never stops start-up: it is set aside and the rest go on (issue 13 item 3).
+      // A record that cannot be recovered never stops start-up: it is set aside and the rest go on.
       const problem = taskRecordProblem(record);
       if (problem !== undefined) {
         setAsideNow(record.taskId, problem);
@@ -155,7 +155,7 @@ export class TaskRecovery {
     if (ended.length > 0) {
       let stored: readonly TaskRecord[] = ended;
       try {
-        // One store write for the page (issue 13 item 6): a transaction, a journal batch, never a fsync per task.
+        // One store write for the page: a transaction, a journal batch, never a fsync per task.
         await putRecords(store, ended);
       } catch (error) {
         logger.error(`could not store ${ended.length} recovered task(s) at once; storing each on its own`, error);
@@ -232,7 +232,7 @@ function restorable(record: TaskRecord, reason: string | undefined): boolean {
 
 /**
  * Why an adopted task that cannot be resumed ends `failed`: its instance did
- * not restart, it lost its lease (issue 13 item 4: a stalled database made
+ * not restart, it lost its lease (a stalled database made
  * live tasks end "The server restarted" in a process that never restarted).
  */
 const ADOPTED_MESSAGE =

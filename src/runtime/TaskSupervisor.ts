@@ -14,12 +14,11 @@ import { TASK_MACHINE_VERSION } from '../../machines/task/index.js';
 import { RecoveringError, ShuttingDownError } from '../core/errors.js';
 import { newTaskId } from '../core/ids.js';
 import { DEFAULT_LIMITS } from '../limits/Limits.js';
-import { isTerminal, recordOf, visibleKey } from '../tasks/project.js';
+import { isTerminal, recordOf, shown, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { TaskCommand } from '../store/TaskStore.js';
 import type { Slot } from './AdmissionSlots.js';
 import { readStoredTask } from './readStoredTask.js';
-import { shown } from './shownRecord.js';
 import { LiveDeadlines } from './LiveDeadlines.js';
 import { TaskActorFactory, type TaskHandle } from './TaskActorFactory.js';
 import { TaskPassivation } from './TaskPassivation.js';
@@ -80,7 +79,7 @@ export class TaskSupervisor {
     return this.registry.size;
   }
 
-  /** Number of passivated tasks: unfinished, this process's, no actor in memory (issue 20 item 3). */
+  /** Number of passivated tasks: unfinished, this process's, no actor in memory. */
   get passivatedCount(): number {
     return this.registry.passivatedSize;
   }
@@ -131,7 +130,7 @@ export class TaskSupervisor {
     let task: TaskHandle;
     try {
       task = this.factory.create(input, options.execution);
-      // Constructed, not started: its run starts after this write (I-1). A function: recordOf reshapes it (issue 20).
+      // Constructed, not started: its run starts after this write (I-1). A function: recordOf reshapes it.
       record = recordOf(task.actor.getSnapshot(), () => task.actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
       await this.options.store.create(record);
     } catch (error) {
@@ -151,11 +150,11 @@ export class TaskSupervisor {
   async get(taskId: string, principal: string): Promise<TaskRecord> {
     const live = this.registry.owned(taskId, principal);
     if (live) {
-      // Only what is durable is shown (issue 13 item 1, I-1, I-2), never waiting for a write: one that
+      // Only what is durable is shown (I-1, I-2), never waiting for a write: one that
       // failed, hangs or waits to retry leaves the last stored state showing until it lands.
       return this.present(shown(live.persister.durable!));
     }
-    // A passivated task (issue 20 item 3) is answered from the store, where it is exactly as its actor left it.
+    // A passivated task is answered from the store, where it is exactly as its actor left it.
     return this.present(shown(await readStoredTask(this.options, taskId, principal, this.now())));
   }
 
@@ -196,7 +195,7 @@ export class TaskSupervisor {
 
   /** Stops running a task here without writing (I-9): another instance claimed it (stale fencing token) or our lease lapsed. */
   relinquish(taskId: string): void {
-    // The task leaves this process: its owner's slot goes back (issue 13.5; it used to stay taken until restart).
+    // The task leaves this process: its owner's slot goes back at once, not at restart.
     if (!this.registry.remove(taskId)) return;
     this.options.logger.info(`task ${taskId} is no longer run by this instance (claimed by another)`);
   }
@@ -212,7 +211,7 @@ export class TaskSupervisor {
     return hint === undefined || hint === record.pollIntervalMs ? record : { ...record, pollIntervalMs: hint };
   }
 
-  /** A live task's record was stored: the one place a change is published (stored, then published: issue 19 item 2). */
+  /** A live task's record was stored: the one place a change is published (stored, then published). */
   private published(record: TaskRecord): void {
     const live = this.registry.get(record.taskId);
     if (!live) return;
@@ -242,7 +241,7 @@ export class TaskSupervisor {
     }
   }
 
-  /** {@link TaskRecovery.resumeAll}: start-up recovery, cluster adoption (`adopted`: from an instance whose lease expired, issue 13 item 4). */
+  /** {@link TaskRecovery.resumeAll}: start-up recovery, cluster adoption (`adopted`: from an instance whose lease expired). */
   resumeAll(records: readonly TaskRecord[], cause: RecoveryCause = 'restart'): ReturnType<TaskRecovery['resumeAll']> {
     return this.recovery.resumeAll(records, cause);
   }

@@ -3,7 +3,8 @@
  * (and the task actor's input made of it).
  */
 import type { InspectionEvent } from 'xstate';
-import type { JsonObject, TaskInput } from '../../machines/task/index.js';
+import type { TaskInput } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { TaskCommand, TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';

@@ -3,7 +3,7 @@
  * request whether the call answers synchronously, asks for input (MRTR), or
  * becomes a task — server-directed creation (ARCHITECTURE, T-01, T-02).
  */
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import {
   CallCancelledError,
   CallFailedError,

@@ -6,7 +6,8 @@
  * a task actor attaches, its events are buffered and replayed on attach.
  */
 import type { TraceContext } from '../core/traceContext.js';
-import type { InputRequest, JsonObject, TaskError, TaskEvent } from '../../machines/task/index.js';
+import type { InputRequest, TaskError, TaskEvent } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
 import { limitExceeded } from '../limits/Limits.js';
 import {

@@ -2,7 +2,8 @@
  * Reads a task that does not run in this process from the store, as its
  * owner may see it: unknown, foreign, history-only and expired ids answer the
  * errors `tasks/*` give for them (T-14, I-7), a damaged record is set aside
- * and answers a stable error (issue 13 item 3).
+ * and answers a stable error. Recovery sets damaged records aside the same
+ * way.
  */
 import { TaskExpiredError, taskNotFound, TaskRecordDamagedError } from '../core/errors.js';
 import { TASK_ID_PATTERN } from '../core/ids.js';
@@ -11,7 +12,6 @@ import { isTerminal } from '../tasks/project.js';
 import { taskRecordProblem } from '../tasks/recordProblem.js';
 import { isExpired, type TaskRecord } from '../tasks/TaskRecord.js';
 import type { Logger } from './Logger.js';
-import { setAside } from './setAside.js';
 
 export interface StoredTaskReader {
   store: TaskStore;
@@ -29,10 +29,10 @@ export async function readStoredTask(
   if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
   let record: TaskRecord | undefined;
   try {
-    // Issue 12.6: ownership first, in the store: another principal's record is never loaded or parsed.
+    // Ownership first, in the store: another principal's record is never loaded or parsed.
     record = await store.get(taskId, principal);
   } catch (error) {
-    // Unreadable or set aside: the store reported it once; the client gets a stable error (issue 13 item 3).
+    // Unreadable or set aside: the store reported it once; the client gets a stable error.
     if (error instanceof TaskDamagedError) throw new TaskRecordDamagedError();
     throw error;
   }
@@ -50,4 +50,14 @@ export async function readStoredTask(
     throw new TaskExpiredError();
   }
   return record;
+}
+
+/** Quarantines a damaged task record: kept in the store as it is, no longer served or recovered; logged here, once, with its id. */
+export async function setAside(store: TaskStore, logger: Logger, taskId: string, reason: string): Promise<void> {
+  logger.error(`task ${taskId}: stored record is damaged (${reason}); set aside in quarantine (see taskvisor tasks check)`);
+  try {
+    await store.quarantine(taskId, reason);
+  } catch (error) {
+    logger.error(`task ${taskId}: could not quarantine it`, error);
+  }
 }

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createRequestStateCodec, type McpServerFactory, type RequestStateCodec } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { Principal } from '../core/principal.js';
 import { LOCAL_PRINCIPAL } from '../core/principal.js';
 import { TasksExtension } from '../protocol/TasksExtension.js';
@@ -41,7 +41,7 @@ import { PollPolicy, type PollPolicyOptions } from '../runtime/PollPolicy.js';
 import { PollRateLimiter, type PollRateLimitOptions } from '../runtime/PollRateLimiter.js';
 import { TaskSupervisor, type TaskChangeListener } from '../runtime/TaskSupervisor.js';
 import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
-import { ClusterNode } from '../cluster/ClusterNode.js';
+import { ClusterNode } from '../runtime/ClusterNode.js';
 import { UpstreamManager } from '../upstreams/UpstreamManager.js';
 import { WrappedTaskIds } from '../upstreams/WrappedTaskIds.js';
 import type { UpstreamSpec } from '../upstreams/UpstreamSpec.js';
@@ -50,7 +50,7 @@ import type { z } from 'zod';
 import type { InspectionEvent } from 'xstate';
 import { resolveLimits, type Limits } from '../limits/Limits.js';
 import { DEFAULT_STORE_DIR } from '../core/constants.js';
-import type { RuntimePhase } from '../core/runtimePhase.js';
+import type { RuntimePhase } from '../core/statuses.js';
 
 /** Options of {@link createRuntime}. */
 /** The `workflows` runtime option. */

@@ -13,7 +13,7 @@
  * connections is often request 1) share one buffer.
  */
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 
 const SUBSCRIPTION_ID_MEMBER = `${JSON.stringify(SUBSCRIPTION_ID_META_KEY)}:`;
 const TAIL = '}}}';

@@ -7,7 +7,7 @@
  * backlog).
  */
 import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ErrorCode } from '../core/errors.js';
 import { publish } from '../core/diagnostics.js';
 import { ListenFrame } from './ListenFrame.js';

@@ -4,7 +4,8 @@
  * Subscriptions are indexed by task id, so the cost of one task change is
  * proportional to the streams watching that task, not to all streams.
  */
-import { TERMINAL_STATUSES, type JsonObject, type TaskStatus } from '../../machines/task/index.js';
+import { TERMINAL_STATUSES, type TaskStatus } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { toDetailedTask } from '../protocol/wire.js';
 import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';

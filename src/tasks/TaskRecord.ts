@@ -4,7 +4,8 @@
  * (I-7), and, while the task is not terminal, the actor's persisted snapshot
  * stamped with the machine version it was taken from (I-8).
  */
-import type { InputRequest, JsonObject, TaskError, TaskStatus } from '../../machines/task/index.js';
+import type { InputRequest, TaskError, TaskStatus } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { TraceContext } from '../core/traceContext.js';
 
 export interface TaskRecord {

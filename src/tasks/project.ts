@@ -49,8 +49,8 @@ export function recordOf(snapshot: TaskSnapshotLike, persisted: unknown, version
 /**
  * xstate's persisted snapshot, copied member by member (same keys, same order, same values: the same
  * JSON). xstate builds it with an object spread, and V8 gives a spread copy made in optimized code a
- * hidden class of its own: a map and a descriptor array (~260 B) kept with every live task's record
- * (issue 20). A copy made by adding members one by one shares one hidden class with every other.
+ * hidden class of its own: a map and a descriptor array (~260 B) kept with every live task's record.
+ * A copy made by adding members one by one shares one hidden class with every other.
  */
 function sharedShape(persisted: unknown): unknown {
   if (persisted === null || typeof persisted !== 'object' || Array.isArray(persisted)) return persisted;
@@ -80,10 +80,16 @@ export function visibleKey(record: TaskRecord): string {
     record.pollIntervalMs,
   ]);
   // The same key as the last one made is handed out as that one string: every live task keeps its key
-  // (TaskRegistry), and tasks created alike share one instead of a copy each (issue 20).
+  // (TaskRegistry), and tasks created alike share one instead of a copy each.
   if (key === lastVisibleKey) return lastVisibleKey;
   lastVisibleKey = key;
   return key;
 }
 
 let lastVisibleKey = '';
+
+/** A stored record as clients and listeners get it: without the machine snapshot (as a live actor's view always was). */
+export function shown(record: TaskRecord): TaskRecord {
+  const { snapshot: _internal, ...rest } = record;
+  return rest;
+}

@@ -3,7 +3,8 @@
  * with the tool types (not in runtime/ToolCaller) so that `ToolDefinition`'s
  * forwarded calls and the runtime that makes calls import one way.
  */
-import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import type { InputRequest } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { CallerRelay } from './CallerRelay.js';
 import type { TraceContext } from '../core/traceContext.js';

@@ -4,7 +4,8 @@
 import type { TraceContext } from '../core/traceContext.js';
 import type { z } from 'zod';
 import type { JsonSchemaDocument } from './ToolSchema.js';
-import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import type { InputRequest } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { ToolCallOutcome, ToolCallRequest } from './ToolCall.js';
 import type { LogLevel } from './CallerRelay.js';
 

@@ -4,7 +4,7 @@
  * request and schema conversion is not free (perf-baseline).
  */
 import { z } from 'zod';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { ForwardedToolCall, ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
 import { schemasOf } from './ToolSchema.js';
 

@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { z } from 'zod';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 
 /** A JSON Schema document: a plain object (an object schema, for arguments). */
 export type JsonSchemaDocument = { [key: string]: unknown };

@@ -3,7 +3,7 @@
  * `export default [defineTool('echo', {...}, handler)]`.
  */
 import type { z } from 'zod';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
 
 /** Declares a tool without a runtime at hand; register it with `runtime.use(...)` or a config file. */

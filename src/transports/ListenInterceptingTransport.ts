@@ -16,10 +16,10 @@
  * until it serves — what Streamable HTTP does (issue 13 item 6).
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { isModernListenRequest, parseListenRequest } from '../protocol/listenRequest.js';
 import type { Logger } from '../runtime/Logger.js';
-import { logTransportError } from '../runtime/transportErrors.js';
+import { logTransportError } from './transportErrors.js';
 import { InflightRequests, requestIdOf, responseIdOf } from './InflightRequests.js';
 import { RecoveryGate } from './RecoveryGate.js';
 import type { ServingRuntime } from './ServingRuntime.js';

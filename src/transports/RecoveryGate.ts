@@ -25,7 +25,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { ErrorCode, RecoveringError } from '../core/errors.js';
 import { answerTaskRequest } from '../protocol/taskAnswer.js';
 import { decodeTaskRequest } from '../protocol/taskRequestDecoder.js';
-import { logTransportError } from '../runtime/transportErrors.js';
+import { logTransportError } from './transportErrors.js';
 import { requestIdOf } from './InflightRequests.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 

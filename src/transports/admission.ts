@@ -8,7 +8,7 @@ import { hostHeaderValidationResponse, originValidationResponse } from '@modelco
 import type { BearerGate } from '../auth/bearer.js';
 import type { Authenticate, Principal } from '../core/principal.js';
 import type { Logger } from '../runtime/Logger.js';
-import { scrubErrorText } from '../runtime/transportErrors.js';
+import { scrubErrorText } from './transportErrors.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 
 /** Host and Origin names accepted by default on loopback binds. */

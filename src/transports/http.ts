@@ -11,9 +11,9 @@ import { admit, defaultAllowedOrigins, isLoopbackHost, LOOPBACK_HOSTS, untilServ
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { ANONYMOUS_PRINCIPAL, type Authenticate, type Principal } from '../core/principal.js';
 import type { ServingRuntime } from './ServingRuntime.js';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { serveHttpListen } from './httpListen.js';
-import { logTransportError } from '../runtime/transportErrors.js';
+import { logTransportError } from './transportErrors.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';

@@ -9,7 +9,7 @@
  * checked here.
  */
 import type { ServerResponse } from 'node:http';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { parseListenRequest } from '../protocol/listenRequest.js';
 import { OutboundBudget } from './OutboundBudget.js';
 import { NodeSseOutput, WebSseOutput, type SseOutput } from './SseOutput.js';

@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../runtime/Logger.js';
-import { scrubErrorText } from '../runtime/transportErrors.js';
+import { scrubErrorText } from './transportErrors.js';
 import { normaliseRequestHead } from './requestHead.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;

@@ -8,7 +8,7 @@ import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio'
 import { LOCAL_PRINCIPAL, type Principal } from '../core/principal.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
-import { logTransportError } from '../runtime/transportErrors.js';
+import { logTransportError } from './transportErrors.js';
 import { StdioLineTransport } from './StdioLineTransport.js';
 
 export interface StdioOptions {

@@ -24,7 +24,7 @@ import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { WS_CLOSE_GOING_AWAY, WS_CLOSE_POLICY_VIOLATION, WebSocketServerTransport } from './WebSocketServerTransport.js';
-import { logTransportError } from '../runtime/transportErrors.js';
+import { logTransportError } from './transportErrors.js';
 import { ListenerGuard, writeRaw } from './listenerGuard.js';
 
 export interface WebSocketListenOptions {

@@ -7,7 +7,7 @@
  * in `contents` or in an embedded resource is rewritten, and an error naming
  * the upstream's URI or prompt names the client-visible one instead.
  */
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ErrorCode, TaskvisorError } from '../core/errors.js';
 import type { ForwardedPrompt, ListedPrompt, PromptResult } from '../prompts/PromptDefinition.js';
 import type { ListedResource, ListedResourceTemplate, ReadResourceResult } from '../resources/ResourceDefinition.js';

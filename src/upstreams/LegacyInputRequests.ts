@@ -12,7 +12,8 @@
  * life, so a task never sees a key reused (T-18), and an answered key is
  * gone (T-22 ignores answers to it).
  */
-import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import type { InputRequest } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 
 /** A 2025-11-25 `elicitation/create` result (also the 2026-07-28 `inputResponses` value, §1.6). */
 export type ElicitAnswer = JsonObject & { action: 'accept' | 'decline' | 'cancel' };

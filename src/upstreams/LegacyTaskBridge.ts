@@ -9,7 +9,7 @@
  * input, which the upstream delivers there), `tasks/update` answered from the
  * held input requests, `tasks/cancel`.
  */
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { ErrorCode } from '../core/errors.js';
 import { legacyCreatedTask, toModernResult, toModernTask } from './legacyTaskShapes.js';

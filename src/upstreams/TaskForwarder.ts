@@ -15,7 +15,8 @@
  */
 import { traceMeta } from '../core/traceContext.js';
 import { ProtocolError } from '@modelcontextprotocol/server';
-import type { InputRequest, JsonObject } from '../../machines/task/index.js';
+import type { InputRequest } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ErrorCode, TaskNotFoundError, taskNotFound } from '../core/errors.js';
 import { isTerminalStatus } from '../core/statuses.js';
 import { TASKS_EXTENSION_ID, tasksCapability } from '../core/tasksExtension.js';

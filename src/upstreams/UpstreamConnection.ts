@@ -18,12 +18,12 @@ import { Client, ProtocolError, StreamableHTTPClientTransport, type PriorDiscove
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { tapStdoutNoise, type StdoutNoise } from './stdoutNoise.js';
 import { responseId, tapInbound } from '../protocol/transportTap.js';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { declaresTasksExtension, tasksCapability } from '../core/tasksExtension.js';
 import { isLogLevel, type LogMessage, type ProgressUpdate } from '../tools/CallerRelay.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { ListedTool } from '../tools/ToolRegistry.js';
-import type { CachedDiscovery } from '../state/RuntimeStateFile.js';
+import type { CachedDiscovery } from './RuntimeStateFile.js';
 import { DEFAULT_UPSTREAM_TIMEOUT_MS, type UpstreamSpec } from './UpstreamSpec.js';
 import { LegacyInputRequests, RELATED_TASK_META_KEY, type ElicitAnswer } from './LegacyInputRequests.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';

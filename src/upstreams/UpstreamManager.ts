@@ -17,9 +17,9 @@ import {
   type UpstreamInput,
   type UpstreamState,
 } from '../../machines/upstream/index.js';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { Logger } from '../runtime/Logger.js';
-import { RuntimeStateFile, type UpstreamHealth } from '../state/RuntimeStateFile.js';
+import { RuntimeStateFile, type UpstreamHealth } from './RuntimeStateFile.js';
 import type { ListedTool, ToolRegistry } from '../tools/ToolRegistry.js';
 import type { ResourceRegistry } from '../resources/ResourceRegistry.js';
 import type { PromptRegistry } from '../prompts/PromptRegistry.js';

@@ -15,7 +15,7 @@
  * | `notifications/tasks/status`                | `notifications/tasks` (listen stream)        |
  * | statuses working, input_required, completed, failed, cancelled | the same five         |
  */
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 
 /** What a 2025-11-25 tool's `execution.taskSupport` says. */
 export type LegacyTaskSupport = 'forbidden' | 'optional' | 'required';

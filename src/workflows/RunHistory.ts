@@ -13,7 +13,8 @@
  * `retentionMs` ago are hidden at once and deleted by {@link RunHistory.prune},
  * as are the oldest finished runs beyond `maxRuns`.
  */
-import type { JsonObject, TaskError, TaskStatus } from '../../machines/task/index.js';
+import type { TaskError, TaskStatus } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';

@@ -9,7 +9,8 @@
  * signal, its arguments are validated by its own schema.
  */
 import type { TraceContext } from '../core/traceContext.js';
-import type { InputRequest, JsonObject, TaskEvent } from '../../machines/task/index.js';
+import type { InputRequest, TaskEvent } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { ErrorCode, ToolError } from '../core/errors.js';
 import { isInputRequiredSignal, ToolExecution } from '../runtime/ToolExecution.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';

@@ -20,7 +20,7 @@ import {
   type StepRunOutput,
   type WorkflowContext,
 } from '../../machines/workflow/index.js';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { isInputRequiredSignal } from '../runtime/ToolExecution.js';
 import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../tools/ToolDefinition.js';
 import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from './definition.js';

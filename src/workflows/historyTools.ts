@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import { RUN_STATUSES, viewOf, type RunHistory, type RunStatus } from './RunHistory.js';
 
 export const EXECUTION_LIST_TOOL = 'core_workflow_execution_list';

@@ -21,7 +21,7 @@ import {
   type UpstreamEvent,
 } from '../../machines/upstream/index.js';
 import { newTaskId } from '../../src/core/ids.js';
-import { RuntimeStateFile } from '../../src/state/RuntimeStateFile.js';
+import { RuntimeStateFile } from '../../src/upstreams/RuntimeStateFile.js';
 import { ToolRegistry } from '../../src/tools/ToolRegistry.js';
 import { forwardedToolName } from '../../src/upstreams/toolNames.js';
 import { WrappedTaskIds } from '../../src/upstreams/WrappedTaskIds.js';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newTaskId } from '../../src/core/ids.js';
-import { scrubErrorText, logTransportError } from '../../src/runtime/transportErrors.js';
+import { scrubErrorText, logTransportError } from '../../src/transports/transportErrors.js';
 import { listenHttp } from '../../src/transports/index.js';
 import { type TaskvisorRuntime } from '../../src/index.js';
 import { connect, type ConnectedClient } from '../support/extTasksClient.js';

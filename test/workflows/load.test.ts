@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { checkWorkflowSet, parseWorkflow, workflowTool, ToolInvoker, WorkflowError } from '../../src/workflows/index.js';
 import { ToolRegistry } from '../../src/tools/ToolRegistry.js';
 import type { z } from 'zod';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { JsonObject } from '../../src/core/json.js';
 
 const problems = (text: string, file = 'w.yaml') => {
   try {

@@ -15,19 +15,28 @@
  *   the row is read and published; after the feed reconnects every watched
  *   task is re-read (a NOTIFY sent while disconnected is lost).
  */
-import type { TaskSupervisor } from '../runtime/TaskSupervisor.js';
-import type { Logger } from '../runtime/Logger.js';
+import type { TaskSupervisor } from './TaskSupervisor.js';
+import type { Logger } from './Logger.js';
 import type { TaskChange, TaskOwnership, TaskStore } from '../store/TaskStore.js';
-import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
 import { isTerminal, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { publish } from '../core/diagnostics.js';
+
+/** What the cluster needs of the listen fan-out: which tasks a local stream watches, and publishing a change made elsewhere. */
+export interface WatchedTasks {
+  /** Whether a local stream watches `taskId`. */
+  watches(taskId: string): boolean;
+  /** Every task id a local stream watches. */
+  watchedTaskIds(): string[];
+  /** Sends a durable change to the streams watching its task. */
+  publishTask(record: TaskRecord): void;
+}
 
 export interface ClusterNodeOptions {
   store: TaskStore;
   ownership: TaskOwnership;
   supervisor: TaskSupervisor;
-  hub: SubscriptionHub;
+  hub: WatchedTasks;
   logger: Logger;
   /** How often the lease is renewed and expired instances are looked for. Default `leaseMs / 3`. */
   beatMs?: number;
@@ -61,7 +70,7 @@ export class ClusterNode {
   }
 
   /**
-   * Whether this instance holds a live lease now (readiness, issue 16.1):
+   * Whether this instance holds a live lease now (readiness):
    * renewed in time and not lost; false before `start`, after `stop` and
    * while it joins again.
    */
@@ -145,9 +154,9 @@ export class ClusterNode {
     const sentAt = Date.now();
     // Past this point the lease cannot be proven. A stalled database answers nothing, not even an error: a
     // renewal still unanswered then counts as lost, so this instance stops its tasks by the time the lease ends,
-    // before a survivor (which claims on its next beat after that) may adopt them (issue 13 item 4; it used to
-    // wait for the stall to end). Not earlier: on a busy pool a renewal waits its turn, and giving a lease up
-    // early made a loaded instance lose and re-adopt its own tasks over and over.
+    // before a survivor (which claims on its next beat after that) may adopt them, not
+    // when the stall ends. Not earlier: on a busy pool a renewal waits its turn, and giving a lease up
+    // early would make a loaded instance lose and re-adopt its own tasks over and over.
     const provableUntil = this.#renewedAt + ownership.leaseMs;
     let renewed: boolean | undefined;
     // Twice on an error: a pooled connection killed meanwhile (a blip) fails once, the retry gets a fresh one.

@@ -8,7 +8,7 @@
  * malformed — the client's fault, answered on the wire — is one short info
  * line naming only the rule it broke.
  */
-import type { Logger } from './Logger.js';
+import type { Logger } from '../runtime/Logger.js';
 
 const MAX_LOGGED_CHARS = 200;
 

@@ -11,6 +11,8 @@
  * - `health`: what a running server last reported about each upstream, read
  *   by `taskvisor upstreams` from another process.
  *
+ * Everything it keeps serves the upstreams, so it lives with them.
+ *
  * One process writes a state file at a time (lowdb has no cross-process
  * locking); readers in other processes only read.
  */
@@ -61,7 +63,7 @@ export class RuntimeStateFile {
 
   /** Opens (creating the folder; not yet the file) the state file at `path`. */
   static async open(path: string): Promise<RuntimeStateFile> {
-    // 0700 when created; an existing folder open to others is reported (issue 12.5).
+    // 0700 when created; an existing folder open to others is reported.
     await ensurePrivateDir(dirname(path), warnOnStderr);
     const file = new RuntimeStateFile(path);
     await file.db.read();

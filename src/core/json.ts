@@ -1,4 +1,15 @@
 /**
+ * JSON as taskvisor carries it: the plain object shape of arguments,
+ * results, capabilities and wire messages, and equality as JSON would write
+ * it. The bottom layer (`json` in .dependency-cruiser.cjs): the machines,
+ * whose context must survive a JSON round trip (I-8), and every layer above
+ * them import it from here.
+ */
+
+/** A JSON object: what `JSON.parse` gives for `{...}`. */
+export type JsonObject = { [key: string]: unknown };
+
+/**
  * Equality of two values as JSON would write them (what a store keeps, what
  * a client sent): a property holding `undefined` counts as absent, key order
  * does not matter, arrays compare in order. Shared subtrees compare at once,
