@@ -27,7 +27,6 @@ const LAYERS = [
     paths: [
       'src/protocol',
       'src/transports',
-      'src/subscriptions',
       'src/upstreams',
       'src/store',
       'src/auth',
