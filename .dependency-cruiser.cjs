@@ -2,42 +2,55 @@
  * The layer rules of taskvisor (docs/architecture.md), checked by
  * `npm run lint:deps` (part of `npm test`). Layers import one way only:
  *
- *   machines -> core -> domain -> adapters -> server -> cli -> entry points
+ *   json -> machines -> core -> tasks -> domain
+ *     -> stores -> inspection -> protocol -> client -> config -> auth
+ *     -> transports -> upstreams -> workflows -> operations
+ *     -> server -> cli -> entry
  *
  * A module may import its own layer and the layers below it, never above,
  * and no import chain may come back to where it started (type imports count).
+ * The adapters (stores … operations) are ordered too, not one bucket: an
+ * adapter that imported a sibling at will could not be read, tested or
+ * replaced without it, and a cycle between two of them would go unseen.
  *
  * ADDING A FOLDER: every folder under src/ must be listed in exactly one layer
  * of LAYERS below (a new top-level src folder fails the `unlayered` rule until
  * it is). Choose the lowest layer whose imports it needs.
  */
 
-/** Bottom to top. Each entry: a layer name and its folders (top-level `machines/`, or folders under `src/`). */
+/** Bottom to top. Each entry: a layer name and its folders (top-level `machines/`, or folders and files under `src/`). */
 const LAYERS = [
   // The JSON shape and JSON equality: vocabulary of every layer, the machines' context included (I-8).
   { name: 'json', paths: ['src/core/json.ts'] },
+  // The XState statecharts: pure and restore-safe (I-8).
   { name: 'machines', paths: ['machines'] },
-  // Ids, errors, statuses, capability checks, shared constants, the task record shape, limits.
-  { name: 'core', paths: ['src/core', 'src/tasks', 'src/limits'] },
-  // Task actors, executions, the tool, resource and prompt models and the store port: no SDK types.
+  // Ids, errors, statuses, capability checks, shared constants, limits.
+  { name: 'core', paths: ['src/core', 'src/limits'] },
+  // The task record model: the stored record, its projections of the machine state, its checks.
+  { name: 'tasks', paths: ['src/tasks'] },
+  // Task actors and their supervisor, executions, the change bus, the cluster node, the tool, resource and
+  // prompt models and the store port: no SDK types.
   { name: 'domain', paths: ['src/runtime', 'src/tools', 'src/resources', 'src/prompts', 'src/store/TaskStore.ts'] },
-  // Everything that talks to the outside world: the SDK, sockets, files, databases, other servers.
-  {
-    name: 'adapters',
-    paths: [
-      'src/protocol',
-      'src/transports',
-      'src/subscriptions',
-      'src/upstreams',
-      'src/store',
-      'src/auth',
-      'src/workflows',
-      'src/config',
-      'src/inspection',
-      'src/operations',
-      'src/client',
-    ],
-  },
+  // The adapters, bottom to top. Task stores implement the port: they know the record, nothing else.
+  { name: 'stores', paths: ['src/store'] },
+  // Machine export, traces and the Stately inspector: they read the machines only.
+  { name: 'inspection', paths: ['src/inspection'] },
+  // The MCP SDK's side of the runtime: wire shapes, request decoding, listen streams and frames.
+  { name: 'protocol', paths: ['src/protocol'] },
+  // The Tasks client: it shares protocol's view of raw messages and nothing of the server.
+  { name: 'client', paths: ['src/client'] },
+  // Config files: their schema and loading, in terms of the tool, resource and prompt models.
+  { name: 'config', paths: ['src/config'] },
+  // Bearer tokens (token file, JWT): the front doors of the transports ask it who a request comes from (I-7).
+  { name: 'auth', paths: ['src/auth'] },
+  // Sockets: Streamable HTTP, stdio, WebSocket, admission, listen streams on the wire.
+  { name: 'transports', paths: ['src/transports'] },
+  // Other MCP servers taskvisor aggregates, and the runtime state file that remembers them.
+  { name: 'upstreams', paths: ['src/upstreams'] },
+  // The workflow engine: it calls tools and upstream tools, reads config and keeps run history in the store.
+  { name: 'workflows', paths: ['src/workflows'] },
+  // Health, metrics, the operator API and dashboard: they look at everything below.
+  { name: 'operations', paths: ['src/operations'] },
   // The composition root: builds a running service from options.
   { name: 'server', paths: ['src/server'] },
   { name: 'cli', paths: ['src/cli'] },

@@ -1,7 +1,7 @@
 /**
  * The layer picture of docs/architecture.md, drawn from the same layer list
  * the dependency check enforces (`.dependency-cruiser.cjs`), so the page
- * cannot describe layers the code does not have (issue 19 item 6). The block
+ * cannot describe layers the code does not have. The block
  * sits between `<!-- generated:layers:start -->` and `<!-- generated:layers:end -->`.
  */
 

@@ -7,7 +7,7 @@ import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelc
 import type { JsonObject } from '../core/json.js';
 import { ErrorCode, MissingTasksCapabilityError } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
-import type { ListenFilter } from '../subscriptions/ListenSubscription.js';
+import type { ListenFilter } from './ListenSubscription.js';
 import { limitExceededError } from '../limits/Limits.js';
 
 export const SUPPORTED_MODERN_VERSIONS = ['2026-07-28'];

@@ -15,6 +15,7 @@
  *   the row is read and published; after the feed reconnects every watched
  *   task is re-read (a NOTIFY sent while disconnected is lost).
  */
+import type { ChangeBus } from './ChangeBus.js';
 import type { TaskSupervisor } from './TaskSupervisor.js';
 import type { Logger } from './Logger.js';
 import type { TaskChange, TaskOwnership, TaskStore } from '../store/TaskStore.js';
@@ -22,15 +23,8 @@ import { isTerminal, visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { publish } from '../core/diagnostics.js';
 
-/** What the cluster needs of the listen fan-out: which tasks a local stream watches, and publishing a change made elsewhere. */
-export interface WatchedTasks {
-  /** Whether a local stream watches `taskId`. */
-  watches(taskId: string): boolean;
-  /** Every task id a local stream watches. */
-  watchedTaskIds(): string[];
-  /** Sends a durable change to the streams watching its task. */
-  publishTask(record: TaskRecord): void;
-}
+/** What the cluster needs of the runtime's fan-out: which tasks a local subscriber watches, and publishing a change made elsewhere. */
+export type WatchedTasks = Pick<ChangeBus, 'watches' | 'watchedTaskIds' | 'publishTask'>;
 
 export interface ClusterNodeOptions {
   store: TaskStore;

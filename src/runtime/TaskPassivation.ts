@@ -1,5 +1,5 @@
 /**
- * Passivation (issue 20 item 3, ARCHITECTURE "Passivation"): a task that has
+ * Passivation (ARCHITECTURE "Passivation"): a task that has
  * waited for input for `idleAfterMs` with nothing left to write lives in the
  * store, not in memory. Its actor is stopped (the handler's suspended run is
  * aborted and dropped) and only a {@link PassivatedTask} entry stays: owner,
@@ -33,7 +33,7 @@ import type { Logger } from './Logger.js';
 import { PassivatedDeadlines } from './PassivatedDeadlines.js';
 import { readStoredTask } from './readStoredTask.js';
 import { pendingWake, sleepsLong, waitOf } from './sleepingWait.js';
-import { transitionStored } from './storedTransition.js';
+import { transitionStored } from '../tasks/storedTransition.js';
 import type { TaskRecovery } from './TaskRecovery.js';
 import type { LiveTask, PassivatedTask, TaskRegistry } from './TaskRegistry.js';
 

@@ -18,7 +18,7 @@ import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { endFromRecord } from './endFromRecord.js';
 import { setAside } from './readStoredTask.js';
-import { endFromSnapshot } from './storedTransition.js';
+import { endFromSnapshot } from '../tasks/storedTransition.js';
 import type { TaskActorFactory } from './TaskActorFactory.js';
 import type { TaskRegistry } from './TaskRegistry.js';
 

@@ -40,7 +40,7 @@ import { ToolCaller, type TaskDefaults } from '../runtime/ToolCaller.js';
 import { PollPolicy, type PollPolicyOptions } from '../runtime/PollPolicy.js';
 import { PollRateLimiter, type PollRateLimitOptions } from '../runtime/PollRateLimiter.js';
 import { TaskSupervisor, type TaskChangeListener } from '../runtime/TaskSupervisor.js';
-import { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+import { SubscriptionHub } from '../protocol/SubscriptionHub.js';
 import { ClusterNode } from '../runtime/ClusterNode.js';
 import { UpstreamManager } from '../upstreams/UpstreamManager.js';
 import { WrappedTaskIds } from '../upstreams/WrappedTaskIds.js';

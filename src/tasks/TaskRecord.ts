@@ -42,13 +42,13 @@ export interface TaskRecord {
    * records here.
    */
   checkpoint?: unknown;
-  /** W3C trace context of the creating `tools/call` (issue 16.3); kept after the end so the task stays findable in traces. */
+  /** W3C trace context of the creating `tools/call`; kept after the end so the task stays findable in traces. */
   trace?: TraceContext;
   /** The actor's persisted snapshot; dropped once the task is terminal. */
   snapshot?: unknown;
   /**
    * Set on a record that is a run's history entry and not a task (a
-   * synchronous workflow run, issue 17 item 7): `tasks/*` answer for it as
+   * synchronous workflow run): `tasks/*` answer for it as
    * for an unknown id, and recovery ends it `failed` (its caller is gone).
    */
   historyOnly?: true;

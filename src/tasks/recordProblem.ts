@@ -1,6 +1,6 @@
 /**
- * Whether a stored value is a task record the runtime can serve and recover
- * (issue 13 item 3). A record that fails this check is damaged: it is
+ * Whether a stored value is a task record the runtime can serve and recover.
+ * A record that fails this check is damaged: it is
  * quarantined (kept, never deleted), logged once with its id, and answers a
  * stable error; it never stops start-up. One check shared by every store and
  * by `taskvisor tasks check`.

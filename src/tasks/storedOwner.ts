@@ -1,6 +1,6 @@
 /**
- * The owner (principal) of a stored record whose bytes may be damaged
- * (issue 13 item 1 × issue 12.6). A quarantined record keeps its owner so
+ * The owner (principal) of a stored record whose bytes may be damaged,
+ * read before anything else of it. A quarantined record keeps its owner so
  * that only that principal learns the id exists and was set aside; every
  * other principal gets what an unknown id gets (I-7, T-14).
  *

@@ -7,7 +7,7 @@
  * answer was sent or the client cancelled it.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import type { RequestId } from '../subscriptions/ListenSubscription.js';
+import type { RequestId } from '../protocol/ListenSubscription.js';
 
 export class InflightRequests {
   private readonly ids = new Set<RequestId>();

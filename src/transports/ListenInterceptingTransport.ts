@@ -23,8 +23,8 @@ import { logTransportError } from './transportErrors.js';
 import { InflightRequests, requestIdOf, responseIdOf } from './InflightRequests.js';
 import { RecoveryGate } from './RecoveryGate.js';
 import type { ServingRuntime } from './ServingRuntime.js';
-import type { ListenSink, ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
-import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+import type { ListenSink, ListenSubscription, RequestId } from '../protocol/ListenSubscription.js';
+import type { SubscriptionHub } from '../protocol/SubscriptionHub.js';
 
 type OnMessage = NonNullable<Transport['onmessage']>;
 

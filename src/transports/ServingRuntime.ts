@@ -9,7 +9,7 @@ import type { Limits } from '../limits/Limits.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { TaskRequests } from '../protocol/TaskRequests.js';
 import type { ToolCalls } from '../protocol/ToolCalls.js';
-import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+import type { SubscriptionHub } from '../protocol/SubscriptionHub.js';
 
 export interface ServingRuntime {
   readonly logger: Logger;

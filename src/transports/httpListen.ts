@@ -13,8 +13,8 @@ import type { JsonObject } from '../core/json.js';
 import { parseListenRequest } from '../protocol/listenRequest.js';
 import { OutboundBudget } from './OutboundBudget.js';
 import { NodeSseOutput, WebSseOutput, type SseOutput } from './SseOutput.js';
-import type { ListenSubscription, RequestId } from '../subscriptions/ListenSubscription.js';
-import type { SubscriptionHub } from '../subscriptions/SubscriptionHub.js';
+import type { ListenSubscription, RequestId } from '../protocol/ListenSubscription.js';
+import type { SubscriptionHub } from '../protocol/SubscriptionHub.js';
 
 export interface HttpListenOptions {
   hub: SubscriptionHub;

@@ -1,4 +1,4 @@
-/** docs/architecture.md draws the layers the dependency check enforces (issue 19 item 6). */
+/** docs/architecture.md draws the layers the dependency check enforces. */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';

@@ -16,7 +16,8 @@ import type { AnyStateMachine } from 'xstate';
 import { MACHINES, findMachine, type MachineEntry } from '../../machines/index.js';
 import { TASK_MACHINE_VERSION, taskMachine } from '../../machines/task/index.js';
 import { machinesCommand } from '../../src/cli/machines.js';
-import { describeMachine, toDot, toMermaid, toStatelyJson } from '../../src/inspection/exportMachine.js';
+import { toDot, toMermaid, toStatelyJson } from '../../src/inspection/exportMachine.js';
+import { describeMachine } from '../../src/inspection/machineGraph.js';
 import { extractGeneratedBlock, generatedBlock, updateMachineDocs } from '../../src/inspection/machineDocs.js';
 import { edgeCaseMachine } from './edgeCaseMachine.js';
 
@@ -330,7 +331,7 @@ describe('taskvisor machines (in process)', () => {
   };
   const two: MachineEntry[] = [findMachine('task')!, { name: 'edge', machine: edgeCaseMachine, version: 3, description: 'Edge cases.' }];
 
-  it('stdout holds one valid document: one machine as its file; several as one JSON object or one DOT file (issue 15.4)', async () => {
+  it('stdout holds one valid document: one machine as its file; several as one JSON object or one DOT file', async () => {
     assert.equal((await run(['export', '--format', 'mermaid', '--machine', 'task'])).stdout, toMermaid(taskMachine));
     const dot = await run(['export', '--format', 'dot'], two);
     assert.match(dot.stdout, /^\/\/ machine: task \(version \d+\)\ndigraph "task" \{/);

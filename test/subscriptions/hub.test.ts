@@ -8,9 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SubscriptionHub, type TaskReader } from '../../src/subscriptions/SubscriptionHub.js';
-import type { ListenSink } from '../../src/subscriptions/ListenSubscription.js';
-import { ListenFrame } from '../../src/subscriptions/ListenFrame.js';
+import { SubscriptionHub, type TaskReader } from '../../src/protocol/SubscriptionHub.js';
+import type { ListenSink } from '../../src/protocol/ListenSubscription.js';
+import { ListenFrame } from '../../src/protocol/ListenFrame.js';
 import { toDetailedTask } from '../../src/protocol/wire.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import type { TaskStatus } from '../../machines/task/index.js';

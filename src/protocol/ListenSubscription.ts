@@ -4,19 +4,17 @@
  * of a listen stream: the acknowledgement goes first, every message carries
  * `_meta["io.modelcontextprotocol/subscriptionId"]` (T-31, D-07), and a
  * consumer that stops reading is cut off instead of holding memory (bounded
- * backlog).
+ * backlog). It is the runtime bus's subscriber for its stream: the changes
+ * it watches arrive as bus changes and leave as listen frames.
  */
 import { SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../core/json.js';
 import { ErrorCode } from '../core/errors.js';
 import { publish } from '../core/diagnostics.js';
-import { ListenFrame } from './ListenFrame.js';
+import type { Change, ChangeSubscriber, ListKind } from '../runtime/ChangeBus.js';
+import { changeFrame, ListenFrame } from './ListenFrame.js';
 
 export type RequestId = string | number;
-
-/** The lists whose changes a listen can ask for (§4.6): each has a `<kind>ListChanged` filter flag. */
-export type ListKind = 'tools' | 'prompts' | 'resources';
-export const LIST_KINDS: readonly ListKind[] = ['tools', 'prompts', 'resources'];
 
 /** What a transport provides to carry one listen stream. */
 export interface ListenSink {
@@ -60,7 +58,7 @@ export interface ListenSubscriptionOptions {
   onClosed: (subscription: ListenSubscription) => void;
 }
 
-export class ListenSubscription {
+export class ListenSubscription implements ChangeSubscriber {
   readonly id: RequestId;
   readonly principal: string;
   /** Task ids still reported on this stream (a terminal task leaves the set after its last frame). */
@@ -71,6 +69,8 @@ export class ListenSubscription {
   readonly resourceUris = new Set<string>();
   private acknowledged = false;
   private readonly early: ListenFrame[] = [];
+  /** Task ids a change arrived for while the stream was opening (until `endOpening`). */
+  private changedWhileOpening: Set<string> | undefined = new Set();
   private closedValue = false;
 
   constructor(private readonly options: ListenSubscriptionOptions) {
@@ -90,13 +90,30 @@ export class ListenSubscription {
     for (const frame of this.early.splice(0)) this.write(frame);
   }
 
+  /**
+   * The task ids a change arrived for while the stream was opening, and stops
+   * collecting them: their current state, read before, is older than what
+   * went out (or waits behind the acknowledgement).
+   */
+  endOpening(): ReadonlySet<string> {
+    const changed = this.changedWhileOpening ?? new Set<string>();
+    this.changedWhileOpening = undefined;
+    return changed;
+  }
+
+  /** A change this stream watches, from the runtime's bus. */
+  receive(change: Change): void {
+    if (change.kind === 'task') this.changedWhileOpening?.add(change.record.taskId);
+    this.notifyFrame(changeFrame(change));
+  }
+
   /** Sends a notification on the stream, stamped with the subscription id. */
   notify(method: string, params: JsonObject): void {
     this.notifyFrame(new ListenFrame(method, params));
   }
 
   /**
-   * Sends a notification serialised once for many streams (the hub's fan-out),
+   * Sends a notification serialised once for many streams (the bus's fan-out),
    * stamped with this stream's own subscription id (T-31, D-07).
    */
   notifyFrame(frame: ListenFrame): void {

@@ -14,6 +14,8 @@
  */
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../core/json.js';
+import type { Change } from '../runtime/ChangeBus.js';
+import { toDetailedTask } from './wire.js';
 
 const SUBSCRIPTION_ID_MEMBER = `${JSON.stringify(SUBSCRIPTION_ID_META_KEY)}:`;
 const TAIL = '}}}';
@@ -71,4 +73,26 @@ export class ListenFrame {
     }
     return bytes;
   }
+}
+
+/** The frame of each change, built on its first stream: the bus hands one change object to every stream it goes to. */
+const framesOfChanges = new WeakMap<Change, ListenFrame>();
+
+/**
+ * The listen notification of a change of the runtime's bus, serialised once
+ * however many streams it goes to: a task change is the full DetailedTask, as
+ * `tasks/get` would return it, without `resultType` (T-31, D-03).
+ */
+export function changeFrame(change: Change): ListenFrame {
+  let frame = framesOfChanges.get(change);
+  if (frame === undefined) {
+    frame =
+      change.kind === 'task'
+        ? new ListenFrame('notifications/tasks', toDetailedTask(change.record))
+        : change.kind === 'list'
+          ? new ListenFrame(`notifications/${change.list}/list_changed`, {})
+          : new ListenFrame('notifications/resources/updated', { uri: change.uri });
+    framesOfChanges.set(change, frame);
+  }
+  return frame;
 }

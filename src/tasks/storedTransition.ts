@@ -2,18 +2,18 @@
  * A stored unfinished task taken through one event by the task machine's
  * pure transition function, without building its actor (I-3): recovery ends
  * tasks it cannot resume this way, passivation ends passivated tasks
- * (cancel, deadline) this way (issue 20 item 3).
+ * (cancel, deadline) this way.
  */
 import { createActor, type AnyActorScope } from 'xstate';
 import { taskMachine, TASK_MACHINE_VERSION, type TaskEvent } from '../../machines/task/index.js';
-import { recordOf } from '../tasks/project.js';
-import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { recordOf } from './project.js';
+import type { TaskRecord } from './TaskRecord.js';
 
 /**
  * The task's stored snapshot taken through `event` by the machine's pure
  * transition function (I-3): the same record an actor restored from it would
  * reach, without building an actor and its system for each of
- * possibly 100k tasks (issue 13 item 6: recovery was ~0.5 ms of actor set-up
+ * possibly 100k tasks (recovery was ~0.5 ms of actor set-up
  * per task).
  */
 export function endFromSnapshot(record: TaskRecord, event: TaskEvent): TaskRecord {
@@ -74,7 +74,7 @@ function inertScope(): AnyActorScope {
  * A passivated task's stored record taken through `event` by the machine
  * (I-3), ready to be stored as its next version; `undefined` when the
  * machine ignores the event (unknown or answered keys, T-22). The snapshot
- * has no children (the machine invokes none: issue 20 item 2; a stored
+ * has no children (the machine invokes none; a stored
  * `worker` child from before is dropped, as a restore skips it): the actor
  * restored from it starts the task's run again from its context, as the
  * live task did, and its deadline is queued again from its context (I-8).

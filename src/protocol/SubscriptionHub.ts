@@ -1,16 +1,17 @@
 /**
- * Fans task changes and tool-list changes out to open listen streams.
- *
- * Subscriptions are indexed by task id, so the cost of one task change is
- * proportional to the streams watching that task, not to all streams.
+ * The open `subscriptions/listen` streams: opening one (the acknowledgement
+ * of the honoured filter, then each task's current state), the limits on
+ * them, and the relay of remote tasks. Each stream subscribes to the
+ * runtime's {@link ChangeBus}, which fans durable task changes, list changes
+ * and resource updates out to the streams watching them; the streams turn
+ * them into listen frames.
  */
 import { TERMINAL_STATUSES, type TaskStatus } from '../../machines/task/index.js';
 import type { JsonObject } from '../core/json.js';
-import { toDetailedTask } from '../protocol/wire.js';
 import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
+import { ChangeBus, LIST_KINDS, type ListKind } from '../runtime/ChangeBus.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import { ListenFrame } from './ListenFrame.js';
-import { LIST_KINDS, ListenSubscription, type ListKind, type ListenFilter, type ListenSink, type RequestId } from './ListenSubscription.js';
+import { ListenSubscription, type ListenFilter, type ListenSink, type RequestId } from './ListenSubscription.js';
 
 /**
  * Tasks that live on another server (the aggregator's forwarded upstream
@@ -31,6 +32,8 @@ export type TaskReader = (taskId: string, principal: string) => Promise<TaskReco
 
 export interface SubscriptionHubOptions {
   readTask: TaskReader;
+  /** The bus the streams subscribe to. Default: a bus of its own, fed by this hub's `publish*` methods. */
+  bus?: ChangeBus;
   serverInfo: { name: string; version: string };
   /** Backlog above which a stream is cut off as too slow. Default 1000 messages. */
   maxBacklog?: number;
@@ -49,12 +52,9 @@ export interface OpenListen {
 }
 
 export class SubscriptionHub {
-  private readonly byTask = new Map<string, Set<ListenSubscription>>();
-  private readonly resourceWatchers = new Map<string, Set<ListenSubscription>>();
-  private readonly listWatchers = new Map<ListKind, Set<ListenSubscription>>(LIST_KINDS.map((kind) => [kind, new Set()]));
+  /** Where the changes the streams watch come from. */
+  readonly bus: ChangeBus;
   private readonly open = new Set<ListenSubscription>();
-  /** Streams still reading their tasks' current state, with the ids a newer change was queued for meanwhile. */
-  private readonly opening = new Map<ListenSubscription, Set<string>>();
   private readonly maxBacklog: number;
   private readonly maxTaskIds: number;
   private readonly maxStreamsPerPrincipal: number;
@@ -64,6 +64,7 @@ export class SubscriptionHub {
   private readonly follows = new Map<ListenSubscription, Map<string, () => void>>();
 
   constructor(private readonly options: SubscriptionHubOptions) {
+    this.bus = options.bus ?? new ChangeBus();
     this.maxBacklog = options.maxBacklog ?? 1000;
     this.maxTaskIds = options.maxTaskIdsPerListen ?? DEFAULT_LIMITS.maxTaskIdsPerListen;
     this.maxStreamsPerPrincipal = options.maxStreamsPerPrincipal ?? DEFAULT_LIMITS.maxListenStreamsPerPrincipal;
@@ -100,7 +101,7 @@ export class SubscriptionHub {
 
   /** Task ids with at least one watcher (for leak checks). */
   get watchedTasks(): number {
-    return this.byTask.size;
+    return this.bus.watchedTasks;
   }
 
   /**
@@ -120,24 +121,15 @@ export class SubscriptionHub {
     });
     this.open.add(subscription);
     this.openByPrincipal.set(request.principal, (this.openByPrincipal.get(request.principal) ?? 0) + 1);
-    const changedMeanwhile = new Set<string>();
-    this.opening.set(subscription, changedMeanwhile);
-    for (const kind of LIST_KINDS) {
-      if (!request.requested[`${kind}ListChanged`]) continue;
-      subscription.lists.add(kind);
-      this.listWatchers.get(kind)!.add(subscription);
-    }
+    for (const kind of LIST_KINDS) if (request.requested[`${kind}ListChanged`]) this.bus.watchList(subscription, kind);
     for (const uri of [...new Set(request.requested.resourceSubscriptions ?? [])].slice(0, this.maxTaskIds)) {
-      subscription.resourceUris.add(uri);
-      let watchers = this.resourceWatchers.get(uri);
-      if (!watchers) this.resourceWatchers.set(uri, (watchers = new Set()));
-      watchers.add(subscription);
+      this.bus.watchResource(subscription, uri);
     }
     const wanted = [...new Set(request.requested.taskIds ?? [])].slice(0, this.maxTaskIds);
     const remote = this.remote;
     const remoteWanted = remote ? wanted.filter((taskId) => remote.owns(taskId)) : [];
     const localWanted = remoteWanted.length > 0 ? wanted.filter((taskId) => !remoteWanted.includes(taskId)) : wanted;
-    for (const taskId of localWanted) this.watch(subscription, taskId);
+    for (const taskId of localWanted) this.bus.watchTask(subscription, taskId);
     const current: TaskRecord[] = [];
     const remoteCurrent: Array<[string, JsonObject]> = [];
     const accepted: string[] = [];
@@ -158,11 +150,11 @@ export class SubscriptionHub {
           current.push(await this.options.readTask(taskId, request.principal));
           accepted.push(taskId);
         } catch {
-          this.unwatch(subscription, taskId);
+          this.bus.unwatchTask(subscription, taskId);
         }
       }),
     );
-    this.opening.delete(subscription);
+    const changedMeanwhile = subscription.endOpening();
     if (subscription.closed) return subscription;
     const honoured: ListenFilter = {};
     for (const kind of subscription.lists) honoured[`${kind}ListChanged`] = true;
@@ -171,7 +163,7 @@ export class SubscriptionHub {
     subscription.acknowledge(honoured);
     // The state right after the acknowledgement, so a client never waits for a change that already happened;
     // unless a change was published during the read: that frame is newer and went out first.
-    for (const record of current) if (!changedMeanwhile.has(record.taskId)) this.deliver(subscription, record);
+    for (const record of current) if (!changedMeanwhile.has(record.taskId)) this.bus.deliverTask(subscription, { kind: 'task', record });
     for (const [taskId, task] of remoteCurrent) {
       this.deliverRemote(subscription, taskId, task);
       if (!subscription.taskIds.has(taskId) || subscription.closed) continue;
@@ -194,55 +186,37 @@ export class SubscriptionHub {
 
   /** A task changed visibly: one `notifications/tasks` frame to each stream watching it (T-29, T-31). */
   publishTask(record: TaskRecord): void {
-    const watchers = this.byTask.get(record.taskId);
-    if (!watchers) return;
-    // Serialised once for every watching stream; each gets it with its own subscription id (T-31, D-07).
-    const frame = taskFrame(record);
-    for (const subscription of [...watchers]) this.deliver(subscription, record, frame);
+    this.bus.publishTask(record);
   }
 
   /** The tool list changed: `notifications/tools/list_changed` to streams that asked for it. */
   publishToolsChanged(): void {
-    this.publishListChanged('tools');
+    this.bus.publishToolsChanged();
   }
 
   /** A resource's content changed: `notifications/resources/updated` to streams that watch its URI (§4.6). */
   publishResourceUpdated(uri: string): void {
-    const watchers = this.resourceWatchers.get(uri);
-    if (!watchers) return;
-    const frame = new ListenFrame('notifications/resources/updated', { uri });
-    for (const subscription of [...watchers]) subscription.notifyFrame(frame);
+    this.bus.publishResourceUpdated(uri);
   }
 
   /** A list changed: `notifications/<kind>/list_changed` to streams that asked for it (§4.6). */
   publishListChanged(kind: ListKind): void {
-    const watchers = this.listWatchers.get(kind)!;
-    if (watchers.size === 0) return;
-    const frame = new ListenFrame(`notifications/${kind}/list_changed`, {});
-    for (const subscription of [...watchers]) subscription.notifyFrame(frame);
+    this.bus.publishListChanged(kind);
   }
 
   /** Whether an open stream watches `taskId` (a cluster reads other instances' changes only for these). */
   watches(taskId: string): boolean {
-    return this.byTask.has(taskId);
+    return this.bus.watches(taskId);
   }
 
   /** Every task id some open stream watches. */
   watchedTaskIds(): string[] {
-    return [...this.byTask.keys()];
+    return this.bus.watchedTaskIds();
   }
 
   /** Graceful server close: every stream gets its listen result (§1.9). */
   closeAll(): void {
     for (const subscription of [...this.open]) subscription.close({ graceful: true });
-  }
-
-  private deliver(subscription: ListenSubscription, record: TaskRecord, frame: ListenFrame = taskFrame(record)): void {
-    // Only the owner's streams ever watch a task (T-10); checked again here as defence in depth.
-    if (record.owner !== subscription.principal || !subscription.taskIds.has(record.taskId)) return;
-    subscription.notifyFrame(frame);
-    this.opening.get(subscription)?.add(record.taskId);
-    if (TERMINAL_STATUSES.has(record.status)) this.unwatch(subscription, record.taskId);
   }
 
   /** A remote task's frame, as its server sent it with our id; a terminal one is the last (T-31). */
@@ -257,41 +231,14 @@ export class SubscriptionHub {
     }
   }
 
-  private watch(subscription: ListenSubscription, taskId: string): void {
-    subscription.taskIds.add(taskId);
-    let watchers = this.byTask.get(taskId);
-    if (!watchers) this.byTask.set(taskId, (watchers = new Set()));
-    watchers.add(subscription);
-  }
-
-  private unwatch(subscription: ListenSubscription, taskId: string): void {
-    subscription.taskIds.delete(taskId);
-    const watchers = this.byTask.get(taskId);
-    if (!watchers) return;
-    watchers.delete(subscription);
-    if (watchers.size === 0) this.byTask.delete(taskId);
-  }
-
   private forget(subscription: ListenSubscription): void {
     if (this.open.delete(subscription)) {
       const left = (this.openByPrincipal.get(subscription.principal) ?? 1) - 1;
       if (left > 0) this.openByPrincipal.set(subscription.principal, left);
       else this.openByPrincipal.delete(subscription.principal);
     }
-    this.opening.delete(subscription);
-    for (const watchers of this.listWatchers.values()) watchers.delete(subscription);
-    for (const uri of subscription.resourceUris) {
-      const watchers = this.resourceWatchers.get(uri);
-      watchers?.delete(subscription);
-      if (watchers?.size === 0) this.resourceWatchers.delete(uri);
-    }
-    for (const taskId of [...subscription.taskIds]) this.unwatch(subscription, taskId);
+    this.bus.forget(subscription);
     for (const stop of this.follows.get(subscription)?.values() ?? []) stop();
     this.follows.delete(subscription);
   }
-}
-
-/** The full DetailedTask, as tasks/get would return it, without resultType (T-31, D-03). */
-function taskFrame(record: TaskRecord): ListenFrame {
-  return new ListenFrame('notifications/tasks', toDetailedTask(record));
 }
