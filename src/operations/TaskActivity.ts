@@ -11,6 +11,7 @@
  */
 import { subscribe, type StoreOperationMessage, type StoredTaskSummary } from '../core/diagnostics.js';
 import type { TaskStatus } from '../../machines/task/index.js';
+import { truncateText } from '../tasks/storedText.js';
 
 /** One entry of a task's timeline. */
 export interface TimelineEntry {
@@ -53,6 +54,11 @@ interface Known {
 }
 
 const TERMINAL = new Set<TaskStatus>(['completed', 'failed', 'cancelled']);
+/**
+ * Longest statusMessage a timeline entry keeps: up to maxTasks × maxEntriesPerTask
+ * entries are held, so each must be small (the task's current message is in its record).
+ */
+const TIMELINE_MESSAGE_CHARS = 500;
 
 export class TaskActivity {
   readonly #options: Required<TaskActivityOptions>;
@@ -171,13 +177,14 @@ export class TaskActivity {
 function diff(before: StoredTaskSummary | undefined, after: StoredTaskSummary, op: 'create' | 'put'): TimelineEntry[] {
   const at = after.lastUpdatedAt;
   const entries: TimelineEntry[] = [];
-  const message = after.statusMessage !== undefined ? { statusMessage: after.statusMessage } : {};
+  const shown = after.statusMessage === undefined ? undefined : truncateText(after.statusMessage, TIMELINE_MESSAGE_CHARS);
+  const message = shown !== undefined ? { statusMessage: shown } : {};
   if (!before) {
     entries.push({ at: after.createdAt, kind: op === 'create' ? 'created' : 'status', status: after.status, ...message });
   } else if (before.status !== after.status) {
     entries.push({ at, kind: 'status', status: after.status, ...message });
   } else if (before.statusMessage !== after.statusMessage && after.statusMessage !== undefined) {
-    entries.push({ at, kind: 'message', status: after.status, statusMessage: after.statusMessage });
+    entries.push({ at, kind: 'message', status: after.status, statusMessage: shown! });
   }
   const asked = after.inputRequestKeys ?? [];
   const askedBefore = new Set(before?.inputRequestKeys ?? []);
