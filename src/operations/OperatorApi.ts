@@ -25,7 +25,7 @@ import { TASK_STATUSES as STATUSES } from '../core/statuses.js';
 import type { StoredTaskSummary } from '../core/diagnostics.js';
 import { summarize } from '../store/ObservedTaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import { truncateText } from '../tasks/storedText.js';
+import { MAX_ERROR_MESSAGE_CHARS, MAX_STATUS_MESSAGE_CHARS, truncateText } from '../tasks/storedText.js';
 import type { Principal } from '../core/principal.js';
 import { scrubErrorText } from '../runtime/transportErrors.js';
 import { referenceId } from '../transports/listenerGuard.js';
@@ -89,7 +89,7 @@ const listEntry = (record: TaskRecord): TaskListEntry => ({
 });
 
 const view = (record: TaskRecord): TaskSummaryView => {
-  const { checkpoint: _checkpoint, ...summary } = summarize(record);
+  const { checkpoint: _checkpoint, ...summary } = boundedSummary(record);
   return {
     ...summary,
     ...(isWorkflowCheckpoint(record.checkpoint) ? { workflow: record.checkpoint.workflow } : {}),
@@ -265,9 +265,20 @@ export class OperatorApi {
   }
 }
 
+/**
+ * The record's summary with its strings within the bounds a task keeps now: a
+ * record stored before they applied may still hold megabytes.
+ */
+function boundedSummary(record: TaskRecord): StoredTaskSummary {
+  const summary = summarize(record);
+  if (summary.statusMessage !== undefined) summary.statusMessage = truncateText(summary.statusMessage, MAX_STATUS_MESSAGE_CHARS);
+  if (summary.errorMessage !== undefined) summary.errorMessage = truncateText(summary.errorMessage, MAX_ERROR_MESSAGE_CHARS);
+  return summary;
+}
+
 /** What a stored record alone tells of its history. */
 function fromRecord(record: TaskRecord): TimelineEntry[] {
-  const summary = summarize(record);
+  const summary = boundedSummary(record);
   const entries: TimelineEntry[] = [{ at: record.createdAt, kind: 'created', status: 'working' }];
   if (record.status !== 'working' || summary.statusMessage !== undefined) {
     entries.push({

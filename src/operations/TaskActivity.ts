@@ -11,7 +11,7 @@
  */
 import { subscribe, type StoreOperationMessage, type StoredTaskSummary } from '../core/diagnostics.js';
 import type { TaskStatus } from '../../machines/task/index.js';
-import { truncateText } from '../tasks/storedText.js';
+import { MAX_ERROR_MESSAGE_CHARS, MAX_STATUS_MESSAGE_CHARS, truncateText } from '../tasks/storedText.js';
 
 /** One entry of a task's timeline. */
 export interface TimelineEntry {
@@ -105,7 +105,7 @@ export class TaskActivity {
   seed(summaries: StoredTaskSummary[]): void {
     for (const summary of summaries) {
       if (this.#known.has(summary.taskId)) continue;
-      this.#remember(summary, [{ at: summary.lastUpdatedAt, kind: 'status', status: summary.status }]);
+      this.#remember(bounded(summary), [{ at: summary.lastUpdatedAt, kind: 'status', status: summary.status }]);
       if (!TERMINAL.has(summary.status)) this.#live.set(summary.taskId, summary.status);
     }
   }
@@ -122,8 +122,8 @@ export class TaskActivity {
       this.#live.delete(message.taskId);
       return;
     }
-    const summary = message.summary;
-    if (!summary) return;
+    if (!message.summary) return;
+    const summary = bounded(message.summary);
     const before = this.#known.get(summary.taskId)?.summary;
     // A late write with an older version never undoes a newer one (the store ignores it too).
     if (before && summary.version <= before.version) return;
@@ -171,6 +171,21 @@ export class TaskActivity {
       this.#known.delete(oldest);
     }
   }
+}
+
+/**
+ * `summary` with its messages within the bounds a task keeps: a record written
+ * before they applied (or by another writer) may hold megabytes, and up to
+ * `maxTasks` summaries are kept and sent on the live feed.
+ */
+function bounded(summary: StoredTaskSummary): StoredTaskSummary {
+  const { statusMessage, errorMessage } = summary;
+  if ((statusMessage?.length ?? 0) <= MAX_STATUS_MESSAGE_CHARS && (errorMessage?.length ?? 0) <= MAX_ERROR_MESSAGE_CHARS) return summary;
+  return {
+    ...summary,
+    ...(statusMessage !== undefined ? { statusMessage: truncateText(statusMessage, MAX_STATUS_MESSAGE_CHARS) } : {}),
+    ...(errorMessage !== undefined ? { errorMessage: truncateText(errorMessage, MAX_ERROR_MESSAGE_CHARS) } : {}),
+  };
 }
 
 /** The timeline entries a write adds, from what changed since the previous one. */

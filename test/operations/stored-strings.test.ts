@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { subscribe } from '../../src/core/diagnostics.js';
+import { TASK_MACHINE_VERSION } from '../../machines/task/index.js';
 import { ToolError, type Logger } from '../../src/index.js';
 import { OperatorApi } from '../../src/operations/OperatorApi.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
@@ -100,6 +101,30 @@ describe('stored strings and the operator task list', () => {
     const record = await waitForStatus(served, taskId, 'failed');
     assert.match(record.error!.message, /Input request "huge" is \d+ bytes of JSON; at most 262144 are allowed/);
     assert.equal(record.inputRequests, undefined);
+  });
+
+  it('a record stored before the bounds applied is shown within them', async () => {
+    const at = Date.now();
+    const huge = 'z'.repeat(2_000_000);
+    await served.runtime.store.create({
+      taskId: 'stored-before-bounds',
+      owner: 'mallory',
+      tool: 'fail',
+      status: 'failed',
+      statusMessage: huge,
+      error: { code: -32603, message: huge },
+      createdAt: at,
+      lastUpdatedAt: at,
+      ttlMs: null,
+      version: 1,
+      machineVersion: TASK_MACHINE_VERSION,
+    });
+    const listed = await fetch(new URL('/ops/api/tasks?owner=mallory', served.base));
+    assert.ok((await listed.text()).length < 2048);
+    const detail = await fetch(new URL('/ops/api/tasks/stored-before-bounds', served.base));
+    const text = await detail.text();
+    assert.equal(detail.status, 200);
+    assert.ok(text.length < 4 * MAX_ERROR_MESSAGE_CHARS, `the detail is ${text.length} characters`);
   });
 
   it('pages by count and by bytes, naming the next offset', async () => {
