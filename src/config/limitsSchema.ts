@@ -15,6 +15,9 @@ export const LimitsSchema = z.strictObject({
   maxPendingInputRequestsPerTask: positiveInt.exactOptional(),
   maxListenStreamsPerPrincipal: positiveInt.exactOptional(),
   maxTaskIdsPerListen: positiveInt.exactOptional(),
+  maxListenUriBytes: positiveInt.exactOptional(),
+  maxListenUriBytesPerListen: positiveInt.exactOptional(),
+  maxListenUriBytesPerPrincipal: positiveInt.exactOptional(),
   /** A timer cannot wait longer than 2^31-1 ms in one step. */
   requestTimeoutMs: positiveInt.max(2 ** 31 - 1).exactOptional(),
   maxTaskTtlMs: positiveInt.nullable().exactOptional(),

@@ -29,6 +29,15 @@ export interface Limits {
   maxListenStreamsPerPrincipal: number;
   /** Task ids one listen request may name. Default 1000. */
   maxTaskIdsPerListen: number;
+  /** Longest resource URI a listen's `resourceSubscriptions` may name, UTF-8 bytes; a longer one is refused (HTTP 400). Default 2 KiB. */
+  maxListenUriBytes: number;
+  /** UTF-8 bytes of all the resource URIs one listen names together; more is refused (HTTP 400). Default 64 KiB. */
+  maxListenUriBytesPerListen: number;
+  /**
+   * UTF-8 bytes of the resource URIs one principal's open listens watch together (each is kept, indexed and
+   * echoed in the acknowledgement); a listen past it is refused (HTTP 429) until one closes. Default 256 KiB.
+   */
+  maxListenUriBytesPerPrincipal: number;
   /** Longest a synchronous `tools/call` may run before it is aborted with an error, ms. Default 5 min. */
   requestTimeoutMs: number;
   /**
@@ -62,6 +71,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxPendingInputRequestsPerTask: 16,
   maxListenStreamsPerPrincipal: 32,
   maxTaskIdsPerListen: 1000,
+  maxListenUriBytes: 2048,
+  maxListenUriBytesPerListen: 64 * 1024,
+  maxListenUriBytesPerPrincipal: 256 * 1024,
   requestTimeoutMs: 300_000,
   maxTaskTtlMs: null,
   maxOutboundBufferBytes: 8 * 1024 * 1024,

@@ -77,7 +77,7 @@ export function createOperations(runtime: OperationsRuntime, options: Operations
   const metrics = activity
     ? new TaskvisorMetrics(runtime, activity, typeof options.metrics === 'object' ? options.metrics : {})
     : undefined;
-  const api = options.ui && activity && metrics ? new OperatorApi({ runtime, health, activity, metrics }) : undefined;
+  const api = options.ui && activity && metrics ? new OperatorApi({ runtime, health, activity, metrics, gate }) : undefined;
   const serveMetrics = Boolean(options.metrics);
 
   // Unfinished tasks found at start are written again only when they change: count them once ready.
@@ -107,7 +107,7 @@ export function createOperations(runtime: OperationsRuntime, options: Operations
         const admitted = await gate.admit(request, client);
         if (admitted instanceof Response) return admitted;
         await seed();
-        return api.fetch(request);
+        return api.fetch(request, admitted);
       }
       if (!isRead(request)) return methodNotAllowed('GET, HEAD');
       if (pathname === HEALTH_PATH) {

@@ -60,6 +60,16 @@ export class OperatorGate {
     return this.#bearer !== undefined;
   }
 
+  /**
+   * Ties a long-lived answer (the event stream) of `operator`, as admitted by
+   * {@link admit}, to its token: `end(reason)` when the token is revoked or
+   * expires. Returns the untrack function. A loopback operator has no token:
+   * nothing to track.
+   */
+  trackSession(operator: Principal, end: (reason: string) => void): () => void {
+    return this.#bearer ? this.#bearer.trackSession(operator, end) : () => {};
+  }
+
   /** The operator admitted, or the response refusing the request. */
   async admit(request: Request, client: HttpClientInfo | undefined): Promise<Principal | Response> {
     const loopbackDefault = this.#bearer ? false : LOOPBACK_HOSTS;

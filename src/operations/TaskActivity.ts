@@ -11,6 +11,7 @@
  */
 import { subscribe, type StoreOperationMessage, type StoredTaskSummary } from '../core/diagnostics.js';
 import type { TaskStatus } from '../../machines/task/index.js';
+import { MAX_ERROR_MESSAGE_CHARS, MAX_STATUS_MESSAGE_CHARS, truncateText } from '../tasks/storedText.js';
 
 /** One entry of a task's timeline. */
 export interface TimelineEntry {
@@ -53,6 +54,11 @@ interface Known {
 }
 
 const TERMINAL = new Set<TaskStatus>(['completed', 'failed', 'cancelled']);
+/**
+ * Longest statusMessage a timeline entry keeps: up to maxTasks × maxEntriesPerTask
+ * entries are held, so each must be small (the task's current message is in its record).
+ */
+const TIMELINE_MESSAGE_CHARS = 500;
 
 export class TaskActivity {
   readonly #options: Required<TaskActivityOptions>;
@@ -99,7 +105,7 @@ export class TaskActivity {
   seed(summaries: StoredTaskSummary[]): void {
     for (const summary of summaries) {
       if (this.#known.has(summary.taskId)) continue;
-      this.#remember(summary, [{ at: summary.lastUpdatedAt, kind: 'status', status: summary.status }]);
+      this.#remember(bounded(summary), [{ at: summary.lastUpdatedAt, kind: 'status', status: summary.status }]);
       if (!TERMINAL.has(summary.status)) this.#live.set(summary.taskId, summary.status);
     }
   }
@@ -116,8 +122,8 @@ export class TaskActivity {
       this.#live.delete(message.taskId);
       return;
     }
-    const summary = message.summary;
-    if (!summary) return;
+    if (!message.summary) return;
+    const summary = bounded(message.summary);
     const before = this.#known.get(summary.taskId)?.summary;
     // A late write with an older version never undoes a newer one (the store ignores it too).
     if (before && summary.version <= before.version) return;
@@ -167,17 +173,33 @@ export class TaskActivity {
   }
 }
 
+/**
+ * `summary` with its messages within the bounds a task keeps: a record written
+ * before they applied (or by another writer) may hold megabytes, and up to
+ * `maxTasks` summaries are kept and sent on the live feed.
+ */
+function bounded(summary: StoredTaskSummary): StoredTaskSummary {
+  const { statusMessage, errorMessage } = summary;
+  if ((statusMessage?.length ?? 0) <= MAX_STATUS_MESSAGE_CHARS && (errorMessage?.length ?? 0) <= MAX_ERROR_MESSAGE_CHARS) return summary;
+  return {
+    ...summary,
+    ...(statusMessage !== undefined ? { statusMessage: truncateText(statusMessage, MAX_STATUS_MESSAGE_CHARS) } : {}),
+    ...(errorMessage !== undefined ? { errorMessage: truncateText(errorMessage, MAX_ERROR_MESSAGE_CHARS) } : {}),
+  };
+}
+
 /** The timeline entries a write adds, from what changed since the previous one. */
 function diff(before: StoredTaskSummary | undefined, after: StoredTaskSummary, op: 'create' | 'put'): TimelineEntry[] {
   const at = after.lastUpdatedAt;
   const entries: TimelineEntry[] = [];
-  const message = after.statusMessage !== undefined ? { statusMessage: after.statusMessage } : {};
+  const shown = after.statusMessage === undefined ? undefined : truncateText(after.statusMessage, TIMELINE_MESSAGE_CHARS);
+  const message = shown !== undefined ? { statusMessage: shown } : {};
   if (!before) {
     entries.push({ at: after.createdAt, kind: op === 'create' ? 'created' : 'status', status: after.status, ...message });
   } else if (before.status !== after.status) {
     entries.push({ at, kind: 'status', status: after.status, ...message });
   } else if (before.statusMessage !== after.statusMessage && after.statusMessage !== undefined) {
-    entries.push({ at, kind: 'message', status: after.status, statusMessage: after.statusMessage });
+    entries.push({ at, kind: 'message', status: after.status, statusMessage: shown! });
   }
   const asked = after.inputRequestKeys ?? [];
   const askedBefore = new Set(before?.inputRequestKeys ?? []);

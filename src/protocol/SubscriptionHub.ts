@@ -8,7 +8,7 @@
  */
 import { TERMINAL_STATUSES, type TaskStatus } from '../../machines/task/index.js';
 import type { JsonObject } from '../core/json.js';
-import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
+import { DEFAULT_LIMITS, limitExceededError, type Limits } from '../limits/Limits.js';
 import { ChangeBus, LIST_KINDS, type ListKind } from '../runtime/ChangeBus.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { ListenSubscription, type ListenFilter, type ListenSink, type RequestId } from './ListenSubscription.js';
@@ -41,6 +41,12 @@ export interface SubscriptionHubOptions {
   maxTaskIdsPerListen?: number;
   /** Open streams one principal may hold over all connections. Default 32. */
   maxStreamsPerPrincipal?: number;
+  /** Longest resource URI a listen may name, bytes (checked by `parseListenRequest`). */
+  maxListenUriBytes?: number;
+  /** Bytes of the resource URIs of one listen (checked by `parseListenRequest`). */
+  maxListenUriBytesPerListen?: number;
+  /** Bytes of the resource URIs one principal's open streams watch together. */
+  maxListenUriBytesPerPrincipal?: number;
 }
 
 export interface OpenListen {
@@ -59,6 +65,10 @@ export class SubscriptionHub {
   private readonly maxTaskIds: number;
   private readonly maxStreamsPerPrincipal: number;
   private readonly openByPrincipal = new Map<string, number>();
+  /** Bytes of the resource URIs each principal's open streams watch (I-10: bounded per principal). */
+  private readonly uriBytesByPrincipal = new Map<string, number>();
+  /** The bounds on resource URIs: per URI and per listen (checked by `parseListenRequest`), per principal (here). */
+  readonly uriLimits: Pick<Limits, 'maxListenUriBytes' | 'maxListenUriBytesPerListen' | 'maxListenUriBytesPerPrincipal'>;
   private remote: RemoteTaskSource | undefined;
   /** Stop functions of the remote tasks each stream follows. */
   private readonly follows = new Map<ListenSubscription, Map<string, () => void>>();
@@ -68,6 +78,11 @@ export class SubscriptionHub {
     this.maxBacklog = options.maxBacklog ?? 1000;
     this.maxTaskIds = options.maxTaskIdsPerListen ?? DEFAULT_LIMITS.maxTaskIdsPerListen;
     this.maxStreamsPerPrincipal = options.maxStreamsPerPrincipal ?? DEFAULT_LIMITS.maxListenStreamsPerPrincipal;
+    this.uriLimits = {
+      maxListenUriBytes: options.maxListenUriBytes ?? DEFAULT_LIMITS.maxListenUriBytes,
+      maxListenUriBytesPerListen: options.maxListenUriBytesPerListen ?? DEFAULT_LIMITS.maxListenUriBytesPerListen,
+      maxListenUriBytesPerPrincipal: options.maxListenUriBytesPerPrincipal ?? DEFAULT_LIMITS.maxListenUriBytesPerPrincipal,
+    };
   }
 
   /** Most task ids one listen request may name (callers refuse longer lists before opening). */
@@ -76,17 +91,32 @@ export class SubscriptionHub {
   }
 
   /**
-   * The JSON-RPC error refusing one more stream for `principal`, or undefined
-   * when it may open one. Callers check this right before `openListen`
-   * (which registers synchronously, so nothing can slip in between).
+   * The JSON-RPC error refusing one more stream for `principal` (asking for
+   * `requested`), or undefined when it may open one. Callers check this right
+   * before `openListen` (which registers synchronously, so nothing can slip
+   * in between).
    */
-  refusal(principal: string): { code: number; message: string; data: { limit: string; max: number } } | undefined {
-    if ((this.openByPrincipal.get(principal) ?? 0) < this.maxStreamsPerPrincipal) return undefined;
-    return limitExceededError(
-      'maxListenStreamsPerPrincipal',
-      this.maxStreamsPerPrincipal,
-      'too many open subscriptions/listen streams for this principal; close one first',
-    );
+  refusal(
+    principal: string,
+    requested: ListenFilter = {},
+  ): { code: number; message: string; data: { limit: string; max: number } } | undefined {
+    if ((this.openByPrincipal.get(principal) ?? 0) >= this.maxStreamsPerPrincipal) {
+      return limitExceededError(
+        'maxListenStreamsPerPrincipal',
+        this.maxStreamsPerPrincipal,
+        'too many open subscriptions/listen streams for this principal; close one first',
+      );
+    }
+    const held = this.uriBytesByPrincipal.get(principal) ?? 0;
+    const max = this.uriLimits.maxListenUriBytesPerPrincipal;
+    if (held + uriBytes(this.uriList(requested)) > max) {
+      return limitExceededError(
+        'maxListenUriBytesPerPrincipal',
+        max,
+        `this principal's open subscriptions/listen streams already watch ${held} bytes of resource URIs; close one first`,
+      );
+    }
+    return undefined;
   }
 
   /** Serves listens naming tasks of `source` (the aggregator's wrapped upstream task ids). */
@@ -122,7 +152,10 @@ export class SubscriptionHub {
     this.open.add(subscription);
     this.openByPrincipal.set(request.principal, (this.openByPrincipal.get(request.principal) ?? 0) + 1);
     for (const kind of LIST_KINDS) if (request.requested[`${kind}ListChanged`]) this.bus.watchList(subscription, kind);
-    for (const uri of [...new Set(request.requested.resourceSubscriptions ?? [])].slice(0, this.maxTaskIds)) {
+    const uris = this.uriList(request.requested);
+    if (uris.length > 0)
+      this.uriBytesByPrincipal.set(request.principal, (this.uriBytesByPrincipal.get(request.principal) ?? 0) + uriBytes(uris));
+    for (const uri of uris) {
       this.bus.watchResource(subscription, uri);
     }
     const wanted = [...new Set(request.requested.taskIds ?? [])].slice(0, this.maxTaskIds);
@@ -231,14 +264,29 @@ export class SubscriptionHub {
     }
   }
 
+  /** The distinct resource URIs a listen watches (as many as a listen may name). */
+  private uriList(requested: ListenFilter): string[] {
+    return [...new Set(requested.resourceSubscriptions ?? [])].slice(0, this.maxTaskIds);
+  }
+
   private forget(subscription: ListenSubscription): void {
     if (this.open.delete(subscription)) {
       const left = (this.openByPrincipal.get(subscription.principal) ?? 1) - 1;
       if (left > 0) this.openByPrincipal.set(subscription.principal, left);
       else this.openByPrincipal.delete(subscription.principal);
+      const bytes = (this.uriBytesByPrincipal.get(subscription.principal) ?? 0) - uriBytes([...subscription.resourceUris]);
+      if (bytes > 0) this.uriBytesByPrincipal.set(subscription.principal, bytes);
+      else this.uriBytesByPrincipal.delete(subscription.principal);
     }
     this.bus.forget(subscription);
     for (const stop of this.follows.get(subscription)?.values() ?? []) stop();
     this.follows.delete(subscription);
   }
+}
+
+/** UTF-8 bytes of `uris` together. */
+function uriBytes(uris: readonly string[]): number {
+  let bytes = 0;
+  for (const uri of uris) bytes += Buffer.byteLength(uri);
+  return bytes;
 }

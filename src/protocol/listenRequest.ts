@@ -8,7 +8,7 @@ import type { JsonObject } from '../core/json.js';
 import { ErrorCode, MissingTasksCapabilityError } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 import type { ListenFilter } from './ListenSubscription.js';
-import { limitExceededError } from '../limits/Limits.js';
+import { DEFAULT_LIMITS, limitExceededError, type Limits } from '../limits/Limits.js';
 
 export const SUPPORTED_MODERN_VERSIONS = ['2026-07-28'];
 
@@ -35,8 +35,15 @@ export function isModernListenRequest(message: unknown): message is { id: string
   );
 }
 
+/** The bounds on the resource URIs of one listen (what a principal's open listens hold is the hub's to count). */
+export type ListenUriLimits = Pick<Limits, 'maxListenUriBytes' | 'maxListenUriBytesPerListen'>;
+
 /** Validates the envelope and the filter of a listen request. */
-export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = MAX_LISTEN_TASK_IDS): ListenRequestOutcome {
+export function parseListenRequest(
+  params: JsonObject | undefined,
+  maxTaskIds = MAX_LISTEN_TASK_IDS,
+  uriLimits: ListenUriLimits = DEFAULT_LIMITS,
+): ListenRequestOutcome {
   if (params === null || typeof params !== 'object') return invalid('params is required');
   const meta = params._meta as Record<string, unknown> | undefined;
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
@@ -67,7 +74,12 @@ export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = 
   }
   const uris = boundedStrings(notifications, 'resourceSubscriptions', 'resources', maxTaskIds);
   if (uris && !Array.isArray(uris)) return uris;
-  if (uris) filter.resourceSubscriptions = uris;
+  if (uris) {
+    // Every URI is kept, indexed and echoed in the acknowledgement: refused past the bounds, never cut (the spec has no partial grant here).
+    const tooLong = uriTooLong(uris, uriLimits);
+    if (tooLong) return tooLong;
+    filter.resourceSubscriptions = uris;
+  }
   const ids = boundedStrings(notifications, 'taskIds', 'tasks', maxTaskIds);
   if (ids && !Array.isArray(ids)) return ids;
   if (ids) {
@@ -104,4 +116,34 @@ function boundedStrings(
     };
   }
   return value as string[];
+}
+
+/** The refusal of URIs past `bounds`: one too long, or too many bytes together. */
+function uriTooLong(uris: readonly string[], limits: ListenUriLimits): ListenRequestOutcome | undefined {
+  let total = 0;
+  for (const [index, uri] of uris.entries()) {
+    const bytes = Buffer.byteLength(uri);
+    if (bytes > limits.maxListenUriBytes) {
+      return {
+        ok: false,
+        httpStatus: 400,
+        error: limitExceededError(
+          'maxListenUriBytes',
+          limits.maxListenUriBytes,
+          `notifications.resourceSubscriptions[${index}] is ${bytes} bytes long`,
+        ),
+      };
+    }
+    total += bytes;
+  }
+  if (total <= limits.maxListenUriBytesPerListen) return undefined;
+  return {
+    ok: false,
+    httpStatus: 400,
+    error: limitExceededError(
+      'maxListenUriBytesPerListen',
+      limits.maxListenUriBytesPerListen,
+      `notifications.resourceSubscriptions names ${total} bytes of URIs`,
+    ),
+  };
 }

@@ -23,6 +23,7 @@ import { progressText, type CallerRelay } from '../tools/CallerRelay.js';
 import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
 import { schemasOf } from '../tools/ToolSchema.js';
 import { hasOwnKeys } from '../core/hasOwnKeys.js';
+import { boundedStatusMessage, boundedTaskError, jsonBytes, MAX_INPUT_REQUEST_BYTES } from '../tasks/storedText.js';
 
 /** How a run ended. */
 export type ExecutionOutcome =
@@ -330,7 +331,9 @@ export class ToolExecution {
     if (this.taskIdValue === undefined) this.options.relay?.log?.({ level, data, ...(logger !== undefined ? { logger } : {}) });
   }
 
-  private setStatus(message: string): void {
+  private setStatus(text: string): void {
+    // Kept in the record and shown to every reader: bounded where it enters (T-32: informative only, so cut).
+    const message = boundedStatusMessage(text);
     this.statusMessageValue = message;
     if (this.replaying?.size) return;
     this.emit({ type: 'STATUS', at: this.now(), message });
@@ -477,6 +480,15 @@ export class ToolExecution {
       );
       return Promise.reject(new ToolError(error.code, error.message, error.data));
     }
+    const requestBytes = jsonBytes(request);
+    if (requestBytes > MAX_INPUT_REQUEST_BYTES) {
+      // Kept in the record until answered: refused, not cut (the client must answer exactly what was asked).
+      return Promise.reject(
+        new RangeError(
+          `Input request ${JSON.stringify(key)} is ${requestBytes} bytes of JSON; at most ${MAX_INPUT_REQUEST_BYTES} are allowed`,
+        ),
+      );
+    }
     (this.issuedKeys ??= new Set()).add(key);
     (this.outstanding ??= new Set()).add(key);
     const answered = this.wait(key);
@@ -594,12 +606,17 @@ function checkStructuredContent(tool: ToolDefinition, result: JsonObject): JsonO
 
 /** A thrown value as the JSON-RPC error of a failed task (T-15, I-5). */
 export function toTaskError(toolName: string, error: unknown): TaskError {
+  // A failed task keeps its error for its whole life: bounded here, where the tool's text enters.
   if (error instanceof ToolError || isCodedError(error)) {
     const coded = error as { code: number; message: string; data?: unknown };
-    return { code: coded.code, message: coded.message, ...(coded.data !== undefined ? { data: coded.data } : {}) };
+    return boundedTaskError({
+      code: coded.code,
+      message: String(coded.message),
+      ...(coded.data !== undefined ? { data: coded.data } : {}),
+    });
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { code: ErrorCode.InternalError, message: `Tool ${toolName} failed: ${message}` };
+  return boundedTaskError({ code: ErrorCode.InternalError, message: `Tool ${toolName} failed: ${message}` });
 }
 
 function isCodedError(error: unknown): boolean {

@@ -235,6 +235,9 @@ export class TaskvisorRuntime {
       ...(options.maxListenBacklog !== undefined ? { maxBacklog: options.maxListenBacklog } : {}),
       maxTaskIdsPerListen: this.limits.maxTaskIdsPerListen,
       maxStreamsPerPrincipal: this.limits.maxListenStreamsPerPrincipal,
+      maxListenUriBytes: this.limits.maxListenUriBytes,
+      maxListenUriBytesPerListen: this.limits.maxListenUriBytesPerListen,
+      maxListenUriBytesPerPrincipal: this.limits.maxListenUriBytesPerPrincipal,
     });
     this.supervisor.onChange((record) => this.subscriptions.publishTask(record));
     this.cluster = ownership

@@ -141,14 +141,14 @@ export class ListenInterceptingTransport implements Transport {
   }
 
   private async openListen(id: RequestId, params: JsonObject | undefined): Promise<void> {
-    const parsed = parseListenRequest(params, this.hub.maxTaskIdsPerListen);
+    const parsed = parseListenRequest(params, this.hub.maxTaskIdsPerListen, this.hub.uriLimits);
     if (!parsed.ok) {
       this.inflight.release(id);
       await this.inner.send({ jsonrpc: '2.0', id, error: parsed.error });
       return;
     }
     // (A second listen with an open stream's id never gets here: its id is in flight.)
-    const refused = this.hub.refusal(this.principal);
+    const refused = this.hub.refusal(this.principal, parsed.filter);
     if (refused) {
       this.inflight.release(id);
       await this.inner.send({ jsonrpc: '2.0', id, error: refused });

@@ -42,13 +42,13 @@ export interface HttpListenOptions {
 
 /** Serves one listen request; resolves the HTTP response (an SSE stream, or a JSON-RPC error). */
 export function serveHttpListen(options: HttpListenOptions): Response {
-  const parsed = parseListenRequest(options.params, options.hub.maxTaskIdsPerListen);
+  const parsed = parseListenRequest(options.params, options.hub.maxTaskIdsPerListen, options.hub.uriLimits);
   if (!parsed.ok) {
     return Response.json({ jsonrpc: '2.0', id: options.id, error: parsed.error }, { status: parsed.httpStatus });
   }
-  // 429: the principal holds too many streams; other principals' streams are untouched.
-  const refused = options.hub.refusal(options.principal);
-  if (refused) return Response.json({ jsonrpc: '2.0', id: options.id, error: refused }, { status: 429 });
+  // 429: the principal holds too many streams (or URIs); other principals' streams are untouched. Retry-After as the sessions' 429.
+  const refused = options.hub.refusal(options.principal, parsed.filter);
+  if (refused) return Response.json({ jsonrpc: '2.0', id: options.id, error: refused }, { status: 429, headers: { 'retry-after': '5' } });
   let ended = false;
   let keepAlive: NodeJS.Timeout | undefined;
   let onAbort: () => void = () => {};

@@ -4,6 +4,8 @@
  * - `taskvisor serve` with a token file: alice's token removed + SIGHUP →
  *   her WebSocket closes 1008 "credentials revoked", her HTTP listen stream
  *   ends with an error naming the reason; bob's WebSocket keeps working.
+ * - an operator token removed + SIGHUP → its open `/ops/api/events` stream
+ *   gets an `end` event and closes.
  * - a JWT that expires while its WebSocket and its HTTP listen stream are
  *   open ends both with "credentials expired".
  */
@@ -17,11 +19,12 @@ import { createRuntime, type TaskvisorRuntime } from '../../src/index.js';
 import { listenHttp, listenWebSocket } from '../../src/transports/index.js';
 import { startIssuer, type Issuer } from '../support/authFixtures.js';
 import { CLI, DEMO_TOOLS, spawnNode, tempDir } from '../support/processes.js';
-import { openHttpListen, RawWs, request, type Json } from '../support/rawWire.js';
+import { openHttpListen, post, RawWs, request, type Json } from '../support/rawWire.js';
 
 const STARTUP_TIMEOUT_MS = 45_000;
 const ALICE = 'alice-token-0123456789abcdef';
 const BOB = 'bob-token-0123456789abcdefgh';
+const OPERATOR = 'ops-token-0123456789abcdefgh';
 const AUDIENCE = 'http://127.0.0.1/mcp';
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -83,6 +86,53 @@ describe('revocation (issue 12.4)', () => {
       await child.kill('SIGTERM');
     }
   });
+
+  it(
+    'a revoked operator token ends its open /ops/api/events stream; other principals’ task events stop reaching it',
+    { timeout: 90_000 },
+    async () => {
+      const tokens = join(dir.path, 'ops-tokens.yaml');
+      const operatorEntry = `  - principal: ops\n    token: ${OPERATOR}\n    scopes: [taskvisor:operator]\n`;
+      await writeFile(tokens, tokenFile([['alice', ALICE]]) + operatorEntry, { mode: 0o600 });
+      const config = join(dir.path, 'ops-serve.yaml');
+      await writeFile(
+        config,
+        `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\nauth:\n  kind: token-file\n  file: ops-tokens.yaml\n`,
+      );
+      const child = spawnNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--ui'], { cwd: dir.path });
+      try {
+        const [, url] = await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, { timeoutMs: STARTUP_TIMEOUT_MS });
+        const events = new URL('/ops/api/events', url);
+        const asOperator = { authorization: `Bearer ${OPERATOR}` };
+        const response = await fetch(events, { headers: asOperator });
+        assert.equal(response.status, 200);
+        const reader = response.body!.getReader();
+        const decoder = new TextDecoder();
+        let seen = '';
+        // The stream is live: its first overview event arrives.
+        while (!seen.includes('event: overview')) seen += decoder.decode((await reader.read()).value);
+        await writeFile(tokens, tokenFile([['alice', ALICE]]), { mode: 0o600 });
+        child.process.kill('SIGHUP');
+        let after = '';
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          after += decoder.decode(value);
+        }
+        assert.match(after, /event: end\ndata: \{"reason":"credentials revoked"\}/);
+        await child.waitForOutput(/ending a session of ops: credentials revoked/);
+        // Alice's task happens after the end: the closed stream cannot carry it, and the token opens no new one.
+        const alice = await post(url!, request('tools/call', { name: 'echo', arguments: { text: 'private' } }), {
+          authorization: `Bearer ${ALICE}`,
+        });
+        assert.ok(alice.message && 'result' in alice.message);
+        assert.equal((await fetch(events, { headers: asOperator })).status, 401);
+        assert.ok(!child.stderr.includes(OPERATOR), 'the token never reaches the log');
+      } finally {
+        await child.kill('SIGTERM');
+      }
+    },
+  );
 
   describe('a JWT expiring mid-connection', () => {
     let runtime: TaskvisorRuntime;

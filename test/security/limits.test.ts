@@ -22,6 +22,9 @@ const LIMITS = {
   maxPendingInputRequestsPerTask: 2,
   maxListenStreamsPerPrincipal: 2,
   maxTaskIdsPerListen: 3,
+  maxListenUriBytes: 64,
+  maxListenUriBytesPerListen: 150,
+  maxListenUriBytesPerPrincipal: 200,
   requestTimeoutMs: 300,
   maxTaskTtlMs: 60_000,
 };
@@ -125,6 +128,8 @@ describe('limits over Streamable HTTP and WebSocket (two principals)', () => {
       for (const stream of open) assert.equal(stream.status, 200);
       const third = await openHttpListen(httpUrl, { toolsListChanged: true }, as('alice'));
       assert.equal(third.status, 429);
+      // As the sessions' 429: the client is told when to try again.
+      assert.equal(third.headers.get('retry-after'), '5');
       limitError(third.first, 'maxListenStreamsPerPrincipal');
       const socket = await ws('alice');
       limitError(
@@ -145,6 +150,53 @@ describe('limits over Streamable HTTP and WebSocket (two principals)', () => {
         return again.status === 200;
       },
       { what: 'the streams to be released' },
+    );
+  });
+
+  it('maxListenUriBytes, maxListenUriBytesPerListen: a listen naming too long a URI, or too many URI bytes, is refused (HTTP 400, and on WebSocket), not cut', async () => {
+    const long = `file:///${'u'.repeat(LIMITS.maxListenUriBytes)}`;
+    const tooLong = await openHttpListen(httpUrl, { resourceSubscriptions: ['file:///ok', long] }, as('alice'));
+    assert.equal(tooLong.status, 400);
+    assert.match(limitError(tooLong.first, 'maxListenUriBytes').message, /resourceSubscriptions\[1\] is \d+ bytes long/);
+    const socket = await ws('alice');
+    limitError(
+      await socket.call(request('subscriptions/listen', { notifications: { resourceSubscriptions: [long] } })),
+      'maxListenUriBytes',
+    );
+    const many = Array.from({ length: 3 }, (_, i) => `file:///${String(i).repeat(52)}`);
+    const tooMany = await openHttpListen(httpUrl, { resourceSubscriptions: many }, as('alice'));
+    assert.equal(tooMany.status, 400);
+    limitError(tooMany.first, 'maxListenUriBytesPerListen');
+  });
+
+  it("maxListenUriBytesPerPrincipal: carol's listens together may watch so many URI bytes (429 with Retry-After past it); dave's are his own; a closed listen gives its bytes back", async () => {
+    const uris = (tag: string) => Array.from({ length: 2 }, (_, i) => `file:///${tag}/${String(i).repeat(50)}`);
+    const first = await openHttpListen(httpUrl, { resourceSubscriptions: uris('a') }, as('carol'));
+    try {
+      assert.equal(first.status, 200);
+      assert.deepEqual((first.first?.params as Json).notifications, { resourceSubscriptions: uris('a') });
+      const second = await openHttpListen(httpUrl, { resourceSubscriptions: uris('b') }, as('carol'));
+      assert.equal(second.status, 429);
+      assert.equal(second.headers.get('retry-after'), '5');
+      limitError(second.first, 'maxListenUriBytesPerPrincipal');
+      const socket = await ws('carol');
+      limitError(
+        await socket.call(request('subscriptions/listen', { notifications: { resourceSubscriptions: uris('c') } })),
+        'maxListenUriBytesPerPrincipal',
+      );
+      const daves = await openHttpListen(httpUrl, { resourceSubscriptions: uris('b') }, as('dave'));
+      assert.equal(daves.status, 200);
+      daves.close();
+    } finally {
+      first.close();
+    }
+    await waitFor(
+      async () => {
+        const again = await openHttpListen(httpUrl, { resourceSubscriptions: uris('b') }, as('carol'));
+        again.close();
+        return again.status === 200;
+      },
+      { what: "carol's URI bytes to be released" },
     );
   });
 

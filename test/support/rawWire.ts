@@ -69,7 +69,7 @@ export async function openHttpListen(
   url: string,
   notifications: Json,
   headers: Record<string, string> = {},
-): Promise<{ status: number; first: Json | undefined; rest?: AsyncGenerator<Json[]>; close(): void }> {
+): Promise<{ status: number; headers: Headers; first: Json | undefined; rest?: AsyncGenerator<Json[]>; close(): void }> {
   const message = request('subscriptions/listen', { notifications });
   const abort = new AbortController();
   const response = await fetch(url, {
@@ -80,7 +80,7 @@ export async function openHttpListen(
   });
   if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
     const text = await response.text();
-    return { status: response.status, first: JSON.parse(text) as Json, close: () => abort.abort() };
+    return { status: response.status, headers: response.headers, first: JSON.parse(text) as Json, close: () => abort.abort() };
   }
   const frames = sseMessages(response.body!);
   let first: Json | undefined;
@@ -90,7 +90,7 @@ export async function openHttpListen(
     first = next.value[0];
   }
   // `rest`: the messages after the first, as they arrive (ends with the stream).
-  return { status: response.status, first, rest: frames as AsyncGenerator<Json[]>, close: () => abort.abort() };
+  return { status: response.status, headers: response.headers, first, rest: frames as AsyncGenerator<Json[]>, close: () => abort.abort() };
 }
 
 /** A raw WebSocket client: send any text, await answers by id. */
