@@ -104,6 +104,7 @@ class HttpConnection {
       },
       resume: () => {
         this.heldForBudget = false;
+        this.startWaiting();
         this.release();
       },
       close: (reason) => this.closeForBudget(reason),
@@ -126,14 +127,16 @@ class HttpConnection {
     const done = () => this.done(res);
     res.once('finish', done);
     res.once('close', done);
-    if (this.started.size < this.limits.maxPipelinedRequests && this.waiting.length === 0) this.start(res, serve);
+    // Measured before the request starts: a connection over its budget (or holding unread bytes of a principal
+    // over its own) gets no new answer to queue, whatever the ledger's tick has seen so far.
+    this.budget.check();
+    if (!this.heldForBudget && this.started.size < this.limits.maxPipelinedRequests && this.waiting.length === 0) this.start(res, serve);
     else {
       this.waiting.push({ res, serve });
       this.heldForPipeline = true;
       this.hold();
     }
     this.share?.setBusy(true);
-    this.budget.check();
   }
 
   bind(principal: string): void {
@@ -160,7 +163,14 @@ class HttpConnection {
       if (at >= 0) this.waiting.splice(at, 1);
     }
     if (this.ended) return;
-    while (this.started.size < this.limits.maxPipelinedRequests && this.waiting.length > 0) {
+    this.budget.check();
+    this.startWaiting();
+    if (this.started.size === 0 && this.waiting.length === 0) this.share?.setBusy(false);
+  }
+
+  /** Starts the requests waiting their turn, as far as the bound and the budget let. */
+  private startWaiting(): void {
+    while (!this.ended && !this.heldForBudget && this.started.size < this.limits.maxPipelinedRequests && this.waiting.length > 0) {
       const next = this.waiting.shift()!;
       // The last request parsed may not have its whole body yet: reading resumes before it starts.
       if (this.waiting.length === 0) {
@@ -169,8 +179,6 @@ class HttpConnection {
       }
       this.start(next.res, next.serve);
     }
-    if (this.started.size === 0) this.share?.setBusy(false);
-    this.budget.check();
   }
 
   /** Bytes written for the client and not yet taken by its connection. */

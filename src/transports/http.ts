@@ -23,6 +23,7 @@ import type { HttpRoutes } from './HttpRoutes.js';
 import { LegacyHttpSessions } from './LegacyHttpSessions.js';
 import { fastLaneDisabledByEnv, tasksFastLane } from './tasksFastLane.js';
 import { HttpConnections } from './HttpConnections.js';
+import { detachedReply } from './nodeReply.js';
 import { publish } from '../core/diagnostics.js';
 import { principalOutboundOf } from './PrincipalOutbound.js';
 
@@ -151,8 +152,11 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       const listen = serveListen(request, principal, parsedBody, nodeResponse);
       if (listen) return listen;
     }
-    if (await isLegacyRequest(request, parsedBody)) return sessions.handle(request, principal, authInfo, parsedBody);
-    return handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+    const response = (await isLegacyRequest(request, parsedBody))
+      ? await sessions.handle(request, principal, authInfo, parsedBody)
+      : await handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+    // A JSON reply to a Node request goes out in one write: only its bytes wait for a client that does not read.
+    return nodeResponse ? detachedReply(response, nodeResponse) : response;
   };
 
   /**
