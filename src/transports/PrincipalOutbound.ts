@@ -43,17 +43,21 @@ export class PrincipalOutbound {
 
   /** @internal */
   watch(share: OutboundShare, on: boolean): void {
-    if (on) this.watched.add(share);
-    else this.watched.delete(share);
-    if (this.watched.size > 0 && this.ticker === undefined) {
-      this.ticker = setInterval(() => {
-        for (const watched of [...this.watched]) watched.refresh();
-      }, REFRESH_MS);
-      this.ticker.unref();
-    } else if (this.watched.size === 0 && this.ticker !== undefined) {
-      clearInterval(this.ticker);
-      this.ticker = undefined;
+    if (!on) {
+      this.watched.delete(share);
+      return;
     }
+    this.watched.add(share);
+    // Stopped by the tick that finds nothing to watch, not here: a poll per request would otherwise start and
+    // clear a timer each time.
+    this.ticker ??= setInterval(() => {
+      if (this.watched.size === 0) {
+        clearInterval(this.ticker);
+        this.ticker = undefined;
+        return;
+      }
+      for (const watched of [...this.watched]) watched.refresh();
+    }, REFRESH_MS).unref();
   }
 }
 
