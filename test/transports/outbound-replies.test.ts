@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { envelope } from '../support/extTasksClient.js';
 import { standardHeaders } from '../support/httpRaw.js';
+import { openRawWebSocket, wsFrame } from '../support/rawSocket.js';
 import { CLI, DEMO_TOOLS, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
 
 const STARTUP_TIMEOUT_MS = 45_000;
@@ -19,13 +20,14 @@ const STARTUP_TIMEOUT_MS = 45_000;
 const CLOSE_TIMEOUT_MS = 30_000;
 const KiB = 1024;
 const BUDGET = 256 * KiB;
-const PRINCIPAL_BUDGET = 1024 * KiB;
 const MAX_PIPELINED = 4;
 const ANSWER_BYTES = 512 * KiB;
 
 interface Served {
   child: Child;
   url: URL;
+  /** The same runtime over WebSocket. */
+  wsUrl: string;
   /** A finished task whose result is big: each tasks/get answers it whole. */
   taskId: string;
   dir: Awaited<ReturnType<typeof tempDir>>;
@@ -45,10 +47,15 @@ async function serve(limits: Record<string, number>): Promise<Served> {
       '',
     ].join('\n'),
   );
-  const child = spawnNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--metrics'], { cwd: dir.path });
+  const child = spawnNode([CLI, 'serve', '--config', config, '--http', '127.0.0.1:0', '--ws', '127.0.0.1:0', '--metrics'], {
+    cwd: dir.path,
+  });
   const url = new URL(
     (await child.waitForOutput(/serving MCP over Streamable HTTP at (\S+)\n/, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS }))[1]!,
   );
+  const wsUrl = (
+    await child.waitForOutput(/serving MCP over WebSocket at (\S+)\n/, { stream: 'stderr', timeoutMs: STARTUP_TIMEOUT_MS })
+  )[1]!;
   const created = await call(url, 'tools/call', { name: 'sleep', arguments: { ms: 0, message: 'r'.repeat(ANSWER_BYTES) } });
   const result = created.result as { taskId?: string; task?: { taskId: string } };
   const taskId = (result.task?.taskId ?? result.taskId)!;
@@ -59,7 +66,7 @@ async function serve(limits: Record<string, number>): Promise<Served> {
       what: 'the big task to complete',
     },
   );
-  return { child, url, taskId, dir };
+  return { child, url, wsUrl, taskId, dir };
 }
 
 /** Connection budgets well under the principal's. */
@@ -212,6 +219,31 @@ describe('HTTP replies count against the outbound budget', () => {
       // The same (anonymous) principal, on a connection that reads: served.
       await bigTaskServed(served);
       assert.ok((await httpCloses(served)) > closesBefore, 'the close is not counted in taskvisor_backpressure_closes_total');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+
+  it('counts WebSocket connections towards the same principal total', async () => {
+    const served = byPrincipal;
+    const logsFrom = served.child.stderr.length;
+    const port = Number(new URL(served.wsUrl).port);
+    // As over HTTP: each socket far under its own budget, together far over the principal's.
+    const sockets = await Promise.all(
+      Array.from({ length: 8 }, async (_, s) => {
+        const socket = await openRawWebSocket(port);
+        socket.pause(); // never reads
+        socket.on('error', () => {});
+        for (let i = 0; i < 12; i++) {
+          const message = { jsonrpc: '2.0', id: `w${s}-${i}`, method: 'tasks/get', params: { taskId: served.taskId, _meta: envelope() } };
+          socket.write(wsFrame(0x1, JSON.stringify(message)));
+        }
+        return socket;
+      }),
+    );
+    try {
+      await closeLogged(served, logsFrom, /websocket: closing a connection of anonymous \(1008\): outbound bytes of the principal/);
+      await bigTaskServed(served);
     } finally {
       for (const socket of sockets) socket.destroy();
     }
