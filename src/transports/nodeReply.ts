@@ -32,5 +32,8 @@ export async function detachedReply(response: Response, res: ServerResponse): Pr
     },
     { highWaterMark: 0 },
   );
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  // Its length is known now: Node sends it as such instead of chunked.
+  const headers = new Headers(response.headers);
+  headers.set('content-length', String(bytes.byteLength));
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
 }

@@ -1,9 +1,14 @@
 /**
- * Ordinary HTTP replies count against the outbound budget, through a real
+ * Ordinary HTTP replies count against the outbound budgets, through a real
  * `taskvisor serve` process and raw sockets: a client that pipelines
- * requests with big answers and never reads them is no longer read, is
- * closed (counted in `taskvisor_backpressure_closes_total{stream="http"}`),
- * and other clients are served meanwhile. Small budgets keep it to a few MB.
+ * requests with big answers (the fast lane's `tasks/get`, the SDK path's
+ * `tools/call echo`) and never reads them is no longer read past the
+ * pipelining bound and its budget, is closed (counted in
+ * `taskvisor_backpressure_closes_total{stream="http"}`), and other clients
+ * are served meanwhile. Many connections of one principal, each under its
+ * own budget, are bounded by the principal's, HTTP and WebSocket alike.
+ * Small budgets keep it to a few MB; every wait is for an event (a log
+ * line, a close), bounded only so that a failure does not hang.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
