@@ -158,9 +158,11 @@ class HttpConnection {
   }
 
   private done(res: ServerResponse): void {
+    // Called on 'finish' and again on 'close': only the first counts.
     if (!this.started.delete(res)) {
       const at = this.waiting.findIndex((waiting) => waiting.res === res);
-      if (at >= 0) this.waiting.splice(at, 1);
+      if (at < 0) return;
+      this.waiting.splice(at, 1);
     }
     if (this.ended) return;
     this.budget.check();
