@@ -228,7 +228,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   };
   const fetch = (request: Request): Promise<Response> => serve(request);
 
-  // An adapter that knows its `res`: a listen stream's frames are written straight to it (issue 20 item 4), and
+  // An adapter that knows its `res`: a listen stream's frames are written straight to it (no web stream between), and
   // the principal admitted is bound to the request's connection (outbound budget per principal).
   const node = (req: IncomingMessage, res: ServerResponse) =>
     nodeRequestHandler({ fetch: (request: Request) => serve(request, res) })(req, res);
