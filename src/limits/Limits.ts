@@ -47,15 +47,34 @@ export interface Limits {
    */
   maxTaskTtlMs: number | null;
   /**
-   * Bytes one connection (a WebSocket, an SSE listen stream) may have queued
-   * for a client that does not read them (issue 12.3). Past it the server
-   * stops reading that connection; if the queue has not drained below it
-   * within `outboundGraceMs` the connection is closed (WebSocket 1008), and
-   * at twice the budget at once. Answering pings does not help. Default 8 MiB.
+   * Bytes one connection (an HTTP connection with its replies and SSE
+   * streams, a WebSocket, stdio) may have queued for a client that does not
+   * read them. Past it the server stops reading that connection; if the queue
+   * has not drained below it within `outboundGraceMs` the connection is closed
+   * (WebSocket 1008), and at twice the budget at once. Answering pings does
+   * not help. Default 8 MiB.
    */
   maxOutboundBufferBytes: number;
-  /** How long a connection may stay over `maxOutboundBufferBytes` before it is closed, ms. Default 10 s. */
+  /**
+   * Bytes all connections of one principal together may have queued for
+   * clients that do not read them: many connections each under
+   * `maxOutboundBufferBytes` must not add up to the server's memory. Past it,
+   * the principal's connections holding unread bytes stop being read, and
+   * those still holding some after `outboundGraceMs` are closed. Default 64 MiB.
+   */
+  maxOutboundBytesPerPrincipal: number;
+  /** How long a connection may stay over its outbound budget before it is closed, ms. Default 10 s. */
   outboundGraceMs: number;
+  /**
+   * Requests of one HTTP/1.1 connection served at once: a client may pipeline
+   * many, and Node parses them ahead. Past it the connection is no longer
+   * read, and the requests already parsed wait their turn. Default 1: a
+   * connection's answers leave in order anyway, and each request served at
+   * once builds its whole answer before the client has read a byte (40
+   * sockets × 25 pipelined `tasks/get` of a 4 MB result: RSS +2.5 GB at 8,
+   * +0.6 GB at 1).
+   */
+  maxPipelinedRequests: number;
   /** Open 2025-11-25 Streamable HTTP sessions (issue 14.3), all principals together; an `initialize` past it gets 503. Default 1000. */
   maxHttpSessions: number;
   /** Open 2025-11-25 Streamable HTTP sessions of one principal; an `initialize` past it gets 429. Default 32. */
@@ -77,7 +96,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   requestTimeoutMs: 300_000,
   maxTaskTtlMs: null,
   maxOutboundBufferBytes: 8 * 1024 * 1024,
+  maxOutboundBytesPerPrincipal: 64 * 1024 * 1024,
   outboundGraceMs: 10_000,
+  maxPipelinedRequests: 1,
   maxHttpSessions: 1000,
   maxHttpSessionsPerPrincipal: 32,
   httpSessionIdleMs: 600_000,

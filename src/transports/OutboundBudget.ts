@@ -1,3 +1,5 @@
+import type { OutboundShare } from './PrincipalOutbound.js';
+
 /**
  * The outbound budget of one connection (issue 12.3): how many bytes may sit
  * queued for a client that does not read them. A client that stops reading
@@ -13,6 +15,10 @@
  * - A message that would take the queue past twice the budget is not queued
  *   at all: the connection is closed at once. A single message larger than
  *   the budget still goes out on an empty queue.
+ * - With a principal's share (`share`), the same three rules apply to the
+ *   principal's total over all its connections (`maxOutboundBytesPerPrincipal`),
+ *   to a connection that holds unread bytes of that total: a connection whose
+ *   client reads what it gets is never held for its siblings.
  */
 export interface OutboundBudgetOptions {
   maxBytes: number;
@@ -25,6 +31,8 @@ export interface OutboundBudgetOptions {
   resume(): void;
   /** Close the connection; `reason` is short and fit for a close frame. */
   close(reason: string): void;
+  /** This connection's part of its principal's total, when it has one (it may change with the principal). */
+  share?: () => OutboundShare | undefined;
 }
 
 /** How often a connection over budget is checked for having drained, ms. */
@@ -48,27 +56,37 @@ export class OutboundBudget {
    */
   admit(bytes: number): boolean {
     if (this.closed) return false;
-    const queued = this.options.queued();
+    const queued = this.measure();
     if (queued > 0 && queued + bytes > 2 * this.options.maxBytes) {
       this.shut(`outbound buffer over ${2 * this.options.maxBytes} bytes: the client is not reading`);
+      return false;
+    }
+    if (this.options.share?.()?.wouldOverflow(bytes)) {
+      this.shut(`outbound bytes of the principal over ${2 * this.principalMax()} bytes: its clients are not reading`);
       return false;
     }
     return true;
   }
 
-  /** Call after queueing: starts the grace period when the queue is over budget. */
+  /** Call after queueing (or to re-measure): starts the grace period when the queue is over budget. */
   check(): void {
-    if (this.closed || this.graceTimer !== undefined || this.options.queued() <= this.options.maxBytes) return;
+    if (this.closed) return;
+    const queued = this.measure();
+    if (this.graceTimer !== undefined || this.overBy(queued) === undefined) return;
     this.options.pause();
     this.graceTimer = setTimeout(() => {
       this.graceTimer = undefined;
-      if (this.options.queued() > this.options.maxBytes) {
-        this.shut(`outbound buffer not drained within ${this.options.graceMs} ms: the client is not reading`);
-      } else this.relieve();
+      const over = this.overBy(this.measure());
+      if (over === 'connection') this.shut(`outbound buffer not drained within ${this.options.graceMs} ms: the client is not reading`);
+      else if (over === 'principal')
+        this.shut(
+          `outbound bytes of the principal over ${this.principalMax()} bytes for ${this.options.graceMs} ms: its clients are not reading`,
+        );
+      else this.relieve();
     }, this.options.graceMs);
     this.graceTimer.unref();
     this.drainPoll = setInterval(() => {
-      if (this.options.queued() <= this.options.maxBytes) this.relieve();
+      if (this.overBy(this.measure()) === undefined) this.relieve();
     }, DRAIN_POLL_MS);
     this.drainPoll.unref();
   }
@@ -77,6 +95,24 @@ export class OutboundBudget {
   dispose(): void {
     this.closed = true;
     this.clearTimers();
+    this.options.share?.()?.release();
+  }
+
+  /** Bytes queued now, told to the principal's share. */
+  private measure(): number {
+    const queued = this.options.queued();
+    this.options.share?.()?.set(queued);
+    return queued;
+  }
+
+  /** Which budget `queued` bytes exceed, if any. */
+  private overBy(queued: number): 'connection' | 'principal' | undefined {
+    if (queued > this.options.maxBytes) return 'connection';
+    return this.options.share?.()?.over() ? 'principal' : undefined;
+  }
+
+  private principalMax(): number {
+    return this.options.share?.()?.maxBytes ?? 0;
   }
 
   private relieve(): void {
@@ -88,6 +124,7 @@ export class OutboundBudget {
     if (this.closed) return;
     this.closed = true;
     this.clearTimers();
+    this.options.share?.()?.release();
     this.options.close(reason);
   }
 

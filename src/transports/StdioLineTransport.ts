@@ -11,8 +11,10 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
-import { limitExceededError } from '../limits/Limits.js';
+import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import { decodeFrame, type FrameError } from './frames.js';
+import { OutboundBudget } from './OutboundBudget.js';
+import type { OutboundShare, PrincipalOutbound } from './PrincipalOutbound.js';
 
 export interface StdioLineTransportOptions {
   stdin?: Readable;
@@ -21,6 +23,14 @@ export interface StdioLineTransportOptions {
   maxLineBytes: number;
   /** Deepest accepted nesting of one message. */
   maxJsonDepth: number;
+  /** Bytes that may wait for a client that does not read stdout (see OutboundBudget). Default `DEFAULT_LIMITS.maxOutboundBufferBytes`. */
+  maxOutboundBufferBytes?: number;
+  /** How long stdout may stay over that budget before the connection is closed, ms. Default `DEFAULT_LIMITS.outboundGraceMs`. */
+  outboundGraceMs?: number;
+  /** Told when the budget closes the connection (for the log). */
+  onOverBudget?: (reason: string) => void;
+  /** The principal's outbound total this connection counts towards (`maxOutboundBytesPerPrincipal`). */
+  principalOutbound?: { ledger: PrincipalOutbound; principal: string };
 }
 
 const NEWLINE = 0x0a;
@@ -38,10 +48,29 @@ export class StdioLineTransport implements Transport {
   private discarding = false;
   private started = false;
   private closed = false;
+  /** Past the budget stdin is no longer read; still past it after the grace period, the connection is closed. */
+  private readonly budget: OutboundBudget;
+  private readonly share: OutboundShare | undefined;
 
   constructor(private readonly options: StdioLineTransportOptions) {
     this.stdin = options.stdin ?? process.stdin;
     this.stdout = options.stdout ?? process.stdout;
+    const outbound = options.principalOutbound;
+    this.share = outbound?.ledger.share(outbound.principal, () => this.budget.check());
+    this.budget = new OutboundBudget({
+      maxBytes: options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes,
+      graceMs: options.outboundGraceMs ?? DEFAULT_LIMITS.outboundGraceMs,
+      queued: () => (this.closed ? 0 : this.stdout.writableLength),
+      pause: () => this.stdin.pause(),
+      resume: () => {
+        if (!this.closed) this.stdin.resume();
+      },
+      close: (reason) => {
+        options.onOverBudget?.(reason);
+        void this.close();
+      },
+      share: () => this.share,
+    });
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- SDK Transport port: a second start must reject, not throw synchronously
@@ -63,6 +92,8 @@ export class StdioLineTransport implements Transport {
   /** Writes one message already serialised as JSON text (a listen frame fanned out to many streams). */
   sendSerialized(text: string): Promise<void> {
     if (this.closed) return Promise.reject(new Error('stdio is closed'));
+    // Never queue past twice the budget for a client that does not read stdout.
+    if (!this.budget.admit(Buffer.byteLength(text) + 1)) return Promise.reject(new Error('stdio closed: the client is not reading'));
     // Resolves once handed to the stream (at once, or after 'drain' under backpressure), as the SDK's own
     // stdio transport does: the SDK awaits each send, so waiting for the OS write would slow every answer.
     return new Promise((resolve, reject) => {
@@ -79,6 +110,7 @@ export class StdioLineTransport implements Transport {
       this.stdout.once('error', settle);
       if (this.stdout.write(`${text}\n`)) settle();
       else this.stdout.once('drain', onDrain);
+      this.budget.check();
     });
   }
 
@@ -86,6 +118,7 @@ export class StdioLineTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.budget.dispose();
     this.stdin.off('data', this.onData);
     this.stdin.off('error', this.onStreamError);
     this.stdin.off('end', this.onEnd);

@@ -13,6 +13,7 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { DEFAULT_LIMITS } from '../limits/Limits.js';
 import { decodeFrame } from './frames.js';
 import { OutboundBudget } from './OutboundBudget.js';
+import type { OutboundShare, PrincipalOutbound } from './PrincipalOutbound.js';
 import { WebSocket, type RawData } from 'ws';
 
 /** Normal closure (RFC 6455 §7.4.1). */
@@ -33,6 +34,8 @@ export interface WebSocketServerTransportOptions {
   outboundGraceMs?: number;
   /** Told when the budget closes the connection (for the log). */
   onOverBudget?: (reason: string) => void;
+  /** The principal's outbound total this connection counts towards (`maxOutboundBytesPerPrincipal`). */
+  principalOutbound?: { ledger: PrincipalOutbound; principal: string };
 }
 
 type OnMessage = NonNullable<Transport['onmessage']>;
@@ -55,11 +58,14 @@ export class WebSocketServerTransport implements Transport {
   private readonly socketClosed: Promise<void>;
   /** Issue 12.3: past the budget the socket is paused, then closed 1008 if it does not drain. */
   private readonly budget: OutboundBudget;
+  private readonly share: OutboundShare | undefined;
 
   constructor(
     readonly socket: WebSocket,
     private readonly options: WebSocketServerTransportOptions = {},
   ) {
+    const outbound = options.principalOutbound;
+    this.share = outbound?.ledger.share(outbound.principal, () => this.budget.check());
     this.budget = new OutboundBudget({
       maxBytes: options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes,
       graceMs: options.outboundGraceMs ?? DEFAULT_LIMITS.outboundGraceMs,
@@ -72,6 +78,7 @@ export class WebSocketServerTransport implements Transport {
         this.closeReason = reason;
         void this.close();
       },
+      share: () => this.share,
     });
     this.socketClosed = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.once('close', () => this.budget.dispose());

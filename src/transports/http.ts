@@ -22,6 +22,10 @@ import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
 import { LegacyHttpSessions } from './LegacyHttpSessions.js';
 import { fastLaneDisabledByEnv, tasksFastLane } from './tasksFastLane.js';
+import { HttpConnections } from './HttpConnections.js';
+import { detachedReply } from './nodeReply.js';
+import { publish } from '../core/diagnostics.js';
+import { principalOutboundOf } from './PrincipalOutbound.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -112,6 +116,8 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     maxBodyBytes: bodyLimits.maxBodyBytes,
     ...(bearer ? { trackSession: (principal: Principal, end: (reason: string) => void) => bearer.trackSession(principal, end) } : {}),
   });
+  // Every reply of a Node request waits on its connection: pipelining bound and outbound budgets.
+  const connections = new HttpConnections(runtime.limits, principalOutboundOf(runtime), runtime.logger);
 
   /** `fetch`, told the Node response when there is one (a listen stream then writes to it directly). */
   const serve = async (request: Request, nodeResponse?: ServerResponse): Promise<Response> => {
@@ -125,6 +131,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       logger: runtime.logger,
     });
     if (admitted instanceof Response) return admitted;
+    if (nodeResponse) connections.bind(nodeResponse, admitted.id);
     // Bound before recovery (issue 13 item 2): requests wait for the runtime to serve — except, while it
     // recovers, a 2026-07-28 tasks/get|update|cancel (named by its Mcp-Method header, T-60), answered from the
     // store or with a retryable error naming the state (issue 13 item 6): recovery is not dark.
@@ -145,8 +152,11 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       const listen = serveListen(request, principal, parsedBody, nodeResponse);
       if (listen) return listen;
     }
-    if (await isLegacyRequest(request, parsedBody)) return sessions.handle(request, principal, authInfo, parsedBody);
-    return handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+    const response = (await isLegacyRequest(request, parsedBody))
+      ? await sessions.handle(request, principal, authInfo, parsedBody)
+      : await handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+    // A JSON reply to a Node request goes out in one write: only its bytes wait for a client that does not read.
+    return nodeResponse ? detachedReply(response, nodeResponse) : response;
   };
 
   /**
@@ -206,7 +216,11 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       keepAliveMs: options.keepAliveMs ?? 15_000,
       maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
       outboundGraceMs: runtime.limits.outboundGraceMs,
-      onOverBudget: (reason) => runtime.logger.info(`http: ending a listen stream of ${principal.id}: ${reason}`),
+      onOverBudget: (reason) => {
+        runtime.logger.info(`http: ending a listen stream of ${principal.id}: ${reason}`);
+        publish('taskvisor:backpressure.close', () => ({ stream: 'sse' }));
+      },
+      ...(nodeResponse ? { countQueued: (queued: () => number) => connections.count(nodeResponse, queued) } : {}),
       // Issue 12.4: the stream ends when the token it was opened with expires or is revoked.
       ...(bearer ? { trackSession: (end: (reason: string) => void) => bearer.trackSession(principal, end) } : {}),
       direct: nodeResponse,
@@ -214,20 +228,22 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   };
   const fetch = (request: Request): Promise<Response> => serve(request);
 
-  const node = nodeRequestHandler({ fetch });
-  // Issue 20 item 4: a listen request gets an adapter that knows its `res`, so the stream's frames are written
-  // straight to it; everything else about the request (head, body, errors, the end) is the same adapter's.
-  const listenNode = (req: IncomingMessage, res: ServerResponse) =>
+  // An adapter that knows its `res`: a listen stream's frames are written straight to it (no web stream between), and
+  // the principal admitted is bound to the request's connection (outbound budget per principal).
+  const node = (req: IncomingMessage, res: ServerResponse) =>
     nodeRequestHandler({ fetch: (request: Request) => serve(request, res) })(req, res);
-  const namesListen = (req: IncomingMessage) => {
-    const named = req.headers['mcp-method'];
-    return req.method === 'POST' && typeof named === 'string' && named.trim() === 'subscriptions/listen';
-  };
   // Issue 20: polls skip the Fetch conversion and the per-request SDK server; anything unusual still takes `node`.
   const lane =
     options.fastLane === false || fastLaneDisabledByEnv() || options.authenticate
       ? undefined
-      : tasksFastLane(runtime, { bearer, path, allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins, ...bodyLimits });
+      : tasksFastLane(runtime, {
+          bearer,
+          path,
+          allowedHosts: options.allowedHosts,
+          allowedOrigins: options.allowedOrigins,
+          ...bodyLimits,
+          onAdmitted: (res, principal) => connections.bind(res, principal.id),
+        });
   // Mounted in someone else's server too: the head check and failure containment travel with the entry (issue 12.1).
   const guard = new ListenerGuard('http', runtime.logger);
   const detach = runtime.onClose(async () => {
@@ -250,12 +266,14 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       if (routes?.owns(pathname)) {
         // The routes learn the peer's address (operator access without auth is loopback only).
         const client = { remoteAddress: req.socket.remoteAddress };
-        guard.run(req, res, nodeRequestHandler({ fetch: (request: Request) => routes.fetch(request, client) }));
+        connections.dispatch(req, res, () =>
+          guard.run(req, res, nodeRequestHandler({ fetch: (request: Request) => routes.fetch(request, client) })),
+        );
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
-      if (pathname === path && namesListen(req)) guard.run(req, res, listenNode);
-      else guard.run(req, res, laneNode && pathname === path ? laneNode : node);
+      const handler = laneNode && pathname === path ? laneNode : node;
+      connections.dispatch(req, res, () => guard.run(req, res, handler));
       return true;
     },
     async close() {

@@ -30,6 +30,8 @@ export interface HttpListenOptions {
   outboundGraceMs: number;
   /** Told when the budget ends the stream (for the log). */
   onOverBudget?: (reason: string) => void;
+  /** Counts the frames held back for the client in its connection's budget too; returns the removal. */
+  countQueued?: (queued: () => number) => () => void;
   /** Ties the stream to its credentials: `end(reason)` when they expire or are revoked; returns the untrack function (issue 12.4). */
   trackSession?: (end: (reason: string) => void) => () => void;
   /**
@@ -74,9 +76,11 @@ export function serveHttpListen(options: HttpListenOptions): Response {
     budget.check();
   };
   let untrackSession: () => void = () => {};
+  const uncount = options.countQueued?.(() => (ended ? 0 : output.queuedBytes()));
   const stop = () => {
     ended = true;
     untrackSession();
+    uncount?.();
     budget.dispose();
     clearInterval(keepAlive);
     options.signal.removeEventListener('abort', onAbort);

@@ -10,6 +10,8 @@ import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 import { logTransportError } from './transportErrors.js';
 import { StdioLineTransport } from './StdioLineTransport.js';
+import { publish } from '../core/diagnostics.js';
+import { principalOutboundOf } from './PrincipalOutbound.js';
 
 export interface StdioOptions {
   stdin?: Readable;
@@ -32,6 +34,13 @@ export function serveStdio(runtime: ServingRuntime, options: StdioOptions = {}):
       ...(options.stdout ? { stdout: options.stdout } : {}),
       maxLineBytes: runtime.limits.maxRequestBodyBytes,
       maxJsonDepth: runtime.limits.maxJsonDepth,
+      maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
+      outboundGraceMs: runtime.limits.outboundGraceMs,
+      principalOutbound: { ledger: principalOutboundOf(runtime), principal: principal.id },
+      onOverBudget: (reason) => {
+        runtime.logger.info(`stdio: closing the connection of ${principal.id}: ${reason}`);
+        publish('taskvisor:backpressure.close', () => ({ stream: 'stdio' }));
+      },
     }),
     runtime.subscriptions,
     principal.id,

@@ -47,6 +47,8 @@ export interface TasksFastLaneOptions {
   allowedOrigins?: string[] | false | undefined;
   maxBodyBytes: number;
   maxJsonDepth: number;
+  /** Told the principal of a request the lane answers, before it answers (its connection's outbound budget). */
+  onAdmitted?: (res: ServerResponse, principal: Principal) => void;
 }
 
 /** Serves `req` on the lane, or hands it (body intact) to `sdk`. */
@@ -170,7 +172,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     }
     if (short && exceedsValueDepth(body, options.maxJsonDepth)) return handOn(req, res, sdk, chunks);
     if (named === 'tools/call') {
-      const answer = await createTask(req, body, named);
+      const answer = await createTask(req, res, body, named);
       return answer ? write(res, answer) : handOn(req, res, sdk, chunks);
     }
     const request = decodeTaskRequest(body);
@@ -191,6 +193,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     const door = admitted(req);
     const principal = door instanceof Promise ? await door : door;
     if (!principal) return handOn(req, res, sdk, chunks);
+    options.onAdmitted?.(res, principal);
     // Issue 13 item 6: while recovering, tasks/* are answered (from the store, or a retryable error); otherwise
     // a request waits until the runtime serves, and one that never will is the SDK path's 503.
     if (!serving && runtime.recovering?.() !== true && !(await waitServing())) return handOn(req, res, sdk, chunks);
@@ -252,7 +255,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
    * runtime's answer (the record durable before it leaves, I-1); `undefined`
    * = the SDK path's (nothing was done yet).
    */
-  async function createTask(req: IncomingMessage, body: unknown, named: string): Promise<TaskAnswer | undefined> {
+  async function createTask(req: IncomingMessage, res: ServerResponse, body: unknown, named: string): Promise<TaskAnswer | undefined> {
     const call = calls && decodeToolCall(body);
     if (!calls || !call) return undefined;
     // T-60, T-62, §2.4: as for tasks/*, with the tool's name in Mcp-Name.
@@ -271,6 +274,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     const door = admitted(req);
     const principal = door instanceof Promise ? await door : door;
     if (!principal) return undefined;
+    options.onAdmitted?.(res, principal);
     // Creates wait until the runtime serves (issue 13 item 2); one that never will is the SDK path's 503.
     if (!serving && !(await waitServing())) return undefined;
     // Asked after the last await, so the answer below is the one this decision describes: an unknown tool, bad

@@ -26,6 +26,7 @@ import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
 import { WS_CLOSE_GOING_AWAY, WS_CLOSE_POLICY_VIOLATION, WebSocketServerTransport } from './WebSocketServerTransport.js';
 import { logTransportError } from './transportErrors.js';
 import { ListenerGuard, writeRaw } from './listenerGuard.js';
+import { principalOutboundOf } from './PrincipalOutbound.js';
 
 export interface WebSocketListenOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -151,6 +152,7 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
       maxJsonDepth: runtime.limits.maxJsonDepth,
       maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
       outboundGraceMs: runtime.limits.outboundGraceMs,
+      principalOutbound: { ledger: principalOutboundOf(runtime), principal: principal.id },
       onOverBudget: (reason) => {
         runtime.logger.info(`websocket: closing a connection of ${principal.id} (1008): ${reason}`);
         publish('taskvisor:backpressure.close', () => ({ stream: 'websocket' })); // metrics (issue 16)
