@@ -12,7 +12,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { limitExceededError } from '../limits/Limits.js';
-import { decodeFrame, type FrameError } from './frames.js';
+import type { JsonShapeLimits } from '../limits/jsonShape.js';
+import { decodeFrame, frameShapeLimits, type FrameError } from './frames.js';
 
 export interface StdioLineTransportOptions {
   stdin?: Readable;
@@ -21,6 +22,12 @@ export interface StdioLineTransportOptions {
   maxLineBytes: number;
   /** Deepest accepted nesting of one message. */
   maxJsonDepth: number;
+  /** Most object keys in one message. Default `DEFAULT_LIMITS.maxJsonKeys`. */
+  maxJsonKeys?: number;
+  /** Most values in one message. Default `DEFAULT_LIMITS.maxJsonNodes`. */
+  maxJsonNodes?: number;
+  /** Most values in one `_meta`. Default `DEFAULT_LIMITS.maxMetaNodes`. */
+  maxMetaNodes?: number;
 }
 
 const NEWLINE = 0x0a;
@@ -39,7 +46,10 @@ export class StdioLineTransport implements Transport {
   private started = false;
   private closed = false;
 
+  private readonly shapeLimits: JsonShapeLimits;
+
   constructor(private readonly options: StdioLineTransportOptions) {
+    this.shapeLimits = frameShapeLimits(options);
     this.stdin = options.stdin ?? process.stdin;
     this.stdout = options.stdout ?? process.stdout;
   }
@@ -138,7 +148,7 @@ export class StdioLineTransport implements Transport {
     this.buffered = 0;
     this.discarding = false;
     if (wasDiscarding || text.trim() === '') return;
-    const decoded = decodeFrame(text, this.options.maxJsonDepth);
+    const decoded = decodeFrame(text, this.shapeLimits);
     if (!decoded.ok) return this.answer(decoded);
     try {
       this.onmessage?.(decoded.message);

@@ -97,6 +97,9 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   const bodyLimits = {
     maxBodyBytes: options.maxBodyBytes ?? runtime.limits.maxRequestBodyBytes,
     maxJsonDepth: runtime.limits.maxJsonDepth,
+    maxJsonKeys: runtime.limits.maxJsonKeys,
+    maxJsonNodes: runtime.limits.maxJsonNodes,
+    maxMetaNodes: runtime.limits.maxMetaNodes,
   };
   const factory = runtime.serverFactory((ctx) => principalOf(ctx.authInfo));
   const onerror = (error: Error) => logTransportError(runtime.logger, 'http', error);
