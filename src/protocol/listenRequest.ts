@@ -5,6 +5,7 @@
  */
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../../machines/task/index.js';
+import { clipClientText, quoteClientValue } from '../core/clientText.js';
 import { ErrorCode, MissingTasksCapabilityError } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 import type { ListenFilter } from '../subscriptions/ListenSubscription.js';
@@ -46,8 +47,8 @@ export function parseListenRequest(params: JsonObject | undefined, maxTaskIds = 
       httpStatus: 400,
       error: {
         code: ErrorCode.UnsupportedProtocolVersion,
-        message: `Unsupported protocol version ${JSON.stringify(version)}`,
-        data: { supported: SUPPORTED_MODERN_VERSIONS, ...(typeof version === 'string' ? { requested: version } : {}) },
+        message: `Unsupported protocol version ${quoteClientValue(version)}`,
+        data: { supported: SUPPORTED_MODERN_VERSIONS, ...(typeof version === 'string' ? { requested: clipClientText(version) } : {}) },
       },
     };
   }

@@ -14,9 +14,11 @@ import type { ServingRuntime } from './ServingRuntime.js';
 import type { JsonObject } from '../../machines/task/index.js';
 import { serveHttpListen } from './httpListen.js';
 import { logTransportError } from '../runtime/transportErrors.js';
+import { clipErrorStrings } from '../core/clientText.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
+import { clippedErrorResponse } from './clippedErrorResponse.js';
 import { nodeRequestHandler } from './nodeAdapter.js';
 import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
@@ -148,8 +150,10 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       const listen = serveListen(request, principal, parsedBody, nodeResponse);
       if (listen) return listen;
     }
-    if (await isLegacyRequest(request, parsedBody)) return sessions.handle(request, principal, authInfo, parsedBody);
-    return handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+    // The SDK's refusals quote the client's values: cut them (core/clientText.ts).
+    if (await isLegacyRequest(request, parsedBody))
+      return clippedErrorResponse(await sessions.handle(request, principal, authInfo, parsedBody));
+    return clippedErrorResponse(await handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) }));
   };
 
   /**
@@ -174,7 +178,11 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         {
           jsonrpc: '2.0',
           id: typeof id === 'string' || typeof id === 'number' ? id : null,
-          error: { code: outcome.code, message: outcome.message, ...(outcome.data !== undefined ? { data: outcome.data } : {}) },
+          error: clipErrorStrings({
+            code: outcome.code,
+            message: outcome.message,
+            ...(outcome.data !== undefined ? { data: outcome.data } : {}),
+          }),
         },
         { status: outcome.httpStatus },
       );
