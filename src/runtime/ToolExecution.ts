@@ -21,6 +21,7 @@ import {
 import { progressText, type CallerRelay } from '../tools/CallerRelay.js';
 import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
 import { schemasOf } from '../tools/ToolSchema.js';
+import { refusedAnswer } from '../tools/elicitationAnswer.js';
 import { hasOwnKeys } from '../core/hasOwnKeys.js';
 
 /** How a run ended. */
@@ -435,6 +436,10 @@ export class ToolExecution {
     if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
     // A restored or retried run gets the answers it was already given (replay).
     if (this.answers && Object.hasOwn(this.answers, key)) {
+      // T-19: an MRTR retry's answers come straight from the client; an accepted form that does not fit the
+      // requestedSchema is refused (-32602), never handed to the handler.
+      const refused = refusedAnswer(key, request, this.answers[key]);
+      if (refused) return Promise.reject(new ToolError(refused.code, refused.message));
       this.replaying?.delete(key);
       return Promise.resolve(this.answers[key]);
     }
