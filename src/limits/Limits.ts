@@ -21,7 +21,7 @@ export interface Limits {
   maxRequestBodyBytes: number;
   /** Deepest nesting of arrays/objects in one JSON-RPC message. Default 64. */
   maxJsonDepth: number;
-  /** Object members in one JSON-RPC message, at every depth (duplicates each count). Default 20,000. */
+  /** Object members in one JSON-RPC message, at every depth (duplicates each count). Default 10,000. */
   maxJsonKeys: number;
   /** Values in one JSON-RPC message: objects, arrays, strings, numbers and literals at every depth. Default 200,000. */
   maxJsonNodes: number;
@@ -64,7 +64,7 @@ export interface Limits {
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxRequestBodyBytes: 4 * 1024 * 1024,
   maxJsonDepth: 64,
-  maxJsonKeys: 20_000,
+  maxJsonKeys: 10_000,
   maxJsonNodes: 200_000,
   maxMetaNodes: 256,
   maxLiveTasksPerPrincipal: 1000,
