@@ -47,6 +47,8 @@ export interface ToolExecutionOptions {
   inputMode: InputMode;
   /** Answers already given, by key: replayed on a restart or carried by an MRTR retry. */
   answers?: Record<string, unknown>;
+  /** `answers` came from the client with this request (MRTR), unchecked: each is checked against its form when asked for. */
+  answersFromClient?: boolean;
   /** Keys issued before (a restored task): never issued again (T-18). */
   issuedKeys?: readonly string[];
   /** Keys outstanding in the restored task: waited for without asking again. */
@@ -438,7 +440,7 @@ export class ToolExecution {
     if (this.answers && Object.hasOwn(this.answers, key)) {
       // T-19: an MRTR retry's answers come straight from the client; an accepted form that does not fit the
       // requestedSchema is refused (-32602), never handed to the handler.
-      const refused = refusedAnswer(key, request, this.answers[key]);
+      const refused = this.options.answersFromClient ? refusedAnswer(key, request, this.answers[key]) : undefined;
       if (refused) return Promise.reject(new ToolError(refused.code, refused.message));
       this.replaying?.delete(key);
       return Promise.resolve(this.answers[key]);
