@@ -11,6 +11,9 @@ const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 export const LimitsSchema = z.strictObject({
   maxRequestBodyBytes: positiveInt.exactOptional(),
   maxJsonDepth: positiveInt.max(10_000).exactOptional(),
+  maxJsonKeys: positiveInt.exactOptional(),
+  maxJsonNodes: positiveInt.exactOptional(),
+  maxMetaNodes: positiveInt.exactOptional(),
   maxLiveTasksPerPrincipal: positiveInt.exactOptional(),
   maxPendingInputRequestsPerTask: positiveInt.exactOptional(),
   maxListenStreamsPerPrincipal: positiveInt.exactOptional(),

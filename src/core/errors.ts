@@ -6,6 +6,7 @@
  * `code`, `message` and `data` it answers with, and `src/protocol/errors.ts`
  * maps it to the SDK's `ProtocolError` at the wire boundary.
  */
+import { clipClientText, clipQuotedSegments } from './clientText.js';
 import { TASKS_EXTENSION_ID, tasksCapability } from './tasksExtension.js';
 
 export const ErrorCode = {
@@ -86,14 +87,15 @@ export class MissingTasksCapabilityError extends TaskvisorError {
 /** `tools/call` named a tool that is not registered. */
 export class UnknownToolError extends TaskvisorError {
   constructor(name: string) {
-    super(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    super(ErrorCode.InvalidParams, `Unknown tool: ${clipClientText(name)}`);
   }
 }
 
 /** `tools/call` arguments that fail the tool's input schema. */
 export class InvalidToolArgumentsError extends TaskvisorError {
   constructor(tool: string, detail: string) {
-    super(ErrorCode.InvalidParams, `Invalid arguments for tool ${tool}: ${detail}`);
+    // The detail quotes the client's keys and values (a schema's message): each quote is cut.
+    super(ErrorCode.InvalidParams, `Invalid arguments for tool ${tool}: ${clipQuotedSegments(detail)}`);
   }
 }
 

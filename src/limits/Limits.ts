@@ -21,6 +21,12 @@ export interface Limits {
   maxRequestBodyBytes: number;
   /** Deepest nesting of arrays/objects in one JSON-RPC message. Default 64. */
   maxJsonDepth: number;
+  /** Object members in one JSON-RPC message, at every depth (duplicates each count). Default 10,000. */
+  maxJsonKeys: number;
+  /** Values in one JSON-RPC message: objects, arrays, strings, numbers and literals at every depth. Default 200,000. */
+  maxJsonNodes: number;
+  /** Values in one `_meta` object (anywhere in a message), itself included: `_meta` carries a few flags and ids. Default 256. */
+  maxMetaNodes: number;
   /** Unfinished tasks one principal may own at a time. Default 1000. */
   maxLiveTasksPerPrincipal: number;
   /** Input requests one task may have outstanding at once. Default 16. */
@@ -86,6 +92,9 @@ export interface Limits {
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxRequestBodyBytes: 4 * 1024 * 1024,
   maxJsonDepth: 64,
+  maxJsonKeys: 10_000,
+  maxJsonNodes: 200_000,
+  maxMetaNodes: 256,
   maxLiveTasksPerPrincipal: 1000,
   maxPendingInputRequestsPerTask: 16,
   maxListenStreamsPerPrincipal: 32,

@@ -5,6 +5,7 @@
  * a completer completes to nothing; an unknown prompt or template is `-32602`.
  */
 import { ProtocolError, type Server } from '@modelcontextprotocol/server';
+import { clipClientText } from '../core/clientText.js';
 import { ErrorCode } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import { MAX_COMPLETION_VALUES, type Completer } from '../resources/Completer.js';
@@ -43,7 +44,7 @@ export const CompletionsSurface = {
           const forwarded = prompts.getForwarded(ref.name);
           if (forwarded) return { completion: forwarded.complete ? await forwarded.complete(argument, given) : { values: [] } };
           const prompt = prompts.get(ref.name);
-          if (!prompt) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown prompt: ${ref.name}`);
+          if (!prompt) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown prompt: ${clipClientText(ref.name)}`);
           return { completion: await run(prompt.options.arguments?.find((a) => a.name === argument.name)?.complete) };
         }
         const template = resources.templateDefinitions().find((t) => t.uriTemplate === ref.uri);
@@ -52,7 +53,7 @@ export const CompletionsSurface = {
         if (space?.templates.some((t) => t.uriTemplate === ref.uri)) {
           return { completion: space.complete ? await space.complete(ref.uri, argument, given) : { values: [] } };
         }
-        throw new ProtocolError(ErrorCode.InvalidParams, `Unknown resource template: ${ref.uri}`);
+        throw new ProtocolError(ErrorCode.InvalidParams, `Unknown resource template: ${clipClientText(ref.uri)}`);
       }, logger),
     );
   },

@@ -4,6 +4,7 @@
  * ones). A missing required argument is `-32602` before the handler runs.
  */
 import { ProtocolError, type Server } from '@modelcontextprotocol/server';
+import { clipClientText } from '../core/clientText.js';
 import { ErrorCode } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { PromptResult } from '../prompts/PromptDefinition.js';
@@ -30,7 +31,7 @@ export const PromptsSurface = {
         const forwarded = prompts.getForwarded(name);
         if (forwarded) return sdkPromptResult(await forwarded.get(args, context));
         const prompt = prompts.get(name);
-        if (!prompt) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+        if (!prompt) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown prompt: ${clipClientText(name)}`);
         const missing = (prompt.options.arguments ?? []).filter((argument) => argument.required && args[argument.name] === undefined);
         if (missing.length > 0) {
           throw new ProtocolError(

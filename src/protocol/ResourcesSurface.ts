@@ -8,6 +8,7 @@
  * is the SDK's `ResourceNotFoundError` (-32602 with `data.uri`).
  */
 import { ProtocolError, ResourceNotFoundError, UriTemplate, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { clipClientText } from '../core/clientText.js';
 import { ErrorCode } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { ReadResourceResult, ResourceContext, ResourceTemplateDefinition } from '../resources/ResourceDefinition.js';
@@ -72,7 +73,7 @@ export const ResourcesSurface = {
             );
           }
         }
-        throw new ResourceNotFoundError(uri);
+        throw new ResourceNotFoundError(clipClientText(uri));
       }, logger),
     );
   },

@@ -14,11 +14,13 @@ import { ProtocolError } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import type { InputRequest } from '../../machines/task/index.js';
 import type { JsonObject } from '../core/json.js';
+import { clipClientText, clipQuotedSegments } from '../core/clientText.js';
 import { publish } from '../core/diagnostics.js';
 import { ErrorCode, missingTasksCapability } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 import type { PollRateLimiter } from '../runtime/PollRateLimiter.js';
 import type { TaskSupervisor } from '../runtime/TaskSupervisor.js';
+import { refusedAnswer } from '../tools/elicitationAnswer.js';
 import { toDetailedTask } from './wire.js';
 
 const RESPONSE_SCHEMA: Record<InputRequest['method'], z.ZodType> = {
@@ -119,11 +121,15 @@ export class TaskRequests {
     for (const [key, request] of Object.entries(record.inputRequests ?? {})) {
       if (!Object.hasOwn(answers, key)) continue;
       const parsed = RESPONSE_SCHEMA[request.method]?.safeParse(answers[key]);
+      // T-19: an accepted form's content must fit the requestedSchema it answers; refused before delivery, the
+      // request stays open and the tool never sees it.
+      const refused = parsed?.success === false ? undefined : refusedAnswer(key, request, answers[key], 'tasks/update');
+      if (refused) throw new ProtocolError(refused.code, refused.message);
       if (parsed && !parsed.success) {
         const issue = parsed.error.issues[0];
         throw new ProtocolError(
           ErrorCode.InvalidParams,
-          `Invalid params for tasks/update: inputResponses.${key}${issue?.path.length ? '.' + issue.path.join('.') : ''}: ${issue?.message ?? 'invalid'} (expected a ${request.method} result)`,
+          `Invalid params for tasks/update: inputResponses.${key}${issue?.path.length ? '.' + clipClientText(issue.path.join('.')) : ''}: ${clipQuotedSegments(issue?.message ?? 'invalid')} (expected a ${request.method} result)`,
         );
       }
     }
@@ -131,7 +137,7 @@ export class TaskRequests {
     if (dropped.some((key) => Object.hasOwn(record.inputRequests ?? {}, key))) {
       throw new ProtocolError(
         ErrorCode.InvalidParams,
-        `Invalid params for tasks/update: inputResponses entries must be bare results, not {method, result} wrappers (keys: ${dropped.join(', ')})`,
+        `Invalid params for tasks/update: inputResponses entries must be bare results, not {method, result} wrappers (keys: ${clipClientText(dropped.join(', '))})`,
       );
     }
     await supervisor.update(taskId, principal, answers);

@@ -5,6 +5,7 @@
  */
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../core/json.js';
+import { clipClientText, quoteClientValue } from '../core/clientText.js';
 import { ErrorCode, MissingTasksCapabilityError } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 import type { ListenFilter } from './ListenSubscription.js';
@@ -53,8 +54,8 @@ export function parseListenRequest(
       httpStatus: 400,
       error: {
         code: ErrorCode.UnsupportedProtocolVersion,
-        message: `Unsupported protocol version ${JSON.stringify(version)}`,
-        data: { supported: SUPPORTED_MODERN_VERSIONS, ...(typeof version === 'string' ? { requested: version } : {}) },
+        message: `Unsupported protocol version ${quoteClientValue(version)}`,
+        data: { supported: SUPPORTED_MODERN_VERSIONS, ...(typeof version === 'string' ? { requested: clipClientText(version) } : {}) },
       },
     };
   }

@@ -104,6 +104,7 @@ export class ToolCaller {
       principal: request.principal,
       inputMode,
       answers: request.answers ?? {},
+      answersFromClient: true,
       maxPendingInputRequests: this.limits.maxPendingInputRequestsPerTask,
       ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
       ...(request.trace ? { trace: request.trace } : {}),

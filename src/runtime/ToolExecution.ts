@@ -22,6 +22,7 @@ import {
 import { progressText, type CallerRelay } from '../tools/CallerRelay.js';
 import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
 import { schemasOf } from '../tools/ToolSchema.js';
+import { refusedAnswer } from '../tools/elicitationAnswer.js';
 import { hasOwnKeys } from '../core/hasOwnKeys.js';
 import { boundedStatusMessage, boundedTaskError, jsonBytes, MAX_INPUT_REQUEST_BYTES } from '../tasks/storedText.js';
 
@@ -48,6 +49,8 @@ export interface ToolExecutionOptions {
   inputMode: InputMode;
   /** Answers already given, by key: replayed on a restart or carried by an MRTR retry. */
   answers?: Record<string, unknown>;
+  /** `answers` came from the client with this request (MRTR), unchecked: each is checked against its form when asked for. */
+  answersFromClient?: boolean;
   /** Keys issued before (a restored task): never issued again (T-18). */
   issuedKeys?: readonly string[];
   /** Keys outstanding in the restored task: waited for without asking again. */
@@ -439,6 +442,10 @@ export class ToolExecution {
     if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
     // A restored or retried run gets the answers it was already given (replay).
     if (this.answers && Object.hasOwn(this.answers, key)) {
+      // T-19: an MRTR retry's answers come straight from the client; an accepted form that does not fit the
+      // requestedSchema is refused (-32602), never handed to the handler.
+      const refused = this.options.answersFromClient ? refusedAnswer(key, request, this.answers[key]) : undefined;
+      if (refused) return Promise.reject(new ToolError(refused.code, refused.message));
       this.replaying?.delete(key);
       return Promise.resolve(this.answers[key]);
     }

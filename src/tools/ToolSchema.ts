@@ -111,6 +111,11 @@ function anyObject(): ToolSchema {
   };
 }
 
+/** `schema` compiled with Ajv in its dialect (see {@link toolSchema}); throws for a schema Ajv cannot compile. */
+export function compileJsonSchema(schema: JsonObject): ValidateFunction {
+  return validatorFor(schema).compile(schema);
+}
+
 type AjvInstance = { compile(schema: object): ValidateFunction };
 type AjvClass = new (options: object) => AjvInstance;
 

@@ -7,6 +7,7 @@
  * answer was sent or the client cancelled it.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { quoteClientValue } from '../core/clientText.js';
 import type { RequestId } from '../protocol/ListenSubscription.js';
 
 export class InflightRequests {
@@ -36,7 +37,10 @@ export class InflightRequests {
     return {
       jsonrpc: '2.0',
       id,
-      error: { code: -32600, message: `Invalid Request: a request with id ${JSON.stringify(id)} is already in flight on this connection` },
+      error: {
+        code: -32600,
+        message: `Invalid Request: a request with id ${quoteClientValue(id)} is already in flight on this connection`,
+      },
     };
   }
 }

@@ -20,6 +20,7 @@ import type { JsonObject } from '../core/json.js';
 import { isModernListenRequest, parseListenRequest } from '../protocol/listenRequest.js';
 import type { Logger } from '../runtime/Logger.js';
 import { logTransportError } from './transportErrors.js';
+import { clipErrorStrings } from '../core/clientText.js';
 import { InflightRequests, requestIdOf, responseIdOf } from './InflightRequests.js';
 import { RecoveryGate } from './RecoveryGate.js';
 import type { ServingRuntime } from './ServingRuntime.js';
@@ -89,7 +90,7 @@ export class ListenInterceptingTransport implements Transport {
     // The SDK's answer frees its id (issue 12.9).
     const answered = responseIdOf(message);
     if (answered !== undefined) this.inflight.release(answered);
-    return this.inner.send(message, options);
+    return this.inner.send(clippedEnvelopeError(message), options);
   }
 
   async close(): Promise<void> {
@@ -201,4 +202,17 @@ function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
   if (candidate.method !== 'notifications/cancelled') return undefined;
   const id = candidate.params?.requestId;
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/**
+ * The SDK's envelope refusals (version, capabilities, malformed requests)
+ * quote the client's values: a 3 MB protocol version came back twice. Their
+ * strings are cut (core/clientText.ts); a tool's own errors pass untouched.
+ */
+const ENVELOPE_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32020, -32021, -32022]);
+
+function clippedEnvelopeError(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('error' in message) || !ENVELOPE_ERROR_CODES.has(message.error.code)) return message;
+  const error = clipErrorStrings(message.error);
+  return error === message.error ? message : { ...message, error };
 }

@@ -12,7 +12,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
-import { decodeFrame, type FrameError } from './frames.js';
+import type { JsonShapeLimits } from '../limits/jsonShape.js';
+import { decodeFrame, frameShapeLimits, type FrameError } from './frames.js';
 import { OutboundBudget } from './OutboundBudget.js';
 import type { OutboundShare, PrincipalOutbound } from './PrincipalOutbound.js';
 
@@ -31,6 +32,12 @@ export interface StdioLineTransportOptions {
   onOverBudget?: (reason: string) => void;
   /** The principal's outbound total this connection counts towards (`maxOutboundBytesPerPrincipal`). */
   principalOutbound?: { ledger: PrincipalOutbound; principal: string };
+  /** Most object keys in one message. Default `DEFAULT_LIMITS.maxJsonKeys`. */
+  maxJsonKeys?: number;
+  /** Most values in one message. Default `DEFAULT_LIMITS.maxJsonNodes`. */
+  maxJsonNodes?: number;
+  /** Most values in one `_meta`. Default `DEFAULT_LIMITS.maxMetaNodes`. */
+  maxMetaNodes?: number;
 }
 
 const NEWLINE = 0x0a;
@@ -52,7 +59,10 @@ export class StdioLineTransport implements Transport {
   private readonly budget: OutboundBudget;
   private readonly share: OutboundShare | undefined;
 
+  private readonly shapeLimits: JsonShapeLimits;
+
   constructor(private readonly options: StdioLineTransportOptions) {
+    this.shapeLimits = frameShapeLimits(options);
     this.stdin = options.stdin ?? process.stdin;
     this.stdout = options.stdout ?? process.stdout;
     const outbound = options.principalOutbound;
@@ -171,7 +181,7 @@ export class StdioLineTransport implements Transport {
     this.buffered = 0;
     this.discarding = false;
     if (wasDiscarding || text.trim() === '') return;
-    const decoded = decodeFrame(text, this.options.maxJsonDepth);
+    const decoded = decodeFrame(text, this.shapeLimits);
     if (!decoded.ok) return this.answer(decoded);
     try {
       this.onmessage?.(decoded.message);

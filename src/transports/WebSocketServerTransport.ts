@@ -11,7 +11,8 @@
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { DEFAULT_LIMITS } from '../limits/Limits.js';
-import { decodeFrame } from './frames.js';
+import type { JsonShapeLimits } from '../limits/jsonShape.js';
+import { decodeFrame, frameShapeLimits } from './frames.js';
 import { OutboundBudget } from './OutboundBudget.js';
 import type { OutboundShare, PrincipalOutbound } from './PrincipalOutbound.js';
 import { WebSocket, type RawData } from 'ws';
@@ -28,6 +29,12 @@ export interface WebSocketServerTransportOptions {
   closeTimeoutMs?: number;
   /** Deepest accepted nesting of one message. Default `DEFAULT_LIMITS.maxJsonDepth`. */
   maxJsonDepth?: number;
+  /** Most object keys in one message. Default `DEFAULT_LIMITS.maxJsonKeys`. */
+  maxJsonKeys?: number;
+  /** Most values in one message. Default `DEFAULT_LIMITS.maxJsonNodes`. */
+  maxJsonNodes?: number;
+  /** Most values in one `_meta`. Default `DEFAULT_LIMITS.maxMetaNodes`. */
+  maxMetaNodes?: number;
   /** Bytes that may wait for a client that does not read (see OutboundBudget). Default `DEFAULT_LIMITS.maxOutboundBufferBytes`. */
   maxOutboundBufferBytes?: number;
   /** How long the connection may stay over that budget, ms. Default `DEFAULT_LIMITS.outboundGraceMs`. */
@@ -59,6 +66,7 @@ export class WebSocketServerTransport implements Transport {
   /** Issue 12.3: past the budget the socket is paused, then closed 1008 if it does not drain. */
   private readonly budget: OutboundBudget;
   private readonly share: OutboundShare | undefined;
+  private readonly shapeLimits: JsonShapeLimits;
 
   constructor(
     readonly socket: WebSocket,
@@ -66,6 +74,7 @@ export class WebSocketServerTransport implements Transport {
   ) {
     const outbound = options.principalOutbound;
     this.share = outbound?.ledger.share(outbound.principal, () => this.budget.check());
+    this.shapeLimits = frameShapeLimits(options);
     this.budget = new OutboundBudget({
       maxBytes: options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes,
       graceMs: options.outboundGraceMs ?? DEFAULT_LIMITS.outboundGraceMs,
@@ -166,7 +175,7 @@ export class WebSocketServerTransport implements Transport {
       return;
     }
     // Parse errors, batches, malformed messages and too-deep nesting get their JSON-RPC error (frames.ts).
-    const decoded = decodeFrame(rawText(data), this.options.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth);
+    const decoded = decodeFrame(rawText(data), this.shapeLimits);
     if (!decoded.ok) {
       this.reject(decoded.error.code, decoded.error.message, decoded.id, decoded.error.data);
       return;

@@ -6,13 +6,15 @@
  *
  * Answers (JSON-RPC 2.0 §4.1, §5): not JSON → -32700 (id null); a batch,
  * or JSON that is not a JSON-RPC message → -32600 (its id when readable,
- * else null); nested deeper than `maxJsonDepth` → -32000 `maxJsonDepth`.
+ * else null); nested deeper than `maxJsonDepth` → -32000 `maxJsonDepth`;
+ * more keys or values than `maxJsonKeys`, `maxJsonNodes`, `maxMetaNodes`
+ * → -32600 naming the limit (all judged in one pass before `JSON.parse`).
  * A valid notification is dispatched and, as JSON-RPC requires, never
  * answered (an unknown notification is ignored).
  */
 import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/server';
-import { limitExceededError } from '../limits/Limits.js';
-import { exceedsJsonDepth } from '../limits/jsonDepth.js';
+import { DEFAULT_LIMITS } from '../limits/Limits.js';
+import { jsonShapeError, jsonTextOverLimit, type JsonShapeLimits } from '../limits/jsonShape.js';
 
 export interface FrameError {
   id: string | number | null;
@@ -21,12 +23,22 @@ export interface FrameError {
 
 export type DecodedFrame = { ok: true; message: JSONRPCMessage } | ({ ok: false } & FrameError);
 
+/** The shape limits of a transport's options, the defaults for those not given. */
+export function frameShapeLimits(options: Partial<JsonShapeLimits>): JsonShapeLimits {
+  return {
+    maxJsonDepth: options.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth,
+    maxJsonKeys: options.maxJsonKeys ?? DEFAULT_LIMITS.maxJsonKeys,
+    maxJsonNodes: options.maxJsonNodes ?? DEFAULT_LIMITS.maxJsonNodes,
+    maxMetaNodes: options.maxMetaNodes ?? DEFAULT_LIMITS.maxMetaNodes,
+  };
+}
+
 /** Decodes one frame's text. */
-export function decodeFrame(text: string, maxJsonDepth: number): DecodedFrame {
-  // Before JSON.parse: deep values break JSON.stringify (the store write) and recursive validators.
-  if (exceedsJsonDepth(text, maxJsonDepth)) {
-    return { ok: false, id: null, error: limitExceededError('maxJsonDepth', maxJsonDepth, 'the message nests arrays/objects too deeply') };
-  }
+export function decodeFrame(text: string, limits: JsonShapeLimits): DecodedFrame {
+  // Before JSON.parse: deep values break JSON.stringify (the store write) and recursive validators; many keys
+  // or values cost schema validation time per key, whatever the bytes.
+  const over = jsonTextOverLimit(text, limits);
+  if (over) return { ok: false, id: null, error: jsonShapeError(over, limits, 'the message') };
   let value: unknown;
   try {
     value = JSON.parse(text);

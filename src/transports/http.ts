@@ -14,9 +14,11 @@ import type { ServingRuntime } from './ServingRuntime.js';
 import type { JsonObject } from '../core/json.js';
 import { serveHttpListen } from './httpListen.js';
 import { logTransportError } from './transportErrors.js';
+import { clipErrorStrings } from '../core/clientText.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
 import { screenHttpBody } from './httpBodyScreen.js';
+import { clippedErrorResponse } from './clippedErrorResponse.js';
 import { nodeRequestHandler } from './nodeAdapter.js';
 import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
@@ -101,6 +103,9 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   const bodyLimits = {
     maxBodyBytes: options.maxBodyBytes ?? runtime.limits.maxRequestBodyBytes,
     maxJsonDepth: runtime.limits.maxJsonDepth,
+    maxJsonKeys: runtime.limits.maxJsonKeys,
+    maxJsonNodes: runtime.limits.maxJsonNodes,
+    maxMetaNodes: runtime.limits.maxMetaNodes,
   };
   const factory = runtime.serverFactory((ctx) => principalOf(ctx.authInfo));
   const onerror = (error: Error) => logTransportError(runtime.logger, 'http', error);
@@ -152,9 +157,12 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       const listen = serveListen(request, principal, parsedBody, nodeResponse);
       if (listen) return listen;
     }
-    const response = (await isLegacyRequest(request, parsedBody))
-      ? await sessions.handle(request, principal, authInfo, parsedBody)
-      : await handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) });
+    // The SDK's refusals quote the client's values: cut them (core/clientText.ts).
+    const response = await clippedErrorResponse(
+      (await isLegacyRequest(request, parsedBody))
+        ? await sessions.handle(request, principal, authInfo, parsedBody)
+        : await handler.fetch(request, { authInfo, ...(parsedBody !== undefined ? { parsedBody } : {}) }),
+    );
     // A JSON reply to a Node request goes out in one write: only its bytes wait for a client that does not read.
     return nodeResponse ? detachedReply(response, nodeResponse) : response;
   };
@@ -181,7 +189,11 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         {
           jsonrpc: '2.0',
           id: typeof id === 'string' || typeof id === 'number' ? id : null,
-          error: { code: outcome.code, message: outcome.message, ...(outcome.data !== undefined ? { data: outcome.data } : {}) },
+          error: clipErrorStrings({
+            code: outcome.code,
+            message: outcome.message,
+            ...(outcome.data !== undefined ? { data: outcome.data } : {}),
+          }),
         },
         { status: outcome.httpStatus },
       );

@@ -1,16 +1,16 @@
 /**
  * The HTTP body checks made before the SDK sees a POST: size (413, like the
  * SDK's own check, but also for `subscriptions/listen`, which taskvisor
- * serves itself) and JSON nesting depth (400). The body is read once, from
+ * serves itself) and the JSON's shape — nesting depth, keys, values, values
+ * in `_meta` — in one pass over the text (400). The body is read once, from
  * a clone, and handed on parsed so nobody parses it again.
  */
 import { readRequestBody } from '@modelcontextprotocol/server';
 import { LIMIT_EXCEEDED, limitExceededError } from '../limits/Limits.js';
-import { exceedsJsonDepth } from '../limits/jsonDepth.js';
+import { jsonShapeError, jsonTextOverLimit, type JsonShapeLimits } from '../limits/jsonShape.js';
 
-export interface BodyLimits {
+export interface BodyLimits extends JsonShapeLimits {
   maxBodyBytes: number;
-  maxJsonDepth: number;
 }
 
 /** A POST's parsed body (`undefined` when empty or not JSON: the SDK answers those), or the response refusing it. */
@@ -28,9 +28,8 @@ export async function screenHttpBody(request: Request, limits: BodyLimits): Prom
       code: LIMIT_EXCEEDED,
     });
   }
-  if (exceedsJsonDepth(read.text, limits.maxJsonDepth)) {
-    return refuse(400, limitExceededError('maxJsonDepth', limits.maxJsonDepth, 'the request body nests arrays/objects too deeply'));
-  }
+  const over = jsonTextOverLimit(read.text, limits);
+  if (over) return refuse(400, jsonShapeError(over, limits, 'the request body'));
   try {
     return { parsedBody: read.text.length === 0 ? undefined : (JSON.parse(read.text) as unknown) };
   } catch {

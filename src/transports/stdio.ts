@@ -41,6 +41,9 @@ export function serveStdio(runtime: ServingRuntime, options: StdioOptions = {}):
         runtime.logger.info(`stdio: closing the connection of ${principal.id}: ${reason}`);
         publish('taskvisor:backpressure.close', () => ({ stream: 'stdio' }));
       },
+      maxJsonKeys: runtime.limits.maxJsonKeys,
+      maxJsonNodes: runtime.limits.maxJsonNodes,
+      maxMetaNodes: runtime.limits.maxMetaNodes,
     }),
     runtime.subscriptions,
     principal.id,

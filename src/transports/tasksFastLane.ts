@@ -27,7 +27,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonContentType, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import type { BearerGate } from '../auth/bearer.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../core/principal.js';
-import { exceedsJsonDepth, exceedsValueDepth } from '../limits/jsonDepth.js';
+import { jsonTextOverLimit, jsonValueOverLimit, type JsonShapeLimits } from '../limits/jsonShape.js';
 import { answerTaskRequest, answerToolCall, type TaskAnswer } from '../protocol/taskAnswer.js';
 import { decodeTaskRequest, TASK_METHODS } from '../protocol/taskRequestDecoder.js';
 import type { TaskRequests } from '../protocol/TaskRequests.js';
@@ -38,7 +38,7 @@ import { untilServing } from './admission.js';
 import type { RequestHandler } from './listenerGuard.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 
-export interface TasksFastLaneOptions {
+export interface TasksFastLaneOptions extends JsonShapeLimits {
   /** Bearer authentication of the entry; absent = the anonymous principal (a custom `authenticate` hook has no lane). */
   bearer?: BearerGate | undefined;
   /** The entry's path (bearer challenges name it). */
@@ -59,7 +59,7 @@ export const fastLaneDisabledByEnv = (): boolean => process.env.TASKVISOR_HTTP_F
 
 const utf8 = new TextDecoder();
 const BASE64_SENTINEL = '=?base64?';
-/** Bodies up to this many characters are parsed before their depth is judged (see `serveBody`). */
+/** Bodies up to this many characters are parsed before their shape is judged (see `serveBody`). */
 const SHORT_TEXT = 4096;
 
 /** A request header as one string, as a web `Headers.get` would give it (`null` when absent). */
@@ -159,18 +159,20 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
   ) => {
     // The same decoding as the SDK path (a WHATWG TextDecoder: a leading BOM is dropped there too).
     const text = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    // limits: maxJsonDepth. A long text is judged before anything parses it (deep nesting makes JSON.parse
-    // allocate per level: ~100× the scan's CPU); a short one (a poll, a create) costs no more parsed first, and
-    // its parsed value is judged in a few steps instead of a scan of every character (same answer either way).
+    // limits: maxJsonDepth, maxJsonKeys, maxJsonNodes, maxMetaNodes; a message over one is the SDK path's to refuse.
+    // A long text is judged before anything parses it (deep nesting makes JSON.parse allocate per level: ~100×
+    // the scan's CPU); a short one (a poll, a create) costs no more parsed first, and its parsed value is judged
+    // in a few steps instead of a scan of every character (the same answer, but for duplicate keys, which the
+    // parsed value holds once: it is the smaller shape that is served).
     const short = text.length <= SHORT_TEXT;
-    if (!short && exceedsJsonDepth(text, options.maxJsonDepth)) return handOn(req, res, sdk, chunks);
+    if (!short && jsonTextOverLimit(text, options) !== undefined) return handOn(req, res, sdk, chunks);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
       return handOn(req, res, sdk, chunks);
     }
-    if (short && exceedsValueDepth(body, options.maxJsonDepth)) return handOn(req, res, sdk, chunks);
+    if (short && jsonValueOverLimit(body, options) !== undefined) return handOn(req, res, sdk, chunks);
     if (named === 'tools/call') {
       const answer = await createTask(req, res, body, named);
       return answer ? write(res, answer) : handOn(req, res, sdk, chunks);

@@ -150,6 +150,9 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   const accept = (socket: WebSocket, principal: Principal): void => {
     const transport = new WebSocketServerTransport(socket, {
       maxJsonDepth: runtime.limits.maxJsonDepth,
+      maxJsonKeys: runtime.limits.maxJsonKeys,
+      maxJsonNodes: runtime.limits.maxJsonNodes,
+      maxMetaNodes: runtime.limits.maxMetaNodes,
       maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
       outboundGraceMs: runtime.limits.outboundGraceMs,
       principalOutbound: { ledger: principalOutboundOf(runtime), principal: principal.id },

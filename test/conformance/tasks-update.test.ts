@@ -77,6 +77,63 @@ describe('tasks/update: inputResponses must be an object map (§1.6)', () => {
   });
 });
 
+describe('answers are checked against the requestedSchema of the input request they answer (elicitation, T-19)', () => {
+  const waiting = async (taskId: string) => {
+    const after = await postJsonRpc(url, 'tasks/get', { taskId });
+    assert.equal(after.message?.result?.status, 'input_required', after.text);
+    assert.ok((after.message?.result?.inputRequests as Json | undefined)?.name, after.text);
+  };
+
+  for (const [label, content, field] of [
+    ['a number for a string field', { name: 123 }, 'name'],
+    ['a required field missing', {}, 'name'],
+    ['no content at all', undefined, 'name'],
+  ] as const) {
+    it(`accept with ${label} is -32602 naming the key and the field; the request stays open and the tool never sees it`, async () => {
+      const taskId = await waitingHelloTask();
+      const answer = { action: 'accept', ...(content === undefined ? {} : { content }) };
+      const reply = await postJsonRpc(url, 'tasks/update', { taskId, inputResponses: { name: answer } });
+      assert.equal(reply.message?.error?.code, -32602, reply.text);
+      assert.match(String(reply.message?.error?.message), new RegExp(`inputResponses\\.name\\.content\\.${field}\\b`));
+      await waiting(taskId);
+      // The right answer then finishes it: the tool saw that one, never the refused one.
+      const ack = await postJsonRpc(url, 'tasks/update', {
+        taskId,
+        inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } },
+      });
+      assert.equal(ack.message?.result?.resultType, 'complete', ack.text);
+      const done = (await pollTask(client, taskId, (task) => task.status === 'completed')).task as Json;
+      assert.equal(done.result.content[0].text, 'Hello, Ada!');
+    });
+  }
+
+  for (const action of ['decline', 'cancel']) {
+    it(`${action} carries no content to check: it reaches the tool`, async () => {
+      const taskId = await waitingHelloTask();
+      const ack = await postJsonRpc(url, 'tasks/update', { taskId, inputResponses: { name: { action } } });
+      assert.equal(ack.message?.result?.resultType, 'complete', ack.text);
+      const done = (await pollTask(client, taskId, (task) => task.status === 'completed')).task as Json;
+      assert.equal(done.result.content[0].text, `No name given (${action}).`);
+    });
+  }
+
+  it('MRTR: a tools/call retry whose answer fails the requestedSchema is -32602, with or without its requestState', async () => {
+    const noTasks = { capabilities: { elicitation: { form: {} } } };
+    const first = await postJsonRpc(url, 'tools/call', { name: 'hello_world', arguments: {} }, noTasks);
+    assert.equal(first.message?.result?.resultType, 'input_required', first.text);
+    const requestState = first.message?.result?.requestState;
+    const bad = { name: { action: 'accept', content: { name: 123 } } };
+    for (const retry of [{ requestState }, {}]) {
+      const reply = await postJsonRpc(url, 'tools/call', { name: 'hello_world', arguments: {}, inputResponses: bad, ...retry }, noTasks);
+      assert.equal(reply.message?.error?.code, -32602, reply.text);
+      assert.match(String(reply.message?.error?.message), /inputResponses\.name\.content\.name\b/);
+    }
+    const good = { name: { action: 'accept', content: { name: 'Ada' } } };
+    const done = await postJsonRpc(url, 'tools/call', { name: 'hello_world', arguments: {}, inputResponses: good, requestState }, noTasks);
+    assert.equal((done.message?.result?.content as Json[] | undefined)?.[0]?.text, 'Hello, Ada!', done.text);
+  });
+});
+
 describe('tasks/update over stdio: the same refusal (the check sits below every transport)', () => {
   const FIXTURE = fileURLToPath(new URL('../e2e/fixtures/stdio-server.ts', import.meta.url));
   let stdio: ConnectedClient;

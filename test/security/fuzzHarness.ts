@@ -193,13 +193,15 @@ async function fuzzConnection(
   const unparseable = frames.filter(
     (frame) => !isJson(frame.text) && frame.text.trim() !== '' && Buffer.byteLength(frame.text) <= maxFrameBytes,
   ).length;
-  // A too-deep frame is refused before parsing (-32000 maxJsonDepth), whether or not it would parse.
+  // A frame over a shape limit (depth, keys, values) is refused before parsing, whether or not it would parse.
   const parseErrors = connection.received.filter((m) => {
     const error = m.error as { code?: number; data?: { limit?: string } } | undefined;
-    return error?.code === -32700 || error?.data?.limit === 'maxJsonDepth';
+    return error?.code === -32700 || SHAPE_LIMITS.has(error?.data?.limit ?? '');
   }).length;
   assert.ok(parseErrors >= unparseable, `${context}: ${unparseable} frames were not JSON but ${parseErrors} parse errors came back`);
 }
+
+const SHAPE_LIMITS: ReadonlySet<string> = new Set(['maxJsonDepth', 'maxJsonKeys', 'maxJsonNodes', 'maxMetaNodes']);
 
 async function fuzzWsRun(served: Served, frames: Frame[]): Promise<void> {
   const socket = await RawWs.open(served.wsUrl, FUZZER);
