@@ -7,15 +7,16 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
+import { ConfigError, loadConfig, loadToolModules, type LoadedConfig } from '../config/loadConfig.js';
 import { stderrLogger } from '../runtime/Logger.js';
-import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime, type WorkflowsOption } from '../server/TaskvisorRuntime.js';
-import { DEFAULT_SQLITE_FILE, StoreInUseError, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
+import { createRuntime, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
+import { StoreInUseError, type PostgresTaskStore } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { isLoopbackHost } from '../transports/admission.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
+import { runtimeOptionsOf, storeConfigOf } from './serveOptions.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
 import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
 import type { Operations } from '../operations/Operations.js';
@@ -39,6 +40,9 @@ export interface ServeArgs extends InspectionArgs {
   ui?: boolean;
 }
 
+/** Also what `taskvisor tasks` and `taskvisor workflows` read. */
+export { storeConfigOf };
+
 /** The demo config `npm start` serves. */
 export const DEMO_CONFIG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../examples/demo/taskvisor.yaml');
 
@@ -57,29 +61,6 @@ function parseEnvPort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError(`PORT=${value}: expected a port number (0-65535)`);
   return port;
-}
-
-/** The store a config names, paths resolved (also what `taskvisor tasks` reads). */
-export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig {
-  const config = loaded?.config ?? {};
-  return config.store?.kind === 'memory'
-    ? { kind: 'memory' }
-    : config.store?.kind === 'postgres'
-      ? { ...config.store }
-      : config.store?.kind === 'sqlite'
-        ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
-        : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
-}
-
-/** The `workflows:` section of a config as the runtime's `workflows` option, its folder resolved from the config's. */
-function workflowsOptionOf(loaded: LoadedConfig, section: NonNullable<LoadedConfig['config']['workflows']>): WorkflowsOption {
-  return {
-    dir: resolveFromConfig(loaded, section.dir),
-    ...(section.prefix !== undefined ? { prefix: section.prefix } : {}),
-    ...(section.watch !== undefined ? { watch: section.watch } : {}),
-    ...(section.historyRetentionMs !== undefined ? { historyRetentionMs: section.historyRetentionMs } : {}),
-    ...(section.historyMaxRuns !== undefined ? { historyMaxRuns: section.historyMaxRuns } : {}),
-  };
 }
 
 /**
@@ -163,46 +144,21 @@ export async function serve(args: ServeArgs): Promise<{
     );
   }
   const wantInspection = args.inspect || args.inspectPort !== undefined || args.trace !== undefined;
-  // Opened once the tools are loaded (a bad tool module leaves no trace file, no relay); until then nothing runs.
+  // Opened once the runtime is open (see below); until then nothing runs.
   let inspection: OpenedInspection | undefined;
 
   const store = storeConfigOf(loaded);
-  const runtime = createRuntime({
-    ...(config.server?.name ? { name: config.server.name } : {}),
-    ...(config.server?.version ? { version: config.server.version } : {}),
-    ...(config.server?.instructions ? { instructions: config.server.instructions } : {}),
-    store,
-    ...(config.tasks?.ttlMs !== undefined ? { ttlMs: config.tasks.ttlMs } : {}),
-    ...(config.tasks?.pollIntervalMs !== undefined ? { pollIntervalMs: config.tasks.pollIntervalMs } : {}),
-    ...(config.tasks?.promoteAfterMs !== undefined ? { promoteAfterMs: config.tasks.promoteAfterMs } : {}),
-    ...(config.tasks?.reapIntervalMs !== undefined ? { reapIntervalMs: config.tasks.reapIntervalMs } : {}),
-    ...(config.tasks?.finishedRetentionMs !== undefined ? { finishedRetentionMs: config.tasks.finishedRetentionMs } : {}),
-    ...(config.tasks?.passivateIdleAfterMs !== undefined ? { passivateIdleAfterMs: config.tasks.passivateIdleAfterMs } : {}),
-    ...(config.tasks?.poll ? { poll: config.tasks.poll } : {}),
-    ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
-    ...(config.limits ? { limits: config.limits } : {}),
-    ...(wantInspection ? { inspect: (event: InspectionEvent) => inspection?.inspect?.(event) } : {}),
-    ...(config.upstreams?.length
-      ? {
-          upstreams: upstreamsOf(loaded),
-          stateFile: stateFileOf(loaded),
-          ...(config.aggregator?.toolNamespace ? { toolNamespace: config.aggregator.toolNamespace } : {}),
-        }
-      : {}),
-    ...(loaded && config.workflows ? { workflows: workflowsOptionOf(loaded, config.workflows) } : {}),
-    operations: {
-      ...(wantMetrics ? { metrics: true } : {}),
-      ...(wantUi ? { ui: true } : {}),
-      ...(auth ? { auth } : {}),
-      ...(config.operations?.operatorScope ? { operatorScope: config.operations.operatorScope } : {}),
-      ...(config.http?.path ? { mcpPath: config.http.path } : {}),
-      ...(config.operations?.upstreamsGateReadiness !== undefined
-        ? { upstreamsGateReadiness: config.operations.upstreamsGateReadiness }
-        : {}),
-      ...(config.operations?.maxEventLoopDelayMs !== undefined ? { maxEventLoopDelayMs: config.operations.maxEventLoopDelayMs } : {}),
-    },
-    logger,
-  });
+  const runtime = createRuntime(
+    runtimeOptionsOf(loaded, {
+      logger,
+      ...(wantInspection ? { inspect: (event: InspectionEvent) => inspection?.inspect?.(event) } : {}),
+      operations: {
+        ...(wantMetrics ? { metrics: true } : {}),
+        ...(wantUi ? { ui: true } : {}),
+        ...(auth ? { auth } : {}),
+      },
+    }),
+  );
   // Built with the `operations` option, so always present.
   const operations = runtime.operations!;
   if (loaded) {
