@@ -172,7 +172,7 @@ try {
     registerBenchTools(runtime);
     await runtime.start();
     // Private field, read only: the same call path a tools/call takes once the SDK has parsed it.
-    const caller = (runtime as unknown as { caller: ToolCaller }).caller;
+    const caller = (runtime as unknown as { parts: { caller: ToolCaller } }).parts.caller;
     const create = async () => {
       const outcome = await caller.call({
         name: tool,
@@ -248,7 +248,7 @@ async function waitingTemplate(file: string): Promise<TaskRecord> {
   registerBenchTools(runtime);
   await runtime.start();
   try {
-    const caller = (runtime as unknown as { caller: ToolCaller }).caller;
+    const caller = (runtime as unknown as { parts: { caller: ToolCaller } }).parts.caller;
     const outcome = await caller.call({
       name: 'bench_ask',
       args: {},

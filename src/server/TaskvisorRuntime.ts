@@ -64,11 +64,12 @@ export class TaskvisorRuntime {
   readonly upstreams: UpstreamManager | undefined;
   /** Health, readiness, metrics and the dashboard: present with `options.operations`. */
   readonly operations: Operations | undefined;
-  readonly #parts: RuntimeParts;
+  /** The composed graph (benchmarks reach its parts, e.g. `caller`, past the public API). */
+  private readonly parts: RuntimeParts;
 
   constructor(private readonly options: RuntimeOptions = {}) {
     const parts = composeRuntime(options);
-    this.#parts = parts;
+    this.parts = parts;
     this.tools = parts.tools;
     this.resources = parts.resources;
     this.prompts = parts.prompts;
@@ -143,17 +144,17 @@ export class TaskvisorRuntime {
    * listeners between the two (a port clash then touches no task either).
    */
   open(): Promise<void> {
-    return this.#parts.lifecycle.open();
+    return this.parts.lifecycle.open();
   }
 
   /** Opens the store (unless `open()` did), then resumes or fails every unfinished task found in it. */
   start(): Promise<StartReport> {
-    return this.#parts.lifecycle.start();
+    return this.parts.lifecycle.start();
   }
 
   /** Stops serving, stops writing (I-9), stops task actors, closes the store. */
   close(): Promise<void> {
-    return this.#parts.lifecycle.close();
+    return this.parts.lifecycle.close();
   }
 
   /**
@@ -162,7 +163,7 @@ export class TaskvisorRuntime {
    * once serving, `stopping` from `close()` on.
    */
   get phase(): RuntimePhase {
-    return this.#parts.lifecycle.phase;
+    return this.parts.lifecycle.phase;
   }
 
   /**
@@ -171,37 +172,37 @@ export class TaskvisorRuntime {
    * requests on it.
    */
   ready(): Promise<void> {
-    return this.#parts.lifecycle.ready();
+    return this.parts.lifecycle.ready();
   }
 
   /** Whether `start()` is recovering unfinished tasks now (the store is open; see {@link ServingRuntime.recovering}). */
   recovering(): boolean {
-    return this.#parts.lifecycle.recovering();
+    return this.parts.lifecycle.recovering();
   }
 
   /** Runs `close` (sync or async) when the runtime closes (transports register themselves). */
   onClose(close: () => void | Promise<void>): () => void {
-    return this.#parts.lifecycle.onClose(close);
+    return this.parts.lifecycle.onClose(close);
   }
 
   /** The catalog of the `workflows` option, once the runtime opened. */
   get workflows(): WorkflowCatalog | undefined {
-    return this.#parts.lifecycle.workflows?.catalog;
+    return this.parts.lifecycle.workflows?.catalog;
   }
 
   /** Reads a task as `principal` sees it (out-of-band access for embedders). */
   getTask(taskId: string, principal: Principal = LOCAL_PRINCIPAL): Promise<TaskRecord> {
-    return this.#parts.supervisor.get(taskId, principal.id);
+    return this.parts.supervisor.get(taskId, principal.id);
   }
 
   /** Requests cooperative cancellation of a task. */
   cancelTask(taskId: string, principal: Principal = LOCAL_PRINCIPAL): Promise<void> {
-    return this.#parts.supervisor.cancel(taskId, principal.id);
+    return this.parts.supervisor.cancel(taskId, principal.id);
   }
 
   /** Calls `listener` after each visible change of any task. */
   onTaskChange(listener: TaskChangeListener): () => void {
-    return this.#parts.supervisor.onChange(listener);
+    return this.parts.supervisor.onChange(listener);
   }
 
   /**
@@ -214,17 +215,17 @@ export class TaskvisorRuntime {
 
   /** Number of task actors in memory. */
   get liveTasks(): number {
-    return this.#parts.supervisor.liveCount;
+    return this.parts.supervisor.liveCount;
   }
 
   /** Number of passivated tasks: waiting for input in the store, no actor in memory (see `passivateIdleAfterMs`). */
   get passivatedTasks(): number {
-    return this.#parts.supervisor.passivatedCount;
+    return this.parts.supervisor.passivatedCount;
   }
 
   /** Resolves when every change seen so far is stored. */
   flushed(): Promise<void> {
-    return this.#parts.supervisor.flushed();
+    return this.parts.supervisor.flushed();
   }
 
   /**
@@ -249,8 +250,8 @@ export class TaskvisorRuntime {
    */
   createServer(era: 'modern' | 'legacy', principal: Principal, { connection = false }: { connection?: boolean } = {}): TaskvisorServer {
     // While recovering too: transports let tasks/* through then; everything else waits for ready().
-    if (!this.#parts.lifecycle.serving) throw new Error('The runtime is not started: call runtime.start() first');
-    return createServerInstance(this.#parts, era, principal, connection, this.options.instructions);
+    if (!this.parts.lifecycle.serving) throw new Error('The runtime is not started: call runtime.start() first');
+    return createServerInstance(this.parts, era, principal, connection, this.options.instructions);
   }
 }
 

@@ -46,6 +46,8 @@ export interface RuntimeParts {
   /** The store as the runtime sees it: every operation reported on `taskvisor:store.operation`. */
   readonly store: TaskStore;
   readonly supervisor: TaskSupervisor;
+  /** Decides, per `tools/call`, between a synchronous answer, an MRTR round and a task. */
+  readonly caller: ToolCaller;
   /** `serverInfo` stamped on every result (`_meta`, T-38). */
   readonly serverInfo: { readonly name: string; readonly version: string };
   /** Protects the MRTR `requestState` handed to clients (spec §4.4). */
@@ -144,6 +146,7 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
     logger,
     store,
     supervisor,
+    caller,
     serverInfo,
     requestState,
     subscriptions,
