@@ -1,5 +1,5 @@
 /**
- * Passivated idle tasks (issue 20 item 3), in a child of its own (run with
+ * Passivated idle tasks (waiting ones kept in the store, not in memory), in a child of its own (run with
  * `--expose-gc`): heap per input-waiting task, and how many fit in one process.
  *
  *   node --expose-gc --import tsx bench/passivation.ts '{"state":"passivated","sizes":[10000,20000]}'

@@ -20,7 +20,7 @@ import type { UpstreamSpec } from '../upstreams/UpstreamSpec.js';
 
 /** The `workflows` runtime option. */
 export interface WorkflowsOption {
-  /** Folder of the workflow files (`*.yaml`); every file must be valid or `start()` fails naming it. */
+  /** Folder of the workflow files (`*.yaml`); every file must be valid or `open()` (and so `start()`) fails naming it. */
   dir: string;
   /** Tool name prefix. Default `workflow_`. */
   prefix?: string;
