@@ -105,7 +105,7 @@ if (args.mode === 'xstate') {
   registerBenchTools(runtime);
   await runtime.start();
   // Private field, read only: the same call path a tools/call takes once the SDK has parsed it.
-  const caller = (runtime as unknown as { caller: ToolCaller }).caller;
+  const caller = (runtime as unknown as { parts: { caller: ToolCaller } }).parts.caller;
   const clientCapabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
   const create = async () => {
     const outcome = await caller.call({ name: 'bench_wait', args: {}, principal: 'anonymous', declaresTasks: true, clientCapabilities });

@@ -1,5 +1,5 @@
 /**
- * Passivated idle tasks (issue 20 item 3), in a child of its own (run with
+ * Passivated idle tasks (waiting ones kept in the store, not in memory), in a child of its own (run with
  * `--expose-gc`): heap per input-waiting task, and how many fit in one process.
  *
  *   node --expose-gc --import tsx bench/passivation.ts '{"state":"passivated","sizes":[10000,20000]}'
@@ -172,7 +172,7 @@ try {
     registerBenchTools(runtime);
     await runtime.start();
     // Private field, read only: the same call path a tools/call takes once the SDK has parsed it.
-    const caller = (runtime as unknown as { caller: ToolCaller }).caller;
+    const caller = (runtime as unknown as { parts: { caller: ToolCaller } }).parts.caller;
     const create = async () => {
       const outcome = await caller.call({
         name: tool,
@@ -248,7 +248,7 @@ async function waitingTemplate(file: string): Promise<TaskRecord> {
   registerBenchTools(runtime);
   await runtime.start();
   try {
-    const caller = (runtime as unknown as { caller: ToolCaller }).caller;
+    const caller = (runtime as unknown as { parts: { caller: ToolCaller } }).parts.caller;
     const outcome = await caller.call({
       name: 'bench_ask',
       args: {},

@@ -1,21 +1,25 @@
 /**
- * `taskvisor serve`: builds a runtime from a config file (or the demo tools)
- * and serves it over Streamable HTTP, stdio and/or WebSocket until SIGINT/SIGTERM.
+ * `taskvisor serve`: turns flags and a config file (or the demo tools) into
+ * runtime options, and serves the runtime built from them over Streamable
+ * HTTP, stdio and/or WebSocket until SIGINT/SIGTERM. It builds no part of the
+ * runtime: the composition root does (src/server/composeRuntime.ts); this
+ * only calls the public API.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, loadToolModules, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
+import { ConfigError, loadConfig, loadToolModules, type LoadedConfig } from '../config/loadConfig.js';
 import { stderrLogger } from '../runtime/Logger.js';
-import { createRuntime, DEFAULT_STORE_DIR, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
-import { DEFAULT_SQLITE_FILE, StoreInUseError, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
+import { createRuntime, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
+import { StoreInUseError, type PostgresTaskStore } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { isLoopbackHost } from '../transports/admission.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
+import { runtimeOptionsOf, storeConfigOf } from './serveOptions.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
 import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
-import { createOperations, type Operations } from '../operations/Operations.js';
+import type { Operations } from '../operations/Operations.js';
 import type { OperationsListener } from '../operations/listenOperations.js';
 import { enableOpenTelemetry } from '../operations/openTelemetry.js';
 
@@ -36,6 +40,9 @@ export interface ServeArgs extends InspectionArgs {
   ui?: boolean;
 }
 
+/** Also what `taskvisor tasks` and `taskvisor workflows` read. */
+export { storeConfigOf };
+
 /** The demo config `npm start` serves. */
 export const DEMO_CONFIG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../examples/demo/taskvisor.yaml');
 
@@ -54,18 +61,6 @@ function parseEnvPort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError(`PORT=${value}: expected a port number (0-65535)`);
   return port;
-}
-
-/** The store a config names, paths resolved (also what `taskvisor tasks` reads). */
-export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig {
-  const config = loaded?.config ?? {};
-  return config.store?.kind === 'memory'
-    ? { kind: 'memory' }
-    : config.store?.kind === 'postgres'
-      ? { ...config.store }
-      : config.store?.kind === 'sqlite'
-        ? { kind: 'sqlite', file: config.store.file ? resolveFromConfig(loaded, config.store.file) : path.resolve(DEFAULT_SQLITE_FILE) }
-        : { kind: 'lowdb', dir: config.store?.dir ? resolveFromConfig(loaded, config.store.dir) : path.resolve(DEFAULT_STORE_DIR) };
 }
 
 /**
@@ -136,7 +131,7 @@ export async function serve(args: ServeArgs): Promise<{
   // Which listener carries the operator surfaces (metrics, the dashboard): checked before anything starts.
   const operatorRoutesOnHttp = wantHttp && (auth !== undefined || isLoopbackHost(httpHost));
   if (wantMetrics || wantUi) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
-  // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
+  // A public bind without auth lets anyone (and any web page, through the WebSocket) act as
   // `anonymous`. Refused before anything starts, unless the config says so in as many words.
   const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
     ([, host]) => !isLoopbackHost(host!),
@@ -149,71 +144,64 @@ export async function serve(args: ServeArgs): Promise<{
     );
   }
   const wantInspection = args.inspect || args.inspectPort !== undefined || args.trace !== undefined;
-  // Opened once the tools are loaded (a bad tool module leaves no trace file, no relay); until then nothing runs.
+  // Opened once the runtime is open (see below); until then nothing runs.
   let inspection: OpenedInspection | undefined;
 
   const store = storeConfigOf(loaded);
-  const runtime = createRuntime({
-    ...(config.server?.name ? { name: config.server.name } : {}),
-    ...(config.server?.version ? { version: config.server.version } : {}),
-    ...(config.server?.instructions ? { instructions: config.server.instructions } : {}),
-    store,
-    ...(config.tasks?.ttlMs !== undefined ? { ttlMs: config.tasks.ttlMs } : {}),
-    ...(config.tasks?.pollIntervalMs !== undefined ? { pollIntervalMs: config.tasks.pollIntervalMs } : {}),
-    ...(config.tasks?.promoteAfterMs !== undefined ? { promoteAfterMs: config.tasks.promoteAfterMs } : {}),
-    ...(config.tasks?.reapIntervalMs !== undefined ? { reapIntervalMs: config.tasks.reapIntervalMs } : {}),
-    ...(config.tasks?.finishedRetentionMs !== undefined ? { finishedRetentionMs: config.tasks.finishedRetentionMs } : {}),
-    ...(config.tasks?.passivateIdleAfterMs !== undefined ? { passivateIdleAfterMs: config.tasks.passivateIdleAfterMs } : {}),
-    ...(config.tasks?.poll ? { poll: config.tasks.poll } : {}),
-    ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
-    ...(config.limits ? { limits: config.limits } : {}),
-    ...(wantInspection ? { inspect: (event: InspectionEvent) => inspection?.inspect?.(event) } : {}),
-    ...(config.upstreams?.length
-      ? {
-          upstreams: upstreamsOf(loaded),
-          stateFile: stateFileOf(loaded),
-          ...(config.aggregator?.toolNamespace ? { toolNamespace: config.aggregator.toolNamespace } : {}),
-        }
-      : {}),
-    logger,
-  });
-  if (loaded) await loadToolModules(loaded, runtime);
-  // Workflows are tools too: registered before start() so their unfinished runs can resume.
-  // Loaded only when the config has workflows (issue 15.5: the template engines cost start-up time).
-  const workflows = loaded?.config.workflows
-    ? await (
-        await import('../workflows/configured.js')
-      ).openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store)
-    : undefined;
-  if (wantInspection) {
-    inspection = await openInspection(args, logger);
-    runtime.onClose(() => inspection!.close());
+  const runtime = createRuntime(
+    runtimeOptionsOf(loaded, {
+      logger,
+      ...(wantInspection ? { inspect: (event: InspectionEvent) => inspection?.inspect?.(event) } : {}),
+      operations: {
+        ...(wantMetrics ? { metrics: true } : {}),
+        ...(wantUi ? { ui: true } : {}),
+        ...(auth ? { auth } : {}),
+      },
+    }),
+  );
+  // Built with the `operations` option, so always present.
+  const operations = runtime.operations!;
+  if (loaded) {
+    try {
+      await loadToolModules(loaded, runtime);
+    } catch (error) {
+      operations.close();
+      throw error;
+    }
   }
   // All tools are registered and the config is valid before anything starts: no partial start.
-  // The store is opened (and an embedded one locked, issue 13 item 2) before anything is read,
-  // the listeners are bound next, and only then does recovery run: a second process on the same
+  // open() loads the workflows (tools too, so registered before recovery and a bad file touches
+  // nothing), then opens the store (an embedded one locked before anything is read); the
+  // listeners are bound next, and only then does recovery run: a second process on the same
   // store, or one whose port is taken, touches no task.
   try {
     await runtime.open();
   } catch (error) {
-    await inspection?.close();
+    operations.close();
     // One owner per store: "store … is in use by process N", exit 1.
     if (error instanceof StoreInUseError) throw new ConfigError(error.message);
+    if (loaded?.config.workflows) {
+      const { WorkflowError } = await import('../workflows/loadWorkflows.js');
+      if (error instanceof WorkflowError) {
+        throw new ConfigError(
+          `${loaded.file}${loaded.positionOf?.(['workflows', 'dir']) ?? ''}: workflows.dir: ${loaded.config.workflows.dir}:\n${error.message}`,
+        );
+      }
+    }
     // An unreachable or refused database is a setup problem: one line naming the config, no stack.
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
     throw error;
   }
-  const operations = createOperations(runtime, {
-    ...(wantMetrics ? { metrics: true } : {}),
-    ...(wantUi ? { ui: true } : {}),
-    ...(auth ? { auth } : {}),
-    ...(config.operations?.operatorScope ? { operatorScope: config.operations.operatorScope } : {}),
-    ...(config.http?.path ? { mcpPath: config.http.path } : {}),
-    ...(config.operations?.upstreamsGateReadiness !== undefined
-      ? { upstreamsGateReadiness: config.operations.upstreamsGateReadiness }
-      : {}),
-    ...(config.operations?.maxEventLoopDelayMs !== undefined ? { maxEventLoopDelayMs: config.operations.maxEventLoopDelayMs } : {}),
-  });
+  if (wantInspection) {
+    // Opened once the tools and workflows are loaded and the store is ours: a bad config or a store in use leaves no trace file.
+    try {
+      inspection = await openInspection(args, logger);
+    } catch (error) {
+      await runtime.close();
+      throw error;
+    }
+    runtime.onClose(() => inspection!.close());
+  }
   if (config.operations?.openTelemetry) {
     // Before start(): recovery's writes make spans too. Missing @opentelemetry/api is a setup problem, said in one line.
     try {
@@ -247,7 +235,7 @@ export async function serve(args: ServeArgs): Promise<{
     const host = httpHost;
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {
-      // Transports are imported when served (issue 15.5: HTTP pulls hono, WebSocket ws).
+      // Transports are imported when served (start-up time: HTTP pulls hono, WebSocket ws).
       const { listenHttp } = await import('../transports/http.js');
       const listener = await listenHttp(runtime, {
         host,
@@ -294,7 +282,7 @@ export async function serve(args: ServeArgs): Promise<{
     }
   }
   if (args.stdio) {
-    // Served from before recovery, like the listeners: tasks/* are answered while it runs, the rest waits (issue 13 item 6).
+    // Served from before recovery, like the listeners: tasks/* are answered while it runs, the rest waits.
     const { serveStdio } = await import('../transports/stdio.js');
     const stdio = serveStdio(runtime);
     logger.info('serving MCP over stdio');
@@ -311,6 +299,7 @@ export async function serve(args: ServeArgs): Promise<{
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
     throw error;
   }
+  const workflows = runtime.workflows;
   if (workflows) {
     const { warnAboutMissingTools } = await import('../workflows/missingTools.js');
     const { DEFAULT_WORKFLOW_PREFIX } = await import('../workflows/WorkflowCatalog.js');
@@ -327,11 +316,6 @@ export async function serve(args: ServeArgs): Promise<{
       ),
       logger,
     });
-    if (loaded?.config.workflows?.watch !== false) workflows.watch();
-    // Runs past their retention leave the store even when no new run comes (docs/workflows.md "Run history").
-    const stopSweep = workflows.history?.sweep();
-    if (stopSweep) runtime.onClose(stopSweep);
-    runtime.onClose(() => workflows.close());
   }
   if (inspection?.stately) process.stderr.write(`${inspection.stately.instructions}\n`);
   if (inspection?.trace) logger.info(`tracing task actors to ${inspection.trace.file}${args.traceRaw ? ' (not redacted)' : ''}`);

@@ -1,5 +1,5 @@
 /**
- * Operating a taskvisor service (issue 16): health and readiness for
+ * Operating a taskvisor service: health and readiness for
  * balancers and supervisors, Prometheus metrics, served on the HTTP
  * listener next to MCP (`routes`) or on a port of their own
  * ({@link listenOperations}) when only stdio or WebSocket serve.
@@ -8,35 +8,35 @@
  * (a balancer has none) and tell only states, never task data. `/metrics`
  * is off unless asked for, and only an operator may read it
  * ({@link OperatorGate}).
+ *
+ * This module serves the parts ({@link OperationParts}) it is given; it
+ * builds none of them (the composition root, or `createOperations`, does).
  */
-import type { BearerAuthOptions } from '../auth/bearer.js';
 import type { HttpRoutes } from '../transports/HttpRoutes.js';
 import { summarize } from '../store/ObservedTaskStore.js';
-import { HealthMonitor, type HealthOptions } from './HealthMonitor.js';
-import { OperatorGate } from './OperatorGate.js';
+import type { HealthMonitor } from './HealthMonitor.js';
+import type { OperatorGate } from './OperatorGate.js';
 import type { OperationsRuntime } from './OperationsRuntime.js';
-import { TaskActivity } from './TaskActivity.js';
-import { TaskvisorMetrics, type MetricsOptions } from './TaskvisorMetrics.js';
+import type { TaskActivity } from './TaskActivity.js';
+import type { TaskvisorMetrics } from './TaskvisorMetrics.js';
 import { BASE_HEADERS, forMethod, isRead, json, methodNotAllowed } from './httpResponses.js';
-import { OPERATOR_API_PREFIX, OperatorApi } from './OperatorApi.js';
+import { OPERATOR_API_PREFIX, type OperatorApi } from './OperatorApi.js';
 import { DASHBOARD_PREFIX, dashboardAsset } from './dashboardAssets.js';
+import type { OperationsOptions } from './OperationsOptions.js';
 
-/** Options of {@link createOperations}. */
-export interface OperationsOptions extends HealthOptions {
-  /** Serve Prometheus metrics at `/metrics` (operators only). Default off. */
-  metrics?: boolean | MetricsOptions;
-  /** Serve the read-only dashboard at `/ui/` and its operator API at `/ops/api/` (operators only). Default off. */
-  ui?: boolean;
-  /** The bearer auth of the MCP entry: operators then need a token with `operatorScope`. Absent: loopback clients only. */
-  auth?: BearerAuthOptions | undefined;
-  /** Scope an operator's token must carry. Default `taskvisor:operator`. */
-  operatorScope?: string | undefined;
-  /** Host names the operator endpoints accept (DNS-rebinding protection); default: loopback names without auth. */
-  allowedHosts?: string[] | false | undefined;
-  /** Browser Origin host names the operator endpoints accept; defaults as `allowedHosts`. */
-  allowedOrigins?: string[] | false | undefined;
-  /** The MCP path, named in 401 challenges. Default `/mcp`. */
-  mcpPath?: string | undefined;
+export type { OperationsOptions };
+
+/** The built parts the operations routes serve. */
+export interface OperationParts {
+  readonly health: HealthMonitor;
+  readonly gate: OperatorGate;
+  /** Present when metrics or the dashboard are on. */
+  readonly activity: TaskActivity | undefined;
+  readonly metrics: TaskvisorMetrics | undefined;
+  /** Present when the dashboard is on. */
+  readonly api: OperatorApi | undefined;
+  /** Whether `/metrics` is served (the dashboard alone measures without serving it). */
+  readonly serveMetrics: boolean;
 }
 
 /** The operations of one runtime: its health, its metrics, the dashboard and the routes serving them. */
@@ -61,24 +61,9 @@ export const HEALTH_PATH = '/healthz';
 export const READY_PATH = '/readyz';
 export const METRICS_PATH = '/metrics';
 
-/** Builds the operations of `runtime` (started or not: readiness reports recovery while it starts). */
-export function createOperations(runtime: OperationsRuntime, options: OperationsOptions = {}): Operations {
-  const health = new HealthMonitor(runtime, options);
-  const gate = new OperatorGate({
-    auth: options.auth,
-    operatorScope: options.operatorScope,
-    allowedHosts: options.allowedHosts,
-    allowedOrigins: options.allowedOrigins,
-    mcpPath: options.mcpPath,
-    logger: runtime.logger,
-  });
-  const wantActivity = Boolean(options.metrics) || options.ui === true;
-  const activity = wantActivity ? new TaskActivity({ source: runtime.store }) : undefined;
-  const metrics = activity
-    ? new TaskvisorMetrics(runtime, activity, typeof options.metrics === 'object' ? options.metrics : {})
-    : undefined;
-  const api = options.ui && activity && metrics ? new OperatorApi({ runtime, health, activity, metrics, gate }) : undefined;
-  const serveMetrics = Boolean(options.metrics);
+/** The routes over built operations parts; closes them when the runtime closes. */
+export function serveOperations(runtime: OperationsRuntime, parts: OperationParts): Operations {
+  const { health, gate, activity, metrics, api, serveMetrics } = parts;
 
   // Unfinished tasks found at start are written again only when they change: count them once ready.
   // A shared store's unfinished tasks belong to every instance, so only embedded stores are seeded.

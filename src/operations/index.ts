@@ -3,7 +3,9 @@
  * metrics, the operator API, diagnostics channels, trace context and
  * OpenTelemetry (docs/api.md, docs/operations.md).
  */
-export { createOperations, HEALTH_PATH, READY_PATH, METRICS_PATH, type Operations, type OperationsOptions } from './Operations.js';
+export { HEALTH_PATH, READY_PATH, METRICS_PATH, type Operations } from './Operations.js';
+export { createOperations } from './createOperations.js';
+export type { OperationsOptions } from './OperationsOptions.js';
 export { TaskvisorMetrics, type MetricsOptions } from './TaskvisorMetrics.js';
 export { TaskActivity, type TaskActivityEvent, type TimelineEntry } from './TaskActivity.js';
 export { OperatorGate, DEFAULT_OPERATOR_SCOPE, type OperatorGateOptions } from './OperatorGate.js';

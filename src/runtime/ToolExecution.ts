@@ -4,121 +4,37 @@
  * An execution reports to its task actor only through events (ARCHITECTURE
  * "Workers"). It can start before any task exists (`auto` promotion): until
  * a task actor attaches, its events are buffered and replayed on attach.
+ * Its parts: the handler's `ctx` (HandlerContext), its durable sleeps
+ * (RunSleeps), the checks on its input requests (inputRequestCheck) and the
+ * shaping of how it ends (handlerResult).
  */
-import type { TraceContext } from '../core/traceContext.js';
-import type { InputRequest, TaskError, TaskEvent } from '../../machines/task/index.js';
+import type { InputRequest, TaskEvent } from '../../machines/task/index.js';
+import { refusedAnswer as answerRefusal } from '../tools/elicitationAnswer.js';
+import { boundedStatusMessage, jsonBytes, MAX_INPUT_REQUEST_BYTES } from '../tasks/storedText.js';
 import type { JsonObject } from '../core/json.js';
-import { ErrorCode, ToolError } from '../core/errors.js';
-import { limitExceeded } from '../limits/Limits.js';
-import {
-  LOG_LEVELS,
-  type ElicitParams,
-  type ElicitResult,
-  type LogLevel,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolResult,
-} from '../tools/ToolDefinition.js';
-import { progressText, type CallerRelay } from '../tools/CallerRelay.js';
-import { missingCapabilities, requiredCapabilitiesFor } from '../core/inputCapabilities.js';
-import { schemasOf } from '../tools/ToolSchema.js';
-import { refusedAnswer } from '../tools/elicitationAnswer.js';
+import { ToolError } from '../core/errors.js';
 import { hasOwnKeys } from '../core/hasOwnKeys.js';
-import { boundedStatusMessage, boundedTaskError, jsonBytes, MAX_INPUT_REQUEST_BYTES } from '../tasks/storedText.js';
+import { limitExceeded } from '../limits/Limits.js';
+import { progressText } from '../tools/CallerRelay.js';
+import { LOG_LEVELS, type LogLevel, type ToolContext } from '../tools/ToolDefinition.js';
+import { HandlerContext, type HandlerRun } from './HandlerContext.js';
+import { checkStructuredContent, normalizeResult, toTaskError } from './handlerResult.js';
+import { refusedInputRequest } from './inputRequestCheck.js';
+import { InputRequiredSignal } from './InputRequiredSignal.js';
+import { RunSleeps, type SleepingRun } from './RunSleeps.js';
+import type { ExecutionOutcome, InputMode, ToolExecutionOptions } from './ToolExecutionOptions.js';
 
-/** How a run ended. */
-export type ExecutionOutcome =
-  | { kind: 'done'; result: JsonObject }
-  | { kind: 'failed'; error: TaskError }
-  | { kind: 'aborted' }
-  /** Synchronous MRTR calls only: the handler asked for input nobody has given yet. */
-  | { kind: 'input-required'; key: string; request: InputRequest };
+export type { ExecutionOutcome, InputMode, ToolExecutionOptions } from './ToolExecutionOptions.js';
+export { isInputRequiredSignal } from './InputRequiredSignal.js';
 
-/** What an unanswered input request does. */
-export type InputMode =
-  /** Wait for the answer (a task, or a call that may become one). */
-  | 'wait'
-  /** End the run with `input-required` so the caller can answer with MRTR (T-08). */
-  | 'return';
-
-export interface ToolExecutionOptions {
-  tool: ToolDefinition;
-  args: JsonObject;
-  principal: string;
-  taskId?: string;
-  inputMode: InputMode;
-  /** Answers already given, by key: replayed on a restart or carried by an MRTR retry. */
-  answers?: Record<string, unknown>;
-  /** `answers` came from the client with this request (MRTR), unchecked: each is checked against its form when asked for. */
-  answersFromClient?: boolean;
-  /** Keys issued before (a restored task): never issued again (T-18). */
-  issuedKeys?: readonly string[];
-  /** Keys outstanding in the restored task: waited for without asking again. */
-  outstandingKeys?: readonly string[];
-  /** Client capabilities of the creating request: input kinds it did not declare are refused (D-10, T-19). */
-  clientCapabilities?: JsonObject;
-  /** Wake times of the sleeps an earlier run of the task slept, by key (`ctx.sleep`): a sleep of one wakes then. */
-  sleeps?: Record<string, number>;
-  /** The checkpoint a `resume: 'resume'` run starts from (`ctx.checkpoint`). */
-  checkpoint?: unknown;
-  /** Input requests the run may have outstanding at once; one more fails with a limit error. Default: unbounded. */
-  maxPendingInputRequests?: number;
-  /** W3C trace context of the creating call (`ctx.trace`). */
-  trace?: TraceContext;
-  /** Progress and log messages for the synchronous request (`ctx.progress`, `ctx.log`), until the call is a task. */
-  relay?: CallerRelay;
-  now?: () => number;
-}
-
-/** Thrown inside a handler to unwind it when an MRTR call needs input. */
-class InputRequiredSignal extends Error {
-  constructor(
-    readonly key: string,
-    readonly request: InputRequest,
-  ) {
-    super(`input ${key} required`);
-  }
-}
-
-/**
- * Whether `error` is the unwinding of a synchronous call that needs input
- * (MRTR): code that catches errors around `ctx.elicit` (a workflow step) must
- * rethrow it.
- */
-export function isInputRequiredSignal(error: unknown): boolean {
-  return error instanceof InputRequiredSignal;
-}
-/** `{elicitation: {url: {}}}` as "elicitation.url", for error messages. */
-const describeCapabilities = (capabilities: Record<string, JsonObject>): string =>
-  Object.entries(capabilities)
-    .flatMap(([name, members]) => (Object.keys(members).length > 0 ? Object.keys(members).map((member) => `${name}.${member}`) : [name]))
-    .join(', ');
-
-/** Longest single setTimeout (larger delays overflow to 1 ms): a longer sleep is waited in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** A pending `ctx.sleep`. */
-interface Sleeper {
-  wakeAt: number;
-  timer: NodeJS.Timeout | undefined;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-const CAPABILITY_OF: Record<InputRequest['method'], string> = {
-  'elicitation/create': 'elicitation',
-  'sampling/createMessage': 'sampling',
-  'roots/list': 'roots',
-};
-
-export class ToolExecution {
+export class ToolExecution implements HandlerRun, SleepingRun {
   readonly outcome: Promise<ExecutionOutcome>;
   private readonly controller = new AbortController();
   /*
    * The key and sleep collections below are made on first use: a run that
    * never asks for input or sleeps (most) holds none of them. Nine empty
-   * Maps and Sets were ~1.5 KB of every live task's heap (issue 20 item 3)
-   * and nine allocations of every create (item 2).
+   * Maps and Sets were ~1.5 KB of every live task's heap and nine
+   * allocations of every create.
    */
   private issuedKeys: Set<string> | undefined;
   private outstanding: Set<string> | undefined;
@@ -135,7 +51,8 @@ export class ToolExecution {
   private taskIdValue: string | undefined;
   private statusMessageValue: string | undefined;
   private inputNeededListeners: Set<() => void> | undefined;
-  private readonly now: () => number;
+  /** The run's clock. */
+  readonly now: () => number;
   /** Resolves when the task's changes so far are stored (its persister); set once the run belongs to a task. */
   private durable: { flushed(): Promise<void> } | undefined;
   private checkpointValue: unknown;
@@ -143,17 +60,13 @@ export class ToolExecution {
    * Keys answered before this run that the handler has not asked for again:
    * while any is left, the handler is replaying what it did before (a
    * restart or rehydration, `resume: 'replay'`), and the status messages it
-   * set back then are not set again (the task would show an old one, issue
-   * 20 item 3). Empty once it asks for anything new. A `resume` run starts
+   * set back then are not set again (the task would show an old one, not
+   * what it does now). Empty once it asks for anything new. A `resume` run starts
    * from its checkpoint, past some of those keys: it replays nothing.
    */
   private replaying: Set<string> | undefined;
-  /** Wake time of every sleep key known to the task (earlier runs' and this one's), by key. */
-  private sleeps: Map<string, number> | undefined;
-  /** Sleep keys this run has slept: a key sleeps once per run, like an input key is asked once (T-18). */
-  private slept: Set<string> | undefined;
-  /** The sleeps this run waits for now. */
-  private sleepers: Map<string, Sleeper> | undefined;
+  /** The task's sleeps (earlier runs' and this one's): made when the run sleeps, or restored with some. */
+  private sleeps: RunSleeps | undefined;
 
   constructor(private readonly options: ToolExecutionOptions) {
     if (options.issuedKeys?.length) this.issuedKeys = new Set(options.issuedKeys);
@@ -163,7 +76,7 @@ export class ToolExecution {
     this.taskIdValue = options.taskId;
     this.now = options.now ?? Date.now;
     this.checkpointValue = options.checkpoint;
-    if (options.sleeps) this.sleeps = new Map(Object.entries(options.sleeps));
+    if (options.sleeps) this.sleeps = new RunSleeps(Object.entries(options.sleeps));
     // Slept keys are replayed work too: a status message set before a sleep the handler sleeps again is not set again.
     if (options.checkpoint === undefined && (options.answers || options.sleeps)) {
       const replayed = [...Object.keys(options.answers ?? {}), ...Object.keys(options.sleeps ?? {})];
@@ -238,15 +151,8 @@ export class ToolExecution {
     this.controller.abort(reason);
     if (this.waiters) for (const waiter of this.waiters.values()) waiter.reject(reason);
     this.waiters?.clear();
-    if (this.sleepers?.size) {
-      for (const sleeper of this.sleepers.values()) {
-        clearTimeout(sleeper.timer);
-        sleeper.reject(reason);
-      }
-      this.sleepers.clear();
-      // Its sleeps are over: a cancelled handler that goes on is no sleeping task (never passivated as one).
-      this.emit({ type: 'WOKE', at: this.now(), until: null });
-    }
+    // Its sleeps are over: a cancelled handler that goes on is no sleeping task (never passivated as one).
+    if (this.sleeps?.abort(reason)) this.emit({ type: 'WOKE', at: this.now(), until: null });
   }
 
   /** Hands answers to outstanding input requests to the handler. */
@@ -263,7 +169,8 @@ export class ToolExecution {
     }
   }
 
-  private emit(event: TaskEvent): void {
+  /** Reports `event` to the task actor; buffered until one attaches. */
+  emit(event: TaskEvent): void {
     if (this.sink) this.sink(event);
     else (this.buffered ??= []).push(event);
   }
@@ -305,7 +212,7 @@ export class ToolExecution {
   /**
    * The run's outcome, emitted on the next microtask: queued as `run` returns, so it comes before every
    * reaction to {@link outcome}, as a `then` the constructor added would. Queued only now, not waiting on
-   * `outcome` all the run long: that was a closure, a promise and a reaction per live task (issue 20).
+   * `outcome` all the run long: that would be a closure, a promise and a reaction per live task.
    */
   private settle(outcome: ExecutionOutcome): ExecutionOutcome {
     queueMicrotask(() => this.emitOutcome(outcome));
@@ -370,69 +277,21 @@ export class ToolExecution {
     }
   }
 
-  /**
-   * `ctx.sleep`: resolves at the key's wake time, fixed the first time the
-   * task sleeps it (now + `ms`) and kept in its context, so a run of the
-   * handler again (restart, rehydration) wakes at the stored time, at once
-   * when it has passed. Before the call is a task the wake time is kept in
-   * memory and handed to the task if the call is promoted (as its buffered
-   * events are); a synchronous call that is never promoted just waits.
-   */
+  /** `ctx.sleep`: a durable sleep (see {@link RunSleeps}). */
   sleep(key: string, ms: number): Promise<void> {
     if (typeof key !== 'string' || key.length === 0) return Promise.reject(new TypeError('sleep(key, ms): key must be a non-empty string'));
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
       return Promise.reject(new TypeError(`sleep(key, ms): ms must be a finite number >= 0, got ${String(ms)}`));
     if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
-    if (this.slept?.has(key))
-      return Promise.reject(
-        new Error(`Sleep key ${JSON.stringify(key)} was already used by this call; sleep keys are unique for the task's life`),
-      );
-    (this.slept ??= new Set()).add(key);
-    const now = this.now();
-    let wakeAt = this.sleeps?.get(key);
-    if (wakeAt === undefined) {
-      // New work: from here on the handler does what it never did before.
-      this.replaying?.clear();
-      wakeAt = now + ms;
-      (this.sleeps ??= new Map()).set(key, wakeAt);
-      // Recorded even when due at once: a run again must find every key it slept.
-      this.emit({ type: 'SLEEP', at: now, key, wakeAt, until: Math.min(wakeAt, this.earliestSleep()) });
-    } else {
-      this.replaying?.delete(key);
-      // Replayed and still ahead (a restart while it slept): waited for again, until its stored time.
-      if (wakeAt > now) this.emit({ type: 'SLEEP', at: now, key, wakeAt, until: Math.min(wakeAt, this.earliestSleep()) });
-    }
-    if (wakeAt <= now) {
-      // Past (replayed after its time): the task may still show it as the sleep it waits for (restarted while it slept).
-      const earliest = this.earliestSleep();
-      this.emit({ type: 'WOKE', at: now, until: earliest === Infinity ? null : earliest });
-      return Promise.resolve();
-    }
-    const due = wakeAt;
-    return new Promise<void>((resolve, reject) => {
-      const sleeper: Sleeper = { wakeAt: due, timer: undefined, resolve, reject };
-      (this.sleepers ??= new Map()).set(key, sleeper);
-      this.armSleep(key, sleeper);
-    });
+    return (this.sleeps ??= new RunSleeps()).sleep(this, key, ms);
   }
 
-  /** Earliest wake time of the pending sleeps, Infinity when none. */
-  private earliestSleep(): number {
-    let earliest = Infinity;
-    if (this.sleepers) for (const sleeper of this.sleepers.values()) earliest = Math.min(earliest, sleeper.wakeAt);
-    return earliest;
+  replayed(key: string): void {
+    this.replaying?.delete(key);
   }
 
-  private armSleep(key: string, sleeper: Sleeper): void {
-    const remaining = sleeper.wakeAt - this.now();
-    if (remaining > 0) {
-      sleeper.timer = setTimeout(() => this.armSleep(key, sleeper), Math.min(remaining, MAX_TIMER_MS));
-      return;
-    }
-    this.sleepers?.delete(key);
-    const earliest = this.earliestSleep();
-    this.emit({ type: 'WOKE', at: this.now(), until: earliest === Infinity ? null : earliest });
-    sleeper.resolve();
+  newWork(): void {
+    this.replaying?.clear();
   }
 
   requestInput(key: string, request: InputRequest): Promise<unknown> {
@@ -444,29 +303,16 @@ export class ToolExecution {
     if (this.answers && Object.hasOwn(this.answers, key)) {
       // T-19: an MRTR retry's answers come straight from the client; an accepted form that does not fit the
       // requestedSchema is refused (-32602), never handed to the handler.
-      const refused = this.options.answersFromClient ? refusedAnswer(key, request, this.answers[key]) : undefined;
-      if (refused) return Promise.reject(new ToolError(refused.code, refused.message));
-      this.replaying?.delete(key);
+      const refusedAnswer = this.options.answersFromClient ? answerRefusal(key, request, this.answers[key]) : undefined;
+      if (refusedAnswer) return Promise.reject(new ToolError(refusedAnswer.code, refusedAnswer.message));
+      this.replayed(key);
       return Promise.resolve(this.answers[key]);
     }
     // Past everything it did before: from here on the handler does new work.
-    this.replaying?.clear();
-    const capability = CAPABILITY_OF[request.method];
-    if (!capability) return Promise.reject(new TypeError(`Unsupported input request method ${JSON.stringify(request.method)}`));
-    // Only request kinds the client declared on the originating call, down to members like elicitation.url (T-19, D-10).
-    const missing =
-      this.options.clientCapabilities && missingCapabilities(requiredCapabilitiesFor(request), this.options.clientCapabilities);
-    if (missing) {
-      return Promise.reject(
-        new ToolError(
-          ErrorCode.MissingRequiredClientCapability,
-          `The client did not declare the ${describeCapabilities(missing)} capability`,
-          {
-            requiredCapabilities: missing,
-          },
-        ),
-      );
-    }
+    this.newWork();
+    // Only request kinds the client declared on the originating call (T-19, D-10).
+    const refused = refusedInputRequest(request, this.options.clientCapabilities);
+    if (refused) return Promise.reject(refused);
     if (this.outstanding?.has(key)) {
       // Outstanding in the restored task already: wait without asking twice.
       return this.wait(key);
@@ -508,124 +354,4 @@ export class ToolExecution {
   private wait(key: string): Promise<unknown> {
     return new Promise((resolve, reject) => (this.waiters ??= new Map()).set(key, { resolve, reject }));
   }
-}
-
-/**
- * The `ctx` a handler gets. A class, not an object literal: a literal with a
- * `get taskId()` accessor is kept by V8 in dictionary mode, each with its own
- * property table and a closure per member (+1.0 KB per live idle task, issue
- * 20; measured −2.8 KB with this class). Here the instance holds five fields
- * in one hidden class shared by every run, and the members live once on the
- * prototype as accessors that hand out a function bound to this run on each
- * read: handlers written as `async (args, { signal, setStatus }) => …` keep
- * working, as they did with the literal, and nothing is allocated per task
- * until a member is read.
- */
-class HandlerContext implements ToolContext {
-  readonly signal: AbortSignal;
-  readonly principal: string;
-  readonly checkpoint: unknown;
-  readonly trace: TraceContext | undefined;
-  readonly #execution: ToolExecution;
-
-  constructor(execution: ToolExecution, options: ToolExecutionOptions) {
-    this.#execution = execution;
-    this.signal = execution.signal;
-    this.principal = options.principal;
-    this.checkpoint = options.checkpoint;
-    this.trace = options.trace;
-  }
-
-  get taskId(): string | undefined {
-    return this.#execution.currentTaskId();
-  }
-
-  get elicit(): ToolContext['elicit'] {
-    const execution = this.#execution;
-    return async (key, params) =>
-      (await execution.requestInput(key, { method: 'elicitation/create', params: { mode: 'form', ...params } })) as ElicitResult;
-  }
-
-  get requestInput(): ToolContext['requestInput'] {
-    const execution = this.#execution;
-    return (key, request) => execution.requestInput(key, request);
-  }
-
-  get saveCheckpoint(): ToolContext['saveCheckpoint'] {
-    const execution = this.#execution;
-    return (checkpoint) => execution.saveCheckpoint(checkpoint);
-  }
-
-  get sleep(): ToolContext['sleep'] {
-    const execution = this.#execution;
-    return (key, ms) => execution.sleep(key, ms);
-  }
-
-  get setStatus(): ToolContext['setStatus'] {
-    const execution = this.#execution;
-    return (message) => execution.setStatusChecked(message);
-  }
-
-  get progress(): ToolContext['progress'] {
-    const execution = this.#execution;
-    return (progress, total, message) => execution.progress(progress, total, message);
-  }
-
-  get log(): ToolContext['log'] {
-    const execution = this.#execution;
-    return (level, data, logger) => execution.log(level, data, logger);
-  }
-}
-
-/** A handler's return value as a `CallToolResult`; a string is one text block. */
-export function normalizeResult(toolName: string, returned: ToolResult | string): JsonObject {
-  if (typeof returned === 'string') return { content: [{ type: 'text', text: returned }] };
-  if (returned === null || typeof returned !== 'object' || !Array.isArray(returned.content)) {
-    throw new ToolError(
-      ErrorCode.InternalError,
-      `Tool ${toolName} returned an invalid result: expected a string or an object with a content array`,
-    );
-  }
-  const { resultType: _ignored, ...result } = returned as ToolResult & { resultType?: unknown };
-  return result;
-}
-
-/**
- * A tool that declares an `outputSchema` must answer `structuredContent`
- * matching it (MCP tools: "servers MUST provide structured results that
- * conform to this schema"); an `isError` result is exempt. A mismatch is the
- * tool's bug, so the call fails rather than handing clients data their
- * schema says cannot exist.
- */
-function checkStructuredContent(tool: ToolDefinition, result: JsonObject): JsonObject {
-  const output = schemasOf(tool).output;
-  if (!output || result.isError === true) return result;
-  const checked =
-    result.structuredContent === undefined
-      ? { ok: false as const, problems: ['(root): structuredContent is missing'] }
-      : output.check(result.structuredContent);
-  if (checked.ok) return result;
-  throw new ToolError(
-    ErrorCode.InternalError,
-    `Tool ${tool.name} returned structuredContent that does not match its outputSchema: ${checked.problems.join('; ')}`,
-  );
-}
-
-/** A thrown value as the JSON-RPC error of a failed task (T-15, I-5). */
-export function toTaskError(toolName: string, error: unknown): TaskError {
-  // A failed task keeps its error for its whole life: bounded here, where the tool's text enters.
-  if (error instanceof ToolError || isCodedError(error)) {
-    const coded = error as { code: number; message: string; data?: unknown };
-    return boundedTaskError({
-      code: coded.code,
-      message: String(coded.message),
-      ...(coded.data !== undefined ? { data: coded.data } : {}),
-    });
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return boundedTaskError({ code: ErrorCode.InternalError, message: `Tool ${toolName} failed: ${message}` });
-}
-
-function isCodedError(error: unknown): boolean {
-  return error instanceof Error && 'code' in error && typeof error.code === 'number' && Number.isInteger(error.code);
 }

@@ -6,62 +6,44 @@
  * result (the runtime state file) is handed to `connect({ prior })`, so a
  * reconnect costs no probe.
  *
- * Task traffic goes through a raw path on the client's own transport (the
- * SDK client cannot decode `resultType: "task"`, P5): `request()` frames
- * the 2026 `_meta` envelope itself, with the capabilities the caller chooses
- * per request (T-01), and the HTTP transport derives `Mcp-Method` and
- * `Mcp-Name` (= `params.taskId` of `tasks/*`) from the framed body.
+ * Task traffic goes through a raw path on the client's own transport
+ * ({@link RawRequests}, P5), and so do our listen streams
+ * ({@link UpstreamListens}); the catalog is read through the SDK client
+ * (upstreamCatalog), and the transport is made by upstreamTransport.
  */
-import { performance } from 'node:perf_hooks';
-import { publish } from '../core/diagnostics.js';
-import { Client, ProtocolError, StreamableHTTPClientTransport, type PriorDiscovery, type Transport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { tapStdoutNoise, type StdoutNoise } from './stdoutNoise.js';
-import { responseId, tapInbound } from '../protocol/transportTap.js';
+import { Client, type PriorDiscovery, type Transport } from '@modelcontextprotocol/client';
 import type { JsonObject } from '../core/json.js';
-import { declaresTasksExtension, tasksCapability } from '../core/tasksExtension.js';
-import { isLogLevel, type LogMessage, type ProgressUpdate } from '../tools/CallerRelay.js';
+import { declaresTasksExtension } from '../core/tasksExtension.js';
+import { responseId, tapInbound } from '../protocol/transportTap.js';
 import type { Logger } from '../runtime/Logger.js';
-import type { ListedTool } from '../tools/ToolRegistry.js';
 import type { CachedDiscovery } from './RuntimeStateFile.js';
-import { DEFAULT_UPSTREAM_TIMEOUT_MS, type UpstreamSpec } from './UpstreamSpec.js';
+import { isLogLevel, type LogMessage, type ProgressUpdate } from '../tools/CallerRelay.js';
 import { LegacyInputRequests, RELATED_TASK_META_KEY, type ElicitAnswer } from './LegacyInputRequests.js';
+import { frameRequest, RawRequests, UPSTREAM_CLIENT_INFO, type RawOutcome, type RawRequestOptions } from './RawRequests.js';
+import { listUpstreamCatalog, listUpstreamTools, type UpstreamListing, type UpstreamTool } from './upstreamCatalog.js';
+import { UpstreamListens } from './UpstreamListens.js';
+import { DEFAULT_UPSTREAM_TIMEOUT_MS, type UpstreamSpec } from './UpstreamSpec.js';
+import { ChildOutput, createUpstreamTransport } from './upstreamTransport.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
+import { withTimeout } from './withTimeout.js';
 
-export const UPSTREAM_CLIENT_INFO = { name: 'taskvisor-aggregator', version: '0.1.0' };
-
-/** An upstream's answer to one raw request. */
-export type RawOutcome =
-  { kind: 'result'; result: JsonObject } | { kind: 'error'; error: { code: number; message: string; data?: unknown } };
-
-/** One upstream tool as its `tools/list` described it: the same shape the registry lists. */
-export type UpstreamTool = ListedTool;
-
-export { UpstreamUnavailableError };
-
-interface Pending {
-  resolve: (outcome: RawOutcome) => void;
-  reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
-}
+export { UPSTREAM_CLIENT_INFO, UpstreamUnavailableError, type RawOutcome, type UpstreamTool };
 
 export class UpstreamConnection {
   readonly client: Client;
   private transport: Transport | undefined;
-  private readonly pending = new Map<string, Pending>();
+  private readonly requests: RawRequests;
+  private readonly listens = new UpstreamListens();
+  /** Numbers request ids, listen ids and progress tokens: each unique on this connection. */
   private counter = 0;
   private closed = false;
   private readonly closeListeners = new Set<(reason: string) => void>();
   private readonly toolsChangedListeners = new Set<() => void>();
-  private stderrTail = '';
-  /** Non-protocol lines the stdio child wrote to stdout (the SDK drops them silently). */
-  private stdoutNoise: StdoutNoise | undefined;
+  private readonly output: ChildOutput;
   /** Who receives the upstream's `notifications/progress`, by the progress token we sent. */
   private readonly progressListeners = new Map<string, (update: ProgressUpdate) => void>();
   /** Callers with a call in flight that take log messages (see {@link addLogSink}). */
   private readonly logSinks = new Set<(message: LogMessage) => void>();
-  /** Open upstream listen streams by request id: their frames and their end. */
-  private readonly streams = new Map<string, { frame(params: JsonObject): void; ended(): void }>();
   /** Input requests of this upstream's 2025-11-25 tasks, until a caller answers them. */
   readonly inputs = new LegacyInputRequests();
 
@@ -69,6 +51,8 @@ export class UpstreamConnection {
     readonly spec: UpstreamSpec,
     private readonly logger: Logger,
   ) {
+    this.requests = new RawRequests(spec.name);
+    this.output = new ChildOutput(spec, logger);
     // `elicitation.form` lets a 2025-11-25 upstream task ask for input (relayed as the task's inputRequests); a
     // 2026-07-28 upstream sees the caller's own capabilities on each request instead (T-01).
     this.client = new Client(UPSTREAM_CLIENT_INFO, {
@@ -103,7 +87,7 @@ export class UpstreamConnection {
 
   /** Connects (with the cached verdict when there is one) and wires the raw path. */
   async open(prior?: CachedDiscovery): Promise<void> {
-    const transport = this.createTransport();
+    const transport = createUpstreamTransport(this.spec, this.output);
     this.transport = transport;
     this.client.onclose = () => this.markClosed('the connection closed');
     // Any catalog list changing re-reads the whole catalog (tools, resources, prompts).
@@ -123,7 +107,7 @@ export class UpstreamConnection {
       () => `connecting timed out after ${this.timeoutMs} ms`,
     ).catch((error: unknown) => {
       // Whatever connecting ran into (a timeout, a closed pipe), non-protocol stdout is the likelier cause: say so.
-      const note = this.noiseNote();
+      const note = this.output.noiseNote();
       throw note ? new Error(`${(error as Error)?.message ?? String(error)}${note}`) : error;
     });
     // P5: task traffic and our listen streams are answered on this transport, past the SDK Client (protocol/transportTap.ts).
@@ -138,76 +122,22 @@ export class UpstreamConnection {
         this.logArrived(message.params);
         return true;
       }
-      const subscription = ((message.params as JsonObject | undefined)?._meta as JsonObject | undefined)?.[
-        'io.modelcontextprotocol/subscriptionId'
-      ];
-      if (typeof message.method === 'string' && typeof subscription === 'string' && this.streams.has(subscription)) {
-        if (message.method === 'notifications/tasks') this.streams.get(subscription)!.frame(message.params as JsonObject);
-        return true;
-      }
-      if (typeof id === 'string' && this.streams.has(id)) {
-        const stream = this.streams.get(id)!;
-        this.streams.delete(id);
-        stream.ended();
-        return true;
-      }
-      const pending = typeof id === 'string' ? this.pending.get(id) : undefined;
-      if (!pending) return false;
-      this.pending.delete(id as string);
-      clearTimeout(pending.timer);
-      pending.resolve(
-        'error' in inbound ? { kind: 'error', error: inbound.error } : { kind: 'result', result: message.result as JsonObject },
-      );
-      return true;
+      if (this.listens.take(message, id)) return true;
+      return this.requests.settle(id, message);
     });
   }
 
   /** Every tool the upstream lists (all pages). */
-  async listTools(): Promise<UpstreamTool[]> {
-    const tools: UpstreamTool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < 1000; page++) {
-      const result = await withTimeout(
-        this.client.listTools(cursor ? { cursor } : undefined),
-        this.timeoutMs,
-        () => `tools/list timed out after ${this.timeoutMs} ms`,
-      );
-      // Cast: the SDK's Tool type (zod-inferred, exact inputSchema) vs our JSON ListedTool; the SDK validated the listing.
-      tools.push(...(result.tools as unknown as UpstreamTool[]));
-      cursor = result.nextCursor;
-      if (!cursor) break;
-    }
-    return tools;
+  listTools(): Promise<UpstreamTool[]> {
+    return listUpstreamTools(this.client, this.timeoutMs);
   }
 
   /**
    * The upstream's resources, resource templates and prompts (all pages),
    * each only when it advertised the capability; and whether it completes.
    */
-  async listCatalog(): Promise<{ resources: JsonObject[]; templates: JsonObject[]; prompts: JsonObject[]; completes: boolean }> {
-    const capabilities = (this.client.getServerCapabilities() ?? {}) as JsonObject;
-    const all = async (method: string, key: string, list: (cursor?: string) => Promise<JsonObject>): Promise<JsonObject[]> => {
-      const items: JsonObject[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < 1000; page++) {
-        const result = await withTimeout(list(cursor), this.timeoutMs, () => `${method} timed out after ${this.timeoutMs} ms`);
-        if (Array.isArray(result[key])) items.push(...(result[key] as JsonObject[]));
-        cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
-        if (!cursor) break;
-      }
-      return items;
-    };
-    const page = (cursor?: string) => (cursor ? { cursor } : undefined);
-    const hasResources = capabilities.resources !== undefined;
-    return {
-      resources: hasResources ? await all('resources/list', 'resources', async (c) => await this.client.listResources(page(c))) : [],
-      templates: hasResources
-        ? await all('resources/templates/list', 'resourceTemplates', async (c) => await this.client.listResourceTemplates(page(c)))
-        : [],
-      prompts:
-        capabilities.prompts !== undefined ? await all('prompts/list', 'prompts', async (c) => await this.client.listPrompts(page(c))) : [],
-      completes: capabilities.completions !== undefined,
-    };
+  listCatalog(): Promise<UpstreamListing> {
+    return listUpstreamCatalog(this.client, this.timeoutMs);
   }
 
   /**
@@ -228,98 +158,12 @@ export class UpstreamConnection {
    * carries `capabilities` (what *this* request declares upstream, T-01).
    * Rejects with {@link UpstreamUnavailableError} when there is no answer.
    */
-  request(
-    method: string,
-    params: JsonObject,
-    capabilities: JsonObject,
-    options: { signal?: AbortSignal; progressToken?: string; noDeadline?: boolean } = {},
-  ): Promise<RawOutcome> {
+  request(method: string, params: JsonObject, capabilities: JsonObject, options: RawRequestOptions = {}): Promise<RawOutcome> {
     if (this.closed || !this.transport) {
       return Promise.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} is not connected`));
     }
-    const transport = this.transport;
-    const startedAt = performance.now();
-    const id = `tv:${++this.counter}`;
-    const meta = {
-      ...((params._meta as JsonObject | undefined) ?? {}),
-      ...(options.progressToken !== undefined ? { progressToken: options.progressToken } : {}),
-    };
-    const framed =
-      this.era === 'modern'
-        ? {
-            ...params,
-            _meta: {
-              ...meta,
-              'io.modelcontextprotocol/protocolVersion': this.protocolVersion,
-              'io.modelcontextprotocol/clientInfo': UPSTREAM_CLIENT_INFO,
-              'io.modelcontextprotocol/clientCapabilities': capabilities,
-            },
-          }
-        : Object.keys(meta).length > 0
-          ? { ...params, _meta: meta }
-          : params;
-    const answered = new Promise<RawOutcome>((resolve, reject) => {
-      // A request that blocks by design (2025-11-25 `tasks/result` until the task ends) has no deadline; closing ends it.
-      const timer = setTimeout(
-        () => {
-          if (!this.pending.delete(id)) return;
-          reject(
-            new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} did not answer ${method} within ${this.timeoutMs} ms`),
-          );
-        },
-        options.noDeadline ? 2 ** 31 - 1 : this.timeoutMs,
-      );
-      timer.unref();
-      this.pending.set(id, { resolve, reject, timer });
-      const onAbort = () => {
-        // Tell the upstream the request is abandoned (a synchronous call stops there too).
-        void transport
-          .send({
-            jsonrpc: '2.0',
-            method: 'notifications/cancelled',
-            params: { requestId: id, reason: 'The inbound request was cancelled' },
-          })
-          .catch(() => {});
-      };
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      transport.send({ jsonrpc: '2.0', id, method, params: framed }).catch((error: unknown) => {
-        const pending = this.pending.get(id);
-        if (!pending) return;
-        this.pending.delete(id);
-        clearTimeout(pending.timer);
-        if (error instanceof ProtocolError)
-          return resolve({
-            kind: 'error',
-            error: { code: error.code, message: error.message, ...(error.data !== undefined ? { data: error.data } : {}) },
-          });
-        // A JSON-RPC error answered with an HTTP error status (400 -32021, 404 -32601) arrives as SdkHttpError.
-        const text = (error as { data?: { text?: unknown } })?.data?.text;
-        if (typeof text === 'string') {
-          try {
-            const body = JSON.parse(text) as { error?: { code: number; message: string } };
-            if (body.error) return resolve({ kind: 'error', error: body.error });
-          } catch {
-            // not JSON: fall through
-          }
-        }
-        reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name}: ${(error as Error)?.message ?? String(error)}`));
-      });
-    });
-    // Reported on taskvisor:upstream.call once settled (metrics, spans: issue 16).
-    const traceparent = (meta as { traceparent?: unknown }).traceparent;
-    const report = (outcome: 'result' | 'error' | 'unavailable') =>
-      publish('taskvisor:upstream.call', () => ({
-        upstream: this.spec.name,
-        method,
-        durationMs: performance.now() - startedAt,
-        outcome,
-        ...(typeof traceparent === 'string' ? { traceparent } : {}),
-      }));
-    answered.then(
-      (settled) => report(settled.kind),
-      () => report('unavailable'),
-    );
-    return answered;
+    const framed = frameRequest(params, capabilities, options.progressToken, this.era === 'modern' ? this.protocolVersion : undefined);
+    return this.requests.send(this.transport, `tv:${++this.counter}`, method, framed, this.timeoutMs, options);
   }
 
   /**
@@ -331,29 +175,7 @@ export class UpstreamConnection {
   listen(taskIds: string[], frame: (params: JsonObject) => void, ended: () => void = () => {}): () => void {
     const transport = this.transport;
     if (this.closed || !transport || this.era !== 'modern') return () => {};
-    const id = `tv:listen:${++this.counter}`;
-    const abort = new AbortController();
-    this.streams.set(id, { frame, ended });
-    const params = {
-      notifications: { taskIds },
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': this.protocolVersion,
-        'io.modelcontextprotocol/clientInfo': UPSTREAM_CLIENT_INFO,
-        'io.modelcontextprotocol/clientCapabilities': tasksCapability(),
-      },
-    };
-    const end = () => {
-      if (this.streams.delete(id)) ended();
-    };
-    transport.send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params }, { requestSignal: abort.signal }).catch(end);
-    return () => {
-      if (!this.streams.delete(id)) return;
-      if ((transport as { hasPerRequestStream?: boolean }).hasPerRequestStream) abort.abort();
-      else
-        void transport
-          .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'no longer followed' } })
-          .catch(() => {});
-    };
+    return this.listens.open(transport, `tv:listen:${++this.counter}`, this.protocolVersion, taskIds, frame, ended);
   }
 
   /** A fresh progress token for one request (unique on this connection). */
@@ -437,62 +259,10 @@ export class UpstreamConnection {
   private markClosed(reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    const stderr = this.stderrTail.trim() ? ` (stderr: ${this.stderrTail.trim().split('\n').slice(-1)[0]})` : '';
-    const detail = `${reason}${stderr}${this.noiseNote()}`;
-    for (const [id, pending] of this.pending) {
-      clearTimeout(pending.timer);
-      pending.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name}: ${detail}`));
-      this.pending.delete(id);
-    }
-    for (const [id, stream] of this.streams) {
-      this.streams.delete(id);
-      stream.ended();
-    }
+    const detail = `${reason}${this.output.stderrNote()}${this.output.noiseNote()}`;
+    this.requests.failAll(detail);
+    this.listens.endAll();
     this.inputs.cancelAll();
     for (const listener of this.closeListeners) listener(detail);
   }
-
-  /** "; its stdout had …" when the child wrote what the SDK drops, for the errors that would otherwise only say it timed out. */
-  private noiseNote(): string {
-    const noise = this.stdoutNoise;
-    if (!noise) return '';
-    return `; its stdout had ${noise.lines} non-protocol line${noise.lines === 1 ? '' : 's'}, the first: "${noise.first}"`;
-  }
-
-  private createTransport(): Transport {
-    const spec = this.spec;
-    if (spec.type === 'streamable-http') {
-      return new StreamableHTTPClientTransport(new URL(spec.url), spec.headers ? { requestInit: { headers: spec.headers } } : undefined);
-    }
-    const transport = new StdioClientTransport({
-      command: spec.command,
-      ...(spec.args ? { args: spec.args } : {}),
-      // The child gets the parent's environment plus the configured variables.
-      env: { ...(process.env as Record<string, string>), ...(spec.env ?? {}) },
-      ...(spec.cwd ? { cwd: spec.cwd } : {}),
-      stderr: 'pipe',
-    });
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-2000);
-    });
-    tapStdoutNoise(transport, (noise) => {
-      // Once per connection, though the SDK's era probe and the session are two processes saying the same.
-      if (this.stdoutNoise === undefined) {
-        this.logger.error(
-          `upstream ${spec.name} wrote non-protocol output to stdout (a stdio MCP server may write only JSON-RPC messages there; logs belong on stderr): "${noise.first}"`,
-        );
-      }
-      this.stdoutNoise = noise;
-    });
-    return transport;
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message())), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

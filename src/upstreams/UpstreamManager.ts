@@ -26,7 +26,8 @@ import type { PromptRegistry } from '../prompts/PromptRegistry.js';
 import { forwardedCatalog } from './ForwardedCatalog.js';
 import { upstreamResourcePrefix } from './resourceUris.js';
 import { legacyTaskSupport } from './legacyTaskShapes.js';
-import { TaskForwarder, upstreamUnavailable, type UpstreamDirectory } from './TaskForwarder.js';
+import { TaskForwarder } from './TaskForwarder.js';
+import { upstreamUnavailable, type UpstreamDirectory } from './UpstreamChannel.js';
 import { upstreamActors } from './UpstreamActors.js';
 // Loaded on the first connect: the SDK client costs startup time servers without upstreams should not pay.
 import type { UpstreamConnection, UpstreamTool } from './UpstreamConnection.js';
