@@ -13,7 +13,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { parseWorkflow } from '../src/workflows/loadWorkflows.js';
+import { parseWorkflow } from '../src/workflows/loading/loadWorkflows.js';
 
 interface Entry {
   source: string;

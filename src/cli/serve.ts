@@ -14,7 +14,7 @@ import { isLoopbackHost } from '../transports/admission.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
-import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import type { WorkflowCatalog } from '../workflows/loading/WorkflowCatalog.js';
 import { createOperations, type Operations } from '../operations/Operations.js';
 import type { OperationsListener } from '../operations/listenOperations.js';
 import { enableOpenTelemetry } from '../operations/openTelemetry.js';
@@ -182,7 +182,7 @@ export async function serve(args: ServeArgs): Promise<{
   // Loaded only when the config has workflows (issue 15.5: the template engines cost start-up time).
   const workflows = loaded?.config.workflows
     ? await (
-        await import('../workflows/configured.js')
+        await import('../workflows/loading/configured.js')
       ).openConfiguredWorkflows(loaded, runtime.tools, logger, runtime.inspect, runtime.store)
     : undefined;
   if (wantInspection) {
@@ -312,8 +312,8 @@ export async function serve(args: ServeArgs): Promise<{
     throw error;
   }
   if (workflows) {
-    const { warnAboutMissingTools } = await import('../workflows/missingTools.js');
-    const { DEFAULT_WORKFLOW_PREFIX } = await import('../workflows/WorkflowCatalog.js');
+    const { warnAboutMissingTools } = await import('../workflows/loading/missingTools.js');
+    const { DEFAULT_WORKFLOW_PREFIX } = await import('../workflows/loading/WorkflowCatalog.js');
     void warnAboutMissingTools({
       definitions: workflows.definitions,
       prefix: loaded?.config.workflows?.prefix ?? DEFAULT_WORKFLOW_PREFIX,

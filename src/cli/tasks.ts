@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from '../config/loadConfig.js';
 import { createTaskStore } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import type { WorkflowCheckpoint } from '../workflows/WorkflowRunner.js';
+import type { WorkflowCheckpoint } from '../workflows/engine/WorkflowRun.js';
 import { storeConfigOf } from './serve.js';
 import { checkStore } from './tasksCheck.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';

@@ -4,8 +4,8 @@
  * the `onFailure` steps apart. Sub-steps (`parent.sub`, `parent[i].sub`)
  * fold into their top-level step: the node shows the worst of them.
  */
-import type { StepRecord, WorkflowCheckpoint } from '../workflows/checkpoint.js';
-import { dependencies } from '../workflows/dag.js';
+import type { StepRecord, WorkflowCheckpoint } from '../workflows/engine/checkpoint.js';
+import { dependencies } from '../workflows/model/dag.js';
 
 export interface WorkflowGraphNode {
   id: string;

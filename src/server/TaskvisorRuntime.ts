@@ -372,8 +372,8 @@ export class TaskvisorRuntime {
    */
   private async openWorkflows(option: WorkflowsOption): Promise<void> {
     const [{ WorkflowCatalog }, { RunHistory }] = await Promise.all([
-      import('../workflows/WorkflowCatalog.js'),
-      import('../workflows/RunHistory.js'),
+      import('../workflows/loading/WorkflowCatalog.js'),
+      import('../workflows/history/RunHistory.js'),
     ]);
     const history = new RunHistory({
       store: this.store,

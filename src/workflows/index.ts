@@ -10,18 +10,18 @@ export {
   DEFAULT_WORKFLOW_PREFIX,
   type WorkflowCatalogOptions,
   type WorkflowReloadReport,
-} from './WorkflowCatalog.js';
-export { ToolInvoker, type ToolInvocation } from './ToolInvoker.js';
-export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './loadWorkflows.js';
-export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './definition.js';
-export type { StepBackoff, StepRecord, WorkflowCheckpoint } from './WorkflowRunner.js';
+} from './loading/WorkflowCatalog.js';
+export { ToolInvoker, type ToolInvocation } from './engine/ToolInvoker.js';
+export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './loading/loadWorkflows.js';
+export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './model/definition.js';
+export type { StepBackoff, StepRecord, WorkflowCheckpoint } from './engine/WorkflowRun.js';
 export {
   compileGoTemplate,
   TemplateSyntaxError,
   TemplateExecError,
   FUNCTIONS as GO_TEMPLATE_FUNCTIONS,
   type GoTemplate,
-} from './gotemplate/index.js';
+} from './templates/gotemplate/index.js';
 export {
   RunHistory,
   RUN_STATUSES,
@@ -34,6 +34,6 @@ export {
   type RunStep,
   type RunList,
   type RunListQuery,
-} from './RunHistory.js';
-export { EXECUTION_LIST_TOOL, EXECUTION_GET_TOOL } from './historyTools.js';
-export { EXECUTION_ID_META_KEY } from './WorkflowRunner.js';
+} from './history/RunHistory.js';
+export { EXECUTION_LIST_TOOL, EXECUTION_GET_TOOL } from './history/historyTools.js';
+export { EXECUTION_ID_META_KEY } from './engine/WorkflowRun.js';

@@ -13,11 +13,11 @@
  * `retentionMs` ago are hidden at once and deleted by {@link RunHistory.prune},
  * as are the oldest finished runs beyond `maxRuns`.
  */
-import type { JsonObject, TaskError, TaskStatus } from '../../machines/task/index.js';
-import type { Logger } from '../runtime/Logger.js';
-import type { TaskStore } from '../store/TaskStore.js';
-import type { TaskRecord } from '../tasks/TaskRecord.js';
-import type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
+import type { JsonObject, TaskError, TaskStatus } from '../../../machines/task/index.js';
+import type { Logger } from '../../runtime/Logger.js';
+import type { TaskStore } from '../../store/TaskStore.js';
+import type { TaskRecord } from '../../tasks/TaskRecord.js';
+import type { StepRecord, WorkflowCheckpoint } from '../engine/checkpoint.js';
 
 /** The most a record keeps of one value (muster's payload guard, 256 KiB of JSON). */
 export const MAX_RECORDED_VALUE_BYTES = 256 * 1024;

@@ -19,21 +19,21 @@ import {
   type StepRunInput,
   type StepRunOutput,
   type WorkflowContext,
-} from '../../machines/workflow/index.js';
-import type { JsonObject } from '../../machines/task/index.js';
-import { isInputRequiredSignal } from '../runtime/ToolExecution.js';
-import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../tools/ToolDefinition.js';
-import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from './definition.js';
+} from '../../../machines/workflow/index.js';
+import type { JsonObject } from '../../../machines/task/index.js';
+import { isInputRequiredSignal } from '../../runtime/ToolExecution.js';
+import type { ElicitParams, ToolContext, ToolHandler, ToolResult } from '../../tools/ToolDefinition.js';
+import type { WorkflowCondition, WorkflowDefinition, WorkflowStep, WorkflowSubStep } from '../model/definition.js';
 import type { StepBackoff, StepRecord, WorkflowCheckpoint } from './checkpoint.js';
-import { render, TemplateError, type TemplateEngine, type TemplateScope } from './templates.js';
+import { render, TemplateError, type TemplateEngine, type TemplateScope } from '../templates/render.js';
 import type { ToolInvoker } from './ToolInvoker.js';
-import { parseDuration, showDuration } from './duration.js';
-import { toolsCalledBy } from './loadWorkflows.js';
-import { ancestors, dependencies, isDag } from './dag.js';
+import { parseDuration, showDuration } from '../model/duration.js';
+import { toolsCalledBy } from '../model/toolsCalledBy.js';
+import { ancestors, dependencies, isDag } from '../model/dag.js';
 import { createHash } from 'node:crypto';
-import { publish } from '../core/diagnostics.js';
-import { newTaskId } from '../core/ids.js';
-import { MAX_RECORDED_VALUE_BYTES, type RunHistory, type RunRecorder, type RunState } from './RunHistory.js';
+import { publish } from '../../core/diagnostics.js';
+import { newTaskId } from '../../core/ids.js';
+import { MAX_RECORDED_VALUE_BYTES, type RunHistory, type RunRecorder, type RunState } from '../history/RunHistory.js';
 
 export type { StepBackoff, StepRecord, WorkflowCheckpoint } from './checkpoint.js';
 

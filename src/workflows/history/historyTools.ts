@@ -6,8 +6,8 @@
  * `workflow_` space, so no workflow can be shadowed by them or shadow them.
  */
 import { z } from 'zod';
-import type { ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
-import type { JsonObject } from '../../machines/task/index.js';
+import type { ToolDefinition, ToolResult } from '../../tools/ToolDefinition.js';
+import type { JsonObject } from '../../../machines/task/index.js';
 import { RUN_STATUSES, viewOf, type RunHistory, type RunStatus } from './RunHistory.js';
 
 export const EXECUTION_LIST_TOOL = 'core_workflow_execution_list';

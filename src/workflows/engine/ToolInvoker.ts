@@ -8,13 +8,13 @@
  * caller's task asks the client), its cancellation follows the caller's
  * signal, its arguments are validated by its own schema.
  */
-import type { TraceContext } from '../core/traceContext.js';
-import type { InputRequest, JsonObject, TaskEvent } from '../../machines/task/index.js';
-import { ErrorCode, ToolError } from '../core/errors.js';
-import { isInputRequiredSignal, ToolExecution } from '../runtime/ToolExecution.js';
-import type { ToolRegistry } from '../tools/ToolRegistry.js';
-import { schemasOf } from '../tools/ToolSchema.js';
-import type { ForwardedToolCall } from '../tools/ToolDefinition.js';
+import type { TraceContext } from '../../core/traceContext.js';
+import type { InputRequest, JsonObject, TaskEvent } from '../../../machines/task/index.js';
+import { ErrorCode, ToolError } from '../../core/errors.js';
+import { isInputRequiredSignal, ToolExecution } from '../../runtime/ToolExecution.js';
+import type { ToolRegistry } from '../../tools/ToolRegistry.js';
+import { schemasOf } from '../../tools/ToolSchema.js';
+import type { ForwardedToolCall } from '../../tools/ToolDefinition.js';
 
 /** One call through the {@link ToolInvoker}. */
 export interface ToolInvocation {
