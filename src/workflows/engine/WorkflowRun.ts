@@ -9,8 +9,14 @@
  * Durability: see checkpointing.ts. After a restart the task is resumed
  * (`resume: 'resume'`) from its checkpoint, with the definition it pinned.
  */
-import { createActor, fromPromise, type Actor, type InspectionEvent, type Snapshot } from 'xstate';
-import { workflowMachine, type StepRunInput, type StepRunOutput } from '../../../machines/workflow/index.js';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import {
+  persistWorkflowSnapshot,
+  restorableWorkflowSnapshot,
+  workflowMachine,
+  type ExecuteStep,
+  type WorkflowInput,
+} from '../../../machines/workflow/index.js';
 import type { JsonObject } from '../../../machines/task/index.js';
 import { newTaskId } from '../../core/ids.js';
 import { isInputRequiredSignal } from '../../runtime/ToolExecution.js';
@@ -64,7 +70,7 @@ class WorkflowRun {
     ctx: ToolContext,
   ) {
     this.env = { definition, input, ctx, invoker: deps.invoker, engine: definition.templates ?? 'jsonata', stepStatus: '' };
-    this.checkpoints = new Checkpointer(this.env, () => this.actor?.getPersistedSnapshot());
+    this.checkpoints = new Checkpointer(this.env, () => (this.actor ? persistWorkflowSnapshot(this.actor) : undefined));
     const waits = new RetryWaits(this.env, this.checkpoints, () => this.scheduler.inFlight.size);
     this.scheduler = new Scheduler(this.env, this.checkpoints, new StepExecutor(this.env, this.checkpoints, waits));
   }
@@ -122,12 +128,9 @@ class WorkflowRun {
       const refused = this.unavailable();
       if (refused) return refused;
     }
-    const machine = workflowMachine.provide({
-      actors: {
-        runStep: fromPromise<StepRunOutput, StepRunInput>(({ input, signal }) => this.scheduler.runTopStep(input, signal)),
-      },
-    });
-    const input = {
+    const executeStep: ExecuteStep = (step, signal) => this.scheduler.runTopStep(step, signal);
+    const input: WorkflowInput = {
+      executeStep,
       workflow: definition.name,
       stepIds: definition.steps.map((step) => step.id),
       ...(isDag(definition.steps) ? { dag: true } : {}),
@@ -137,15 +140,15 @@ class WorkflowRun {
     const inspect = this.deps.inspect ? { inspect: this.deps.inspect } : {};
     if (restored) {
       this.checkpoints.restore(restored);
-      this.actor = createActor(machine, {
-        snapshot: restored.snapshot as Snapshot<unknown>,
+      this.actor = createActor(workflowMachine, {
+        snapshot: restorableWorkflowSnapshot(restored.snapshot, executeStep),
         // xstate restores the snapshot and ignores `input`, but its options type requires one for a
         // machine with input (statelyai/xstate#4915): the same input a fresh run gets.
         input,
         ...inspect,
       });
     } else {
-      this.actor = createActor(machine, { input, ...inspect });
+      this.actor = createActor(workflowMachine, { input, ...inspect });
     }
     const actor = this.actor;
     this.scheduler.attach(actor);
