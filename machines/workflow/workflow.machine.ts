@@ -18,7 +18,7 @@
  * executor is left out and given again on restore, see snapshots.ts).
  */
 import { assertEvent, assign, fromPromise, setup } from 'xstate';
-import type { StepRunInput, StepRunOutput, StepRunRequest, WorkflowContext, WorkflowEvent, WorkflowInput } from './types.js';
+import type { StepRunOutput, StepRunRequest, WorkflowContext, WorkflowEvent, WorkflowInput } from './types.js';
 
 /**
  * Stamped next to every persisted snapshot. Bump it when a change to states,
