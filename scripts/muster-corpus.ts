@@ -1,6 +1,6 @@
 /**
  * Loads every workflow definition of a muster checkout with taskvisor's
- * loader and reports how many load (issue 17): muster's examples
+ * loader and reports how many load, to show muster's files run here: its examples
  * (`examples/workflow-*.yaml`, custom-resource shape) and the definitions in
  * its BDD scenarios (`internal/testing/scenarios/*.yaml`: the
  * `pre_configuration.workflows` entries and the arguments of

@@ -136,7 +136,7 @@ export async function serve(args: ServeArgs): Promise<{
   // Which listener carries the operator surfaces (metrics, the dashboard): checked before anything starts.
   const operatorRoutesOnHttp = wantHttp && (auth !== undefined || isLoopbackHost(httpHost));
   if (wantMetrics || wantUi) checkOperatorListeners({ auth: auth !== undefined, wantHttp, httpHost, operationsListen });
-  // Issue 12.8: a public bind without auth lets anyone (and any web page, through the WebSocket) act as
+  // A public bind without auth lets anyone (and any web page, through the WebSocket) act as
   // `anonymous`. Refused before anything starts, unless the config says so in as many words.
   const publicBinds = [...(wantHttp ? [['http', httpHost]] : []), ...(wantWs ? [['ws', wsHost]] : [])].filter(
     ([, host]) => !isLoopbackHost(host!),
@@ -179,7 +179,7 @@ export async function serve(args: ServeArgs): Promise<{
   });
   if (loaded) await loadToolModules(loaded, runtime);
   // Workflows are tools too: registered before start() so their unfinished runs can resume.
-  // Loaded only when the config has workflows (issue 15.5: the template engines cost start-up time).
+  // Loaded only when the config has workflows (the template engines cost start-up time).
   const workflows = loaded?.config.workflows
     ? await (
         await import('../workflows/loading/configured.js')
@@ -190,7 +190,7 @@ export async function serve(args: ServeArgs): Promise<{
     runtime.onClose(() => inspection!.close());
   }
   // All tools are registered and the config is valid before anything starts: no partial start.
-  // The store is opened (and an embedded one locked, issue 13 item 2) before anything is read,
+  // The store is opened (and an embedded one locked, so a second process cannot share it) before anything is read,
   // the listeners are bound next, and only then does recovery run: a second process on the same
   // store, or one whose port is taken, touches no task.
   try {
@@ -247,7 +247,7 @@ export async function serve(args: ServeArgs): Promise<{
     const host = httpHost;
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {
-      // Transports are imported when served (issue 15.5: HTTP pulls hono, WebSocket ws).
+      // Transports are imported when served (start-up time: HTTP pulls hono, WebSocket ws).
       const { listenHttp } = await import('../transports/http.js');
       const listener = await listenHttp(runtime, {
         host,
@@ -294,7 +294,7 @@ export async function serve(args: ServeArgs): Promise<{
     }
   }
   if (args.stdio) {
-    // Served from before recovery, like the listeners: tasks/* are answered while it runs, the rest waits (issue 13 item 6).
+    // Served from before recovery, like the listeners: tasks/* are answered while it runs, the rest waits (a client polling its task need not wait for recovery to end).
     const { serveStdio } = await import('../transports/stdio.js');
     const stdio = serveStdio(runtime);
     logger.info('serving MCP over stdio');

@@ -1,5 +1,5 @@
 /**
- * A workflow run as the dashboard draws it (issue 16.4): its main steps as
+ * A workflow run as the dashboard draws it: its main steps as
  * nodes with their states, edges from `needs:` (or the file's order), and
  * the `onFailure` steps apart. Sub-steps (`parent.sub`, `parent[i].sub`)
  * fold into their top-level step: the node shows the worst of them.

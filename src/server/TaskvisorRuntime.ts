@@ -75,7 +75,7 @@ export interface RuntimeOptions {
   /**
    * How long one store operation of a request (create, get, update, a task's
    * write) may take before it fails with a retryable `-32603` instead of
-   * hanging on a stalled store (issue 13 item 4). Default 10 000 ms; 0 turns
+   * hanging on a stalled store. Default 10 000 ms; 0 turns
    * the deadline off.
    */
   storeDeadlineMs?: number;
@@ -142,7 +142,7 @@ export interface RuntimeOptions {
 export interface StartReport {
   resumed: number;
   failed: number;
-  /** Damaged records set aside instead of recovered (issue 13 item 3). */
+  /** Damaged records set aside instead of recovered (one bad record must not stop the server). */
   quarantined: number;
 }
 
@@ -176,9 +176,9 @@ export class TaskvisorRuntime {
   #phase: RuntimePhase = 'starting';
   private readonly closers = new Set<() => void | Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
-  /** The answers to `tasks/get|update|cancel`, shared by the SDK handlers and the HTTP fast lane (issue 20). */
+  /** The answers to `tasks/get|update|cancel`, shared by the SDK handlers and the HTTP fast lane. */
   readonly taskRequests: TaskRequests;
-  /** The answers to `tools/call`, shared by the SDK handler and the HTTP fast lane (issue 20). */
+  /** The answers to `tools/call`, shared by the SDK handler and the HTTP fast lane. */
   readonly toolCalls: ToolCalls;
   /** Present when the store is shared by several instances (it implements `ownership`). */
   readonly cluster: ClusterNode | undefined;
@@ -188,7 +188,7 @@ export class TaskvisorRuntime {
   constructor(private readonly options: RuntimeOptions = {}) {
     this.limits = Object.freeze(resolveLimits(options.limits));
     this.logger = options.logger ?? stderrLogger();
-    // Writes reported on `taskvisor:store.operation` (metrics, the dashboard, spans: issue 16); the store itself is untouched.
+    // Writes reported on `taskvisor:store.operation` (metrics, the dashboard, spans); the store itself is untouched.
     this.store = observeStore(
       isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR }),
     );
@@ -204,7 +204,7 @@ export class TaskvisorRuntime {
               void (await ownership.sendCommand(record.taskId, command)),
           }
         : {}),
-      // Deadlines on what requests wait for (issue 13 item 4); open, close and recovery listing are not bounded.
+      // Deadlines on what requests wait for, so a stalled store cannot hang them; open, close and recovery listing are not bounded.
       store:
         options.storeDeadlineMs === 0
           ? this.store
@@ -324,7 +324,7 @@ export class TaskvisorRuntime {
 
   /**
    * Opens the store, which takes an embedded store's exclusive lock before
-   * anything is read (issue 13 item 2): a second process on the same store
+   * anything is read: a second process on the same store
    * fails here with `StoreInUseError`, having touched nothing. `start()` calls
    * it when it was not called; call it first to bind listeners between the
    * two (a port clash then touches no task either).
@@ -367,7 +367,7 @@ export class TaskvisorRuntime {
 
   /**
    * Loads the `workflows` option's folder (loaded lazily: the template
-   * engines cost start-up time, issue 15.5), records runs in the store, and
+   * engines cost start-up time), records runs in the store, and
    * watches the folder unless told not to.
    */
   private async openWorkflows(option: WorkflowsOption): Promise<void> {
@@ -426,7 +426,7 @@ export class TaskvisorRuntime {
   }
 
   /**
-   * Where the runtime is in its life (readiness, issue 16.1): `recovering`
+   * Where the runtime is in its life (readiness): `recovering`
    * while `start()` resumes unfinished tasks and takes the cluster lease,
    * `ready` once serving, `stopping` from `close()` on.
    */
@@ -436,8 +436,8 @@ export class TaskvisorRuntime {
 
   /**
    * Resolves once `start()` finished; rejects when the runtime closed (or its
-   * store failed to open) first. Transports bound before recovery (issue 13
-   * item 2) hold requests on it.
+   * store failed to open) first. Transports bound before recovery hold
+   * requests on it.
    */
   ready(): Promise<void> {
     return this.startedSignal.promise;
@@ -513,7 +513,7 @@ export class TaskvisorRuntime {
    * no `subscriptions/listen`).
    */
   createServer(era: 'modern' | 'legacy', principal: Principal, { connection = false }: { connection?: boolean } = {}): TaskvisorServer {
-    // While recovering too: transports let tasks/* through then (issue 13 item 6); everything else waits for ready().
+    // While recovering too: transports let tasks/* through then (polling needs no recovered store); everything else waits for ready().
     if (this.state !== 'started' && this.state !== 'starting') throw new Error('The runtime is not started: call runtime.start() first');
     // An aggregator may gain upstream resources and prompts at any time: it always offers the methods.
     const servesResources = this.resources.size > 0 || this.upstreams !== undefined;

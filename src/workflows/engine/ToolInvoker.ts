@@ -30,7 +30,7 @@ export interface ToolInvocation {
   onStatus?: (message: string) => void;
   /** Client capabilities of the original request: input kinds it did not declare are refused (D-10). */
   clientCapabilities?: JsonObject;
-  /** W3C trace context the callee runs under (`ctx.trace`) and sends upstream (issue 16.3). */
+  /** W3C trace context the callee runs under (`ctx.trace`) and sends upstream, so one run is one trace. */
   trace?: TraceContext;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Run history (issue 17 item 7), as muster offers it: every workflow run —
+ * Run history, as muster offers it (its `core_workflow_execution_*` tools): every workflow run —
  * a task or a synchronous call — is one record in the configured task store,
  * with its step records, readable per principal through
  * `core_workflow_execution_list` / `core_workflow_execution_get` and by the
@@ -229,7 +229,7 @@ export class RunHistory {
    */
   async get(executionId: string, owner?: string): Promise<RunDetail | undefined> {
     if (typeof executionId !== 'string' || !/^[A-Za-z0-9_-]{1,200}$/.test(executionId)) return undefined;
-    // Ownership before loading: another principal's record is never read or parsed (as tasks/get, issue 12).
+    // Ownership before loading: another principal's record is never read or parsed (as tasks/get: another principal's id is unknown, I-7).
     const record = await this.options.store.get(executionId, owner);
     const now = this.now();
     if (!record || !isWorkflowRun(record) || (owner !== undefined && record.owner !== owner) || !this.retained(record, now))

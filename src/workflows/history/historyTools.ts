@@ -1,5 +1,5 @@
 /**
- * muster's run history tools (issue 17 item 7), under muster's names:
+ * muster's run history tools, under muster's names so its clients find them:
  * `core_workflow_execution_list` and `core_workflow_execution_get`. Both see
  * only the caller's own runs: another principal's run answers exactly like an
  * unknown id (I-7). The names are muster's `core_` ones, outside the

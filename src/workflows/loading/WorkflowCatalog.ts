@@ -35,7 +35,7 @@ export interface WorkflowCatalogOptions {
   debounceMs?: number;
   /**
    * Records every run and serves muster's `core_workflow_execution_list` /
-   * `core_workflow_execution_get` over it (issue 17 item 7). Without it a
+   * `core_workflow_execution_get` over it. Without it a
    * synchronous run leaves no record.
    */
   history?: RunHistory;

@@ -21,7 +21,7 @@ export async function openConfiguredWorkflows(
 ): Promise<WorkflowCatalog | undefined> {
   const section = loaded.config.workflows;
   if (!section) return undefined;
-  // With a store, every run is recorded there and the history tools are served (issue 17 item 7).
+  // With a store, every run is recorded there and the history tools are served.
   const history = store
     ? new RunHistory({
         store,
