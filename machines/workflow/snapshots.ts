@@ -10,32 +10,35 @@ import type { Actor, Snapshot } from 'xstate';
 import type { ExecuteStep } from './types.js';
 import type { WorkflowMachine } from './workflow.machine.js';
 
-type Persisted = {
-  context?: Record<string, unknown>;
-  children?: Record<string, { src?: unknown; snapshot?: { input?: Record<string, unknown> } }>;
-};
+type Fields = Record<string, unknown>;
 
-/** A copy of `snapshot` whose context and `runStep` children have the executor replaced by `put(...)` (or removed). */
-function withExecutor(snapshot: Persisted, put: (into: Record<string, unknown>) => Record<string, unknown>): Persisted {
-  const children = Object.fromEntries(
-    Object.entries(snapshot.children ?? {}).map(([id, child]) => [
-      id,
-      child.src === 'runStep' && child.snapshot?.input
-        ? { ...child, snapshot: { ...child.snapshot, input: put(child.snapshot.input) } }
-        : child,
-    ]),
-  );
-  return { ...snapshot, ...(snapshot.context ? { context: put(snapshot.context) } : {}), ...(snapshot.children ? { children } : {}) };
+const isFields = (value: unknown): value is Fields => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+const isSnapshot = (value: unknown): value is Snapshot<unknown> => isFields(value) && typeof value.status === 'string';
+
+/** `snapshot` with its context and the input of its `runStep` children passed through `put`. */
+function withExecutor<T extends Fields>(snapshot: T, put: (fields: Fields) => Fields): T {
+  const { context, children } = snapshot;
+  const child = (value: unknown): unknown => {
+    if (!isFields(value) || value.src !== 'runStep' || !isFields(value.snapshot) || !isFields(value.snapshot.input)) return value;
+    return { ...value, snapshot: { ...value.snapshot, input: put(value.snapshot.input) } };
+  };
+  return {
+    ...snapshot,
+    ...(isFields(context) ? { context: put(context) } : {}),
+    ...(isFields(children) ? { children: Object.fromEntries(Object.entries(children).map(([id, value]) => [id, child(value)])) } : {}),
+  };
 }
 
-const without = ({ executeStep: _, ...rest }: Record<string, unknown>) => rest;
+const without = ({ executeStep: _, ...rest }: Fields): Fields => rest;
 
 /** The actor's persisted snapshot, as JSON only: what a checkpoint stores. */
-export function persistWorkflowSnapshot(actor: Actor<WorkflowMachine>): unknown {
-  return withExecutor(actor.getPersistedSnapshot() as Persisted, without);
+export function persistWorkflowSnapshot(actor: Actor<WorkflowMachine>): Snapshot<unknown> {
+  return withExecutor(actor.getPersistedSnapshot(), without);
 }
 
 /** A stored snapshot made ready to restore: the executor goes back where the machine reads it. */
 export function restorableWorkflowSnapshot(stored: unknown, executeStep: ExecuteStep): Snapshot<unknown> {
-  return withExecutor(stored as Persisted, (into) => ({ ...into, executeStep })) as Snapshot<unknown>;
+  if (!isSnapshot(stored)) throw new Error('A stored workflow snapshot is not an actor snapshot');
+  return withExecutor(stored, (fields) => ({ ...fields, executeStep }));
 }

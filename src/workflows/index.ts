@@ -2,6 +2,17 @@
  * `taskvisor/workflows`: YAML workflows (docs/workflows.md) — the catalog that
  * serves them as tools, the file checks, and the Go-template engine muster's
  * files use.
+ *
+ * The folders:
+ * - `engine/`: one run, a worker of the runtime — `WorkflowRun` wires the
+ *   `scheduler` (sequence, `needs` DAG), the `StepExecutor` (tool and input
+ *   steps; `expansion` for `forEach`/`parallel`), the `retryPolicy`,
+ *   `conditions` and `checkpointing`;
+ * - `model/`: what a workflow is (its schema, `needs` graph, durations);
+ * - `templates/`: JSONata and Go templates (`gotemplate/`, sprig included);
+ * - `history/`: the run history and its tools;
+ * - `loading/`: reading workflow files and config, and the catalog that
+ *   serves a directory of them. Only this folder talks to files and config.
  */
 export { workflowMachine, WORKFLOW_MACHINE_VERSION } from '../../machines/workflow/index.js';
 export {
