@@ -5,7 +5,8 @@
  */
 import type { JsonObject } from '../../../machines/task/index.js';
 import type { ToolContext } from '../../tools/ToolDefinition.js';
-import type { WorkflowDefinition } from '../model/definition.js';
+import type { WorkflowPhase } from '../../../machines/workflow/index.js';
+import type { WorkflowDefinition, WorkflowStep, WorkflowSubStep } from '../model/definition.js';
 import type { TemplateEngine, TemplateScope } from '../templates/render.js';
 import type { ToolInvoker } from './ToolInvoker.js';
 import { withFlatNames } from './results.js';
@@ -28,3 +29,15 @@ export function scopeOf(run: RunEnv, results: Record<string, unknown>, vars: Rec
 
 /** Where a template sits, for its error messages. */
 export const siteOf = (run: RunEnv, step: string) => ({ workflow: run.definition.name, step });
+
+/** One step to run, and where: `recordId` is its id in the step records; `keyPrefix` scopes its input keys. */
+export interface StepCall {
+  step: WorkflowStep | WorkflowSubStep;
+  phase: WorkflowPhase;
+  scope: TemplateScope;
+  /** How the steps it may refer to ended, by id. */
+  outcomes: Record<string, string>;
+  recordId: string;
+  keyPrefix: string;
+  signal: AbortSignal;
+}

@@ -7,30 +7,17 @@ import type { JsonObject } from '../../../machines/task/index.js';
 import { publish } from '../../core/diagnostics.js';
 import { isInputRequiredSignal } from '../../runtime/ToolExecution.js';
 import type { ElicitParams } from '../../tools/ToolDefinition.js';
-import type { WorkflowPhase } from '../../../machines/workflow/index.js';
-import type { WorkflowStep, WorkflowSubStep } from '../model/definition.js';
+import type { WorkflowSubStep } from '../model/definition.js';
 import { showDuration } from '../model/duration.js';
-import { render, TemplateError, type TemplateScope } from '../templates/render.js';
+import { render, TemplateError } from '../templates/render.js';
 import type { StepRecord } from './checkpoint.js';
 import type { Checkpointer } from './checkpointing.js';
 import { conditionHolds } from './conditions.js';
 import { runForEach, runParallel, type RunSubStep } from './expansion.js';
 import { describeError, errorText, guarded, now, resultValue, StepFailure, type Outcome } from './outcome.js';
 import { retries, retryDelay, type RetryWaits, type TopStep } from './retryPolicy.js';
-import { siteOf, type RunEnv } from './RunEnv.js';
+import { siteOf, type RunEnv, type StepCall } from './RunEnv.js';
 import { limited, ms, raced, TimeLimit } from './timeLimits.js';
-
-/** One step to run, and where: `recordId` is its id in the step records; `keyPrefix` scopes its input keys. */
-export interface StepCall {
-  step: WorkflowStep | WorkflowSubStep;
-  phase: WorkflowPhase;
-  scope: TemplateScope;
-  /** How the steps it may refer to ended, by id. */
-  outcomes: Record<string, string>;
-  recordId: string;
-  keyPrefix: string;
-  signal: AbortSignal;
-}
 
 export class StepExecutor {
   constructor(
@@ -109,9 +96,8 @@ export class StepExecutor {
     const { step, signal } = call;
     try {
       const runSub: RunSubStep = (sub, scope, outcomes, recordId) => this.runStep({ ...call, step: sub, scope, outcomes, recordId });
-      if ('forEach' in step && step.forEach)
-        return await runForEach(this.run, step, call.scope, call.outcomes, call.recordId, signal, runSub);
-      if ('parallel' in step && step.parallel) return await runParallel(step, call.scope, call.outcomes, call.recordId, signal, runSub);
+      if ('forEach' in step && step.forEach) return await runForEach(this.run, call, step.forEach, runSub);
+      if ('parallel' in step && step.parallel) return await runParallel(call, step.parallel, step.maxConcurrency, runSub);
       if (step.input) return await this.askInput(call, step.input, record);
       return await this.callTool(call, record);
     } catch (error) {

@@ -8,7 +8,9 @@
 import type { WorkflowStep, WorkflowSubStep } from '../model/definition.js';
 import { render, type TemplateScope } from '../templates/render.js';
 import { resultOf, StepFailure, type Failed, type Outcome } from './outcome.js';
-import type { RunEnv } from './RunEnv.js';
+import type { RunEnv, StepCall } from './RunEnv.js';
+
+type ForEach = NonNullable<WorkflowStep['forEach']>;
 
 /** Runs one sub-step: `recordId` is its id in the step records (`parent[i].sub`, `parent.sub`). */
 export type RunSubStep = (
@@ -81,16 +83,8 @@ const failedWith = (failure: BranchFailure): Failed => ({
 });
 
 /** A `forEach` step: one branch per item, sequential by default (muster's rule). Its result is the list of iterations. */
-export async function runForEach(
-  run: RunEnv,
-  step: WorkflowStep,
-  scope: TemplateScope,
-  outcomes: Record<string, string>,
-  recordId: string,
-  signal: AbortSignal,
-  runSub: RunSubStep,
-): Promise<Outcome> {
-  const forEach = step.forEach!;
+export async function runForEach(run: RunEnv, call: StepCall, forEach: ForEach, runSub: RunSubStep): Promise<Outcome> {
+  const { scope, outcomes, recordId, signal } = call;
   const site = { workflow: run.definition.name, step: recordId, field: 'forEach.items' };
   const items = await render(forEach.items, scope, site, false, run.engine);
   if (!Array.isArray(items))
@@ -125,18 +119,16 @@ export async function runForEach(
 
 /** A `parallel` step: every sub-step at once (up to `maxConcurrency`). Its result maps each sub-step id to its result. */
 export async function runParallel(
-  step: WorkflowStep,
-  scope: TemplateScope,
-  outcomes: Record<string, string>,
-  recordId: string,
-  signal: AbortSignal,
+  call: StepCall,
+  subs: readonly WorkflowSubStep[],
+  maxConcurrency: number | undefined,
   runSub: RunSubStep,
 ): Promise<Outcome> {
-  const subs = step.parallel!;
+  const { scope, outcomes, recordId, signal } = call;
   const { values, failure } = await runBranches(
     {
       count: subs.length,
-      concurrency: step.maxConcurrency ?? subs.length,
+      concurrency: maxConcurrency ?? subs.length,
       steps: (index) => [subs[index]!],
       recordId: (_, sub) => `${recordId}.${sub.id}`,
       scope: () => scope,
