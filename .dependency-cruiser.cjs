@@ -30,7 +30,21 @@ const LAYERS = [
   { name: 'tasks', paths: ['src/tasks'] },
   // Task actors and their supervisor, executions, the change bus, the cluster node, the tool, resource and
   // prompt models and the store port: no SDK types.
-  { name: 'domain', paths: ['src/runtime', 'src/tools', 'src/resources', 'src/prompts', 'src/store/TaskStore.ts'] },
+  {
+    name: 'domain',
+    paths: [
+      'src/runtime',
+      'src/tools',
+      'src/resources',
+      'src/prompts',
+      'src/store/TaskStore.ts',
+      // The workflow engine is a worker of the runtime: its model, templates, run and history know no config or upstream.
+      'src/workflows/model',
+      'src/workflows/templates',
+      'src/workflows/engine',
+      'src/workflows/history',
+    ],
+  },
   // The adapters, bottom to top. Task stores implement the port: they know the record, nothing else.
   { name: 'stores', paths: ['src/store'] },
   // Machine export, traces and the Stately inspector: they read the machines only.
@@ -47,8 +61,8 @@ const LAYERS = [
   { name: 'transports', paths: ['src/transports'] },
   // Other MCP servers taskvisor aggregates, and the runtime state file that remembers them.
   { name: 'upstreams', paths: ['src/upstreams'] },
-  // The workflow engine: it calls tools and upstream tools, reads config and keeps run history in the store.
-  { name: 'workflows', paths: ['src/workflows'] },
+  // Workflow files: loading them from a folder or the config, and checking the tools they call exist upstream.
+  { name: 'workflows', paths: ['src/workflows/loading', 'src/workflows/index.ts'] },
   // Health, metrics, the operator API and dashboard: they look at everything below.
   { name: 'operations', paths: ['src/operations'] },
   // The composition root: builds a running service from options.

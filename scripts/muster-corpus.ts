@@ -1,6 +1,6 @@
 /**
  * Loads every workflow definition of a muster checkout with taskvisor's
- * loader and reports how many load (issue 17): muster's examples
+ * loader and reports how many load, to show muster's files run here: its examples
  * (`examples/workflow-*.yaml`, custom-resource shape) and the definitions in
  * its BDD scenarios (`internal/testing/scenarios/*.yaml`: the
  * `pre_configuration.workflows` entries and the arguments of
@@ -13,7 +13,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { parseWorkflow } from '../src/workflows/loadWorkflows.js';
+import { parseWorkflow } from '../src/workflows/loading/loadWorkflows.js';
 
 interface Entry {
   source: string;

@@ -1,13 +1,24 @@
 /**
- * Types of the workflow machine: the executor of one workflow run. Plain JSON
- * only, so a persisted snapshot survives a JSON round trip (I-8).
+ * Types of the workflow machine: the executor of one workflow run. Its state
+ * is plain JSON, so a persisted snapshot survives a JSON round trip (I-8);
+ * its one dependency, the {@link ExecuteStep}, comes in with its `input`
+ * and never reaches a persisted snapshot (see snapshots.ts).
  */
 
 /** Which list of steps a cursor walks: the main steps, or `onFailure` after a failure. */
 export type WorkflowPhase = 'main' | 'onFailure';
 
+/**
+ * Runs one step and reports how it ended (templates, conditions, the tool
+ * call, retries): the runtime's step executor. A rejection means the
+ * executor itself broke, not the step: the run crashes.
+ */
+export type ExecuteStep = (step: StepRunInput, signal: AbortSignal) => Promise<StepRunOutput>;
+
 /** What the machine is started with. */
 export interface WorkflowInput {
+  /** Runs each step of a sequence (and of `onFailure`); DAG steps are run by the runtime's scheduler. */
+  executeStep: ExecuteStep;
   workflow: string;
   /** The task the run belongs to, when it is one (for traces and the inspector). */
   taskId?: string;
@@ -31,6 +42,12 @@ export interface WorkflowFailure {
 }
 
 export interface WorkflowContext {
+  /**
+   * The step executor from the input: a dependency, not state. The one
+   * member that is not JSON: left out of every persisted snapshot and given
+   * again on restore (snapshots.ts), so stored snapshots keep their shape.
+   */
+  executeStep: ExecuteStep;
   workflow: string;
   taskId?: string;
   stepIds: string[];
@@ -57,6 +74,11 @@ export interface StepRunInput {
   /** The results so far: what the step's templates see. */
   results: Record<string, unknown>;
   outcomes: Record<string, 'completed' | 'failed' | 'skipped'>;
+}
+
+/** What the invoked `runStep` actor gets: the step, and the executor that runs it (left out of persisted snapshots). */
+export interface StepRunRequest extends StepRunInput {
+  executeStep: ExecuteStep;
 }
 
 /** How a step ended, as the step executor reports it. */

@@ -6,17 +6,19 @@
  *   running / scheduling: step failed without allowFailure → compensating (onFailure steps) → failed
  *   any active state —CANCEL→ cancelled;  the step executor itself broke → crashed
  *
- * A step is run by the invoked `runStep` actor (provided by the runtime: it
- * resolves templates and calls the tool); the machine only decides what runs
- * next and records how each step ended. Its persisted snapshot is the run's
- * checkpoint: restored after a restart, the in-flight `runStep` starts again
- * (at-least-once per step).
+ * A step of a sequence is run by the invoked `runStep` actor, which calls
+ * the step executor the machine got in its `input` (resolving templates,
+ * calling the tool); the machine only decides what runs next and records how
+ * each step ended. Its persisted snapshot is the run's checkpoint: restored
+ * after a restart, the in-flight `runStep` starts again (at-least-once per
+ * step).
  *
  * Restore safety (I-8): no `after:` delays, the one invoke has an explicit id,
- * named guards and actions, nothing but JSON in context.
+ * named guards and actions, nothing but JSON in persisted snapshots (the
+ * executor is left out and given again on restore, see snapshots.ts).
  */
-import { assign, fromPromise, setup } from 'xstate';
-import type { StepRunInput, StepRunOutput, WorkflowContext, WorkflowEvent, WorkflowInput } from './types.js';
+import { assertEvent, assign, fromPromise, setup } from 'xstate';
+import type { StepRunOutput, StepRunRequest, WorkflowContext, WorkflowEvent, WorkflowInput } from './types.js';
 
 /**
  * Stamped next to every persisted snapshot. Bump it when a change to states,
@@ -24,25 +26,33 @@ import type { StepRunInput, StepRunOutput, WorkflowContext, WorkflowEvent, Workf
  */
 export const WORKFLOW_MACHINE_VERSION = 1;
 
-type StepDone = { output: StepRunOutput };
-
-const outputOf = (event: unknown): StepRunOutput => (event as StepDone).output;
+/** How the step of a sequence ended: the invoke's output, handed to the guards and actions as params. */
+interface Ended {
+  output: StepRunOutput;
+}
 
 const isHardFailure = (output: StepRunOutput) => output.status === 'failed' && !output.allowFailure;
 
-export const workflowMachine = setup({
+/** The value `results.<id>` holds for a step that ended with `output`. */
+const resultOf = (output: StepRunOutput): unknown =>
+  output.status === 'completed' ? output.result : output.status === 'failed' ? (output.result ?? null) : null;
+
+const workflowSetup = setup({
   types: {
     context: {} as WorkflowContext,
     events: {} as WorkflowEvent,
     input: {} as WorkflowInput,
   },
   actors: {
-    /** Placeholder: the runtime provides the step executor (templates, conditions, tool calls). */
-    runStep: fromPromise<StepRunOutput, StepRunInput>(() => Promise.resolve({ status: 'skipped' })),
+    /** Runs a step with the executor the machine was given (its input carries it, see StepRunRequest). */
+    runStep: fromPromise<StepRunOutput, StepRunRequest>(({ input, signal }) => {
+      const { executeStep, ...step } = input;
+      return executeStep(step, signal);
+    }),
   },
   guards: {
-    failedHardWithCleanup: ({ context, event }) => isHardFailure(outputOf(event)) && context.onFailureIds.length > 0,
-    failedHard: ({ event }) => isHardFailure(outputOf(event)),
+    failedHardWithCleanup: ({ context }, { output }: Ended) => isHardFailure(output) && context.onFailureIds.length > 0,
+    failedHard: (_, { output }: Ended) => isHardFailure(output),
     hasNextStep: ({ context }) => context.cursor + 1 < (context.phase === 'main' ? context.stepIds : context.onFailureIds).length,
     isDag: ({ context }) => context.running !== undefined,
     // A DAG run ends once nothing is in flight: after a hard failure (no new step starts), or when every step ended.
@@ -52,18 +62,16 @@ export const workflowMachine = setup({
     dagDone: ({ context }) => (context.running ?? []).length === 0 && context.stepIds.every((id) => Object.hasOwn(context.outcomes, id)),
   },
   actions: {
-    recordStep: assign(({ context, event }) => {
-      const output = outputOf(event);
+    recordStep: assign(({ context }, { output }: Ended) => {
       const stepId = (context.phase === 'main' ? context.stepIds : context.onFailureIds)[context.cursor]!;
-      const result = output.status === 'completed' ? output.result : output.status === 'failed' ? (output.result ?? null) : null;
+      const result = resultOf(output);
       // fromEntries: a step id is user text; it must stay a plain own key.
       return {
         results: Object.fromEntries([...Object.entries(context.results), [stepId, result]]),
         outcomes: Object.fromEntries([...Object.entries(context.outcomes), [stepId, output.status]]),
       };
     }),
-    recordFailure: assign(({ context, event }) => {
-      const output = outputOf(event);
+    recordFailure: assign(({ context }, { output }: Ended) => {
       if (output.status !== 'failed') return {};
       return {
         failure: {
@@ -75,14 +83,16 @@ export const workflowMachine = setup({
     }),
     markStarted: assign({
       running: ({ context, event }) => {
-        const { stepId } = event as Extract<WorkflowEvent, { type: 'STEP_STARTED' }>;
+        assertEvent(event, 'STEP_STARTED');
+        const { stepId } = event;
         const running = context.running ?? [];
         return running.includes(stepId) ? running : [...running, stepId];
       },
     }),
     recordDagStep: assign(({ context, event }) => {
-      const { stepId, output } = event as Extract<WorkflowEvent, { type: 'STEP_DONE' }>;
-      const result = output.status === 'completed' ? output.result : output.status === 'failed' ? (output.result ?? null) : null;
+      assertEvent(event, 'STEP_DONE');
+      const { stepId, output } = event;
+      const result = resultOf(output);
       // The first hard failure is the run's; steps still in flight end and are recorded, none starts.
       const failure =
         context.failure ??
@@ -98,16 +108,21 @@ export const workflowMachine = setup({
     }),
     advance: assign({ cursor: ({ context }) => context.cursor + 1 }),
     startCleanup: assign({ phase: 'onFailure' as const, cursor: 0 }),
-    recordCrash: assign({
-      crash: ({ event }) => {
-        const error = (event as { error?: unknown }).error;
-        return error instanceof Error ? error.message : String(error);
-      },
-    }),
+    recordCrash: assign((_, { error }: { error: unknown }) => ({
+      crash: error instanceof Error ? error.message : String(error),
+    })),
   },
-}).createMachine({
+});
+
+/** The params of the guards and actions reading how the step of a sequence ended: the invoke's output. */
+const ended = ({ event }: { event: { output: StepRunOutput } }): Ended => ({ output: event.output });
+/** The params of `recordCrash` when the step executor rejected: its error. */
+const failedWith = ({ event }: { event: { error: unknown } }) => ({ error: event.error });
+
+export const workflowMachine = workflowSetup.createMachine({
   id: 'workflow',
   context: ({ input }) => ({
+    executeStep: input.executeStep,
     workflow: input.workflow,
     ...(input.taskId !== undefined ? { taskId: input.taskId } : {}),
     stepIds: input.stepIds,
@@ -128,7 +143,7 @@ export const workflowMachine = setup({
       on: {
         STEP_STARTED: { actions: 'markStarted' },
         STEP_DONE: { actions: 'recordDagStep' },
-        STEP_CRASHED: { target: 'crashed', actions: 'recordCrash' },
+        STEP_CRASHED: { target: 'crashed', actions: { type: 'recordCrash', params: ({ event }) => ({ error: event.error }) } },
         CANCEL: 'cancelled',
       },
       always: [
@@ -141,7 +156,8 @@ export const workflowMachine = setup({
       invoke: {
         id: 'step',
         src: 'runStep',
-        input: ({ context }): StepRunInput => ({
+        input: ({ context }): StepRunRequest => ({
+          executeStep: context.executeStep,
           phase: 'main',
           index: context.cursor,
           stepId: context.stepIds[context.cursor]!,
@@ -149,12 +165,23 @@ export const workflowMachine = setup({
           outcomes: context.outcomes,
         }),
         onDone: [
-          { guard: 'failedHardWithCleanup', target: 'compensating', actions: ['recordStep', 'recordFailure', 'startCleanup'] },
-          { guard: 'failedHard', target: 'failed', actions: ['recordStep', 'recordFailure'] },
-          { guard: 'hasNextStep', target: 'running', reenter: true, actions: ['recordStep', 'advance'] },
-          { target: 'succeeded', actions: 'recordStep' },
+          {
+            guard: { type: 'failedHardWithCleanup', params: ended },
+            target: 'compensating',
+            actions: [{ type: 'recordStep', params: ended }, { type: 'recordFailure', params: ended }, 'startCleanup'],
+          },
+          {
+            guard: { type: 'failedHard', params: ended },
+            target: 'failed',
+            actions: [
+              { type: 'recordStep', params: ended },
+              { type: 'recordFailure', params: ended },
+            ],
+          },
+          { guard: 'hasNextStep', target: 'running', reenter: true, actions: [{ type: 'recordStep', params: ended }, 'advance'] },
+          { target: 'succeeded', actions: { type: 'recordStep', params: ended } },
         ],
-        onError: { target: 'crashed', actions: 'recordCrash' },
+        onError: { target: 'crashed', actions: { type: 'recordCrash', params: failedWith } },
       },
       on: { CANCEL: 'cancelled' },
     },
@@ -163,7 +190,8 @@ export const workflowMachine = setup({
       invoke: {
         id: 'step',
         src: 'runStep',
-        input: ({ context }): StepRunInput => ({
+        input: ({ context }): StepRunRequest => ({
+          executeStep: context.executeStep,
           phase: 'onFailure',
           index: context.cursor,
           stepId: context.onFailureIds[context.cursor]!,
@@ -171,10 +199,10 @@ export const workflowMachine = setup({
           outcomes: context.outcomes,
         }),
         onDone: [
-          { guard: 'hasNextStep', target: 'compensating', reenter: true, actions: ['recordStep', 'advance'] },
-          { target: 'failed', actions: 'recordStep' },
+          { guard: 'hasNextStep', target: 'compensating', reenter: true, actions: [{ type: 'recordStep', params: ended }, 'advance'] },
+          { target: 'failed', actions: { type: 'recordStep', params: ended } },
         ],
-        onError: { target: 'crashed', actions: 'recordCrash' },
+        onError: { target: 'crashed', actions: { type: 'recordCrash', params: failedWith } },
       },
       on: { CANCEL: 'cancelled' },
     },

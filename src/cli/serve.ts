@@ -18,7 +18,7 @@ import type { BearerAuthOptions } from '../auth/bearer.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 import { runtimeOptionsOf, storeConfigOf } from './serveOptions.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
-import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import type { WorkflowCatalog } from '../workflows/loading/WorkflowCatalog.js';
 import type { Operations } from '../operations/Operations.js';
 import type { OperationsListener } from '../operations/listenOperations.js';
 import { enableOpenTelemetry } from '../operations/openTelemetry.js';
@@ -181,7 +181,7 @@ export async function serve(args: ServeArgs): Promise<{
     // One owner per store: "store … is in use by process N", exit 1.
     if (error instanceof StoreInUseError) throw new ConfigError(error.message);
     if (loaded?.config.workflows) {
-      const { WorkflowError } = await import('../workflows/loadWorkflows.js');
+      const { WorkflowError } = await import('../workflows/loading/loadWorkflows.js');
       if (error instanceof WorkflowError) {
         throw new ConfigError(
           `${loaded.file}${loaded.positionOf?.(['workflows', 'dir']) ?? ''}: workflows.dir: ${loaded.config.workflows.dir}:\n${error.message}`,
@@ -301,8 +301,8 @@ export async function serve(args: ServeArgs): Promise<{
   }
   const workflows = runtime.workflows;
   if (workflows) {
-    const { warnAboutMissingTools } = await import('../workflows/missingTools.js');
-    const { DEFAULT_WORKFLOW_PREFIX } = await import('../workflows/WorkflowCatalog.js');
+    const { warnAboutMissingTools } = await import('../workflows/loading/missingTools.js');
+    const { DEFAULT_WORKFLOW_PREFIX } = await import('../workflows/loading/WorkflowCatalog.js');
     void warnAboutMissingTools({
       definitions: workflows.definitions,
       prefix: loaded?.config.workflows?.prefix ?? DEFAULT_WORKFLOW_PREFIX,

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from '../config/loadConfig.js';
 import { createTaskStore } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import type { WorkflowCheckpoint } from '../workflows/WorkflowRunner.js';
+import type { WorkflowCheckpoint } from '../workflows/engine/WorkflowRun.js';
 import { storeConfigOf } from './serve.js';
 import { checkStore } from './tasksCheck.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
@@ -178,7 +178,7 @@ async function show(store: TaskStore, values: { json?: boolean }, positionals: s
   return 0;
 }
 
-/** `tasks get|cancel|watch TASK_ID --url URL | --stdio CMD`: a task on a running server (issue 15.3). */
+/** `tasks get|cancel|watch TASK_ID --url URL | --stdio CMD`: a task on a running server. */
 async function remoteTaskCommand(sub: 'get' | 'cancel' | 'watch', argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(argv, REMOTE_OPTIONS, TASKS_USAGE, { positionals: true });
   if (values.help) {

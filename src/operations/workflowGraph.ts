@@ -1,11 +1,11 @@
 /**
- * A workflow run as the dashboard draws it (issue 16.4): its main steps as
+ * A workflow run as the dashboard draws it: its main steps as
  * nodes with their states, edges from `needs:` (or the file's order), and
  * the `onFailure` steps apart. Sub-steps (`parent.sub`, `parent[i].sub`)
  * fold into their top-level step: the node shows the worst of them.
  */
-import type { StepRecord, WorkflowCheckpoint } from '../workflows/checkpoint.js';
-import { dependencies } from '../workflows/dag.js';
+import type { StepRecord, WorkflowCheckpoint } from '../workflows/engine/checkpoint.js';
+import { dependencies } from '../workflows/model/dag.js';
 
 export interface WorkflowGraphNode {
   id: string;

@@ -29,7 +29,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolHandler, ToolOptions } from '../tools/ToolDefinition.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { UpstreamManager } from '../upstreams/UpstreamManager.js';
-import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import type { WorkflowCatalog } from '../workflows/loading/WorkflowCatalog.js';
 import { composeRuntime, type RuntimeParts } from './composeRuntime.js';
 import type { Definition, RuntimeOptions, StartReport } from './RuntimeOptions.js';
 import { createServerInstance } from './serverInstance.js';

@@ -9,7 +9,7 @@ import type { InspectionEvent } from 'xstate';
 import type { Logger } from '../runtime/Logger.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
-import type { WorkflowCatalog } from '../workflows/WorkflowCatalog.js';
+import type { WorkflowCatalog } from '../workflows/loading/WorkflowCatalog.js';
 import type { WorkflowsOption } from './RuntimeOptions.js';
 
 /** What the workflows are wired to. */
@@ -31,8 +31,8 @@ export interface OpenedWorkflows {
 /** Loads the folder of `option` (every file valid, or this rejects naming the bad one) and registers its workflows as tools. */
 export async function composeWorkflows(option: WorkflowsOption, wiring: WorkflowsWiring): Promise<OpenedWorkflows> {
   const [{ WorkflowCatalog }, { RunHistory }] = await Promise.all([
-    import('../workflows/WorkflowCatalog.js'),
-    import('../workflows/RunHistory.js'),
+    import('../workflows/loading/WorkflowCatalog.js'),
+    import('../workflows/history/RunHistory.js'),
   ]);
   const history = new RunHistory({
     store: wiring.store,

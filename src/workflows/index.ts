@@ -2,6 +2,17 @@
  * `taskvisor/workflows`: YAML workflows (docs/workflows.md) — the catalog that
  * serves them as tools, the file checks, and the Go-template engine muster's
  * files use.
+ *
+ * The folders:
+ * - `engine/`: one run, a worker of the runtime — `WorkflowRun` wires the
+ *   `scheduler` (sequence, `needs` DAG), the `StepExecutor` (tool and input
+ *   steps; `expansion` for `forEach`/`parallel`), the `retryPolicy`,
+ *   `conditions` and `checkpointing`;
+ * - `model/`: what a workflow is (its schema, `needs` graph, durations);
+ * - `templates/`: JSONata and Go templates (`gotemplate/`, sprig included);
+ * - `history/`: the run history and its tools;
+ * - `loading/`: reading workflow files and config, and the catalog that
+ *   serves a directory of them. Only this folder talks to files and config.
  */
 export { workflowMachine, WORKFLOW_MACHINE_VERSION } from '../../machines/workflow/index.js';
 export {
@@ -10,18 +21,18 @@ export {
   DEFAULT_WORKFLOW_PREFIX,
   type WorkflowCatalogOptions,
   type WorkflowReloadReport,
-} from './WorkflowCatalog.js';
-export { ToolInvoker, type ToolInvocation } from './ToolInvoker.js';
-export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './loadWorkflows.js';
-export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './definition.js';
-export type { StepBackoff, StepRecord, WorkflowCheckpoint } from './WorkflowRunner.js';
+} from './loading/WorkflowCatalog.js';
+export { ToolInvoker, type ToolInvocation } from './engine/ToolInvoker.js';
+export { parseWorkflow, loadWorkflowFile, loadWorkflowDir, checkWorkflowSet, WorkflowError } from './loading/loadWorkflows.js';
+export type { WorkflowDefinition, WorkflowStep, WorkflowSubStep, WorkflowArg, WorkflowCondition } from './model/definition.js';
+export type { StepBackoff, StepRecord, WorkflowCheckpoint } from './engine/WorkflowRun.js';
 export {
   compileGoTemplate,
   TemplateSyntaxError,
   TemplateExecError,
   FUNCTIONS as GO_TEMPLATE_FUNCTIONS,
   type GoTemplate,
-} from './gotemplate/index.js';
+} from './templates/gotemplate/index.js';
 export {
   RunHistory,
   RUN_STATUSES,
@@ -34,6 +45,6 @@ export {
   type RunStep,
   type RunList,
   type RunListQuery,
-} from './RunHistory.js';
-export { EXECUTION_LIST_TOOL, EXECUTION_GET_TOOL } from './historyTools.js';
-export { EXECUTION_ID_META_KEY } from './WorkflowRunner.js';
+} from './history/RunHistory.js';
+export { EXECUTION_LIST_TOOL, EXECUTION_GET_TOOL } from './history/historyTools.js';
+export { EXECUTION_ID_META_KEY } from './engine/WorkflowRun.js';

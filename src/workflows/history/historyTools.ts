@@ -1,13 +1,13 @@
 /**
- * muster's run history tools (issue 17 item 7), under muster's names:
+ * muster's run history tools, under muster's names so its clients find them:
  * `core_workflow_execution_list` and `core_workflow_execution_get`. Both see
  * only the caller's own runs: another principal's run answers exactly like an
  * unknown id (I-7). The names are muster's `core_` ones, outside the
  * `workflow_` space, so no workflow can be shadowed by them or shadow them.
  */
 import { z } from 'zod';
-import type { ToolDefinition, ToolResult } from '../tools/ToolDefinition.js';
-import type { JsonObject } from '../core/json.js';
+import type { ToolDefinition, ToolResult } from '../../tools/ToolDefinition.js';
+import type { JsonObject } from '../../core/json.js';
 import { RUN_STATUSES, viewOf, type RunHistory, type RunStatus } from './RunHistory.js';
 
 export const EXECUTION_LIST_TOOL = 'core_workflow_execution_list';

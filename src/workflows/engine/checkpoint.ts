@@ -2,8 +2,8 @@
  * What a workflow run keeps durably: its step records and its checkpoint
  * (the task's `checkpoint`, or a synchronous run's history record).
  */
-import type { JsonObject } from '../core/json.js';
-import type { WorkflowDefinition } from './definition.js';
+import type { JsonObject } from '../../core/json.js';
+import type { WorkflowDefinition } from '../model/definition.js';
 
 /** One step record, written live into the run's checkpoint. */
 export interface StepRecord {

@@ -4,7 +4,7 @@
  * advertised JSON Schema and the argument check of every call.
  */
 import { z } from 'zod';
-import type { JsonObject } from '../core/json.js';
+import type { JsonObject } from '../../core/json.js';
 import type { WorkflowArg } from './definition.js';
 
 /** Builds the schema; throws an error naming the argument for a bad pattern or default. */

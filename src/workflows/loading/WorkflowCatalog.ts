@@ -7,16 +7,16 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { InspectionEvent } from 'xstate';
-import type { Logger } from '../runtime/Logger.js';
-import type { ToolDefinition } from '../tools/ToolDefinition.js';
-import type { ToolRegistry } from '../tools/ToolRegistry.js';
-import { argsSchema } from './argsSchema.js';
-import type { WorkflowDefinition } from './definition.js';
+import type { Logger } from '../../runtime/Logger.js';
+import type { ToolDefinition } from '../../tools/ToolDefinition.js';
+import type { ToolRegistry } from '../../tools/ToolRegistry.js';
+import { argsSchema } from '../model/argsSchema.js';
+import type { WorkflowDefinition } from '../model/definition.js';
 import { checkWorkflowSet, loadWorkflowDir, WorkflowError } from './loadWorkflows.js';
-import { ToolInvoker } from './ToolInvoker.js';
-import { workflowHandler } from './WorkflowRunner.js';
-import type { RunHistory } from './RunHistory.js';
-import { historyTools } from './historyTools.js';
+import { ToolInvoker } from '../engine/ToolInvoker.js';
+import { workflowHandler } from '../engine/WorkflowRun.js';
+import type { RunHistory } from '../history/RunHistory.js';
+import { historyTools } from '../history/historyTools.js';
 
 /** Default tool name prefix of workflows. */
 export const DEFAULT_WORKFLOW_PREFIX = 'workflow_';
@@ -35,7 +35,7 @@ export interface WorkflowCatalogOptions {
   debounceMs?: number;
   /**
    * Records every run and serves muster's `core_workflow_execution_list` /
-   * `core_workflow_execution_get` over it (issue 17 item 7). Without it a
+   * `core_workflow_execution_get` over it. Without it a
    * synchronous run leaves no record.
    */
   history?: RunHistory;

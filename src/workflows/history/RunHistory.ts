@@ -1,5 +1,5 @@
 /**
- * Run history (issue 17 item 7), as muster offers it: every workflow run —
+ * Run history, as muster offers it (its `core_workflow_execution_*` tools): every workflow run —
  * a task or a synchronous call — is one record in the configured task store,
  * with its step records, readable per principal through
  * `core_workflow_execution_list` / `core_workflow_execution_get` and by the
@@ -13,12 +13,12 @@
  * `retentionMs` ago are hidden at once and deleted by {@link RunHistory.prune},
  * as are the oldest finished runs beyond `maxRuns`.
  */
-import type { TaskError, TaskStatus } from '../../machines/task/index.js';
-import type { JsonObject } from '../core/json.js';
-import type { Logger } from '../runtime/Logger.js';
-import type { TaskStore } from '../store/TaskStore.js';
-import type { TaskRecord } from '../tasks/TaskRecord.js';
-import type { StepRecord, WorkflowCheckpoint } from './checkpoint.js';
+import type { TaskError, TaskStatus } from '../../../machines/task/index.js';
+import type { JsonObject } from '../../core/json.js';
+import type { Logger } from '../../runtime/Logger.js';
+import type { TaskStore } from '../../store/TaskStore.js';
+import type { TaskRecord } from '../../tasks/TaskRecord.js';
+import type { StepRecord, WorkflowCheckpoint } from '../engine/checkpoint.js';
 
 /** The most a record keeps of one value (muster's payload guard, 256 KiB of JSON). */
 export const MAX_RECORDED_VALUE_BYTES = 256 * 1024;
@@ -230,7 +230,7 @@ export class RunHistory {
    */
   async get(executionId: string, owner?: string): Promise<RunDetail | undefined> {
     if (typeof executionId !== 'string' || !/^[A-Za-z0-9_-]{1,200}$/.test(executionId)) return undefined;
-    // Ownership before loading: another principal's record is never read or parsed (as tasks/get, issue 12).
+    // Ownership before loading: another principal's record is never read or parsed (as tasks/get: another principal's id is unknown, I-7).
     const record = await this.options.store.get(executionId, owner);
     const now = this.now();
     if (!record || !isWorkflowRun(record) || (owner !== undefined && record.owner !== owner) || !this.retained(record, now))

@@ -8,14 +8,14 @@
  * caller's task asks the client), its cancellation follows the caller's
  * signal, its arguments are validated by its own schema.
  */
-import type { TraceContext } from '../core/traceContext.js';
-import type { InputRequest, TaskEvent } from '../../machines/task/index.js';
-import type { JsonObject } from '../core/json.js';
-import { ErrorCode, ToolError } from '../core/errors.js';
-import { isInputRequiredSignal, ToolExecution } from '../runtime/ToolExecution.js';
-import type { ToolRegistry } from '../tools/ToolRegistry.js';
-import { schemasOf } from '../tools/ToolSchema.js';
-import type { ForwardedToolCall } from '../tools/ToolDefinition.js';
+import type { TraceContext } from '../../core/traceContext.js';
+import type { InputRequest, TaskEvent } from '../../../machines/task/index.js';
+import type { JsonObject } from '../../core/json.js';
+import { ErrorCode, ToolError } from '../../core/errors.js';
+import { isInputRequiredSignal, ToolExecution } from '../../runtime/ToolExecution.js';
+import type { ToolRegistry } from '../../tools/ToolRegistry.js';
+import { schemasOf } from '../../tools/ToolSchema.js';
+import type { ForwardedToolCall } from '../../tools/ToolDefinition.js';
 
 /** One call through the {@link ToolInvoker}. */
 export interface ToolInvocation {
@@ -31,7 +31,7 @@ export interface ToolInvocation {
   onStatus?: (message: string) => void;
   /** Client capabilities of the original request: input kinds it did not declare are refused (D-10). */
   clientCapabilities?: JsonObject;
-  /** W3C trace context the callee runs under (`ctx.trace`) and sends upstream (issue 16.3). */
+  /** W3C trace context the callee runs under (`ctx.trace`) and sends upstream, so one run is one trace. */
   trace?: TraceContext;
 }
 

@@ -12,7 +12,7 @@ import { BUILTINS } from './builtins.js';
 import { execute, executeTyped, NOT_SINGLE, TemplateExecError, type FuncMap, type GoFunction } from './exec.js';
 import { TemplateSyntaxError } from './lexer.js';
 import { parse, type Tree } from './parse.js';
-import { SPRIG } from './sprig.js';
+import { SPRIG } from './sprig/index.js';
 import { fromPlain, toPlain } from './values.js';
 
 export { TemplateExecError, TemplateSyntaxError };

@@ -3,13 +3,13 @@
  * folder it names, loaded (all files valid) and registered.
  */
 import type { InspectionEvent } from 'xstate';
-import { ConfigError, resolveFromConfig, type LoadedConfig } from '../config/loadConfig.js';
-import type { Logger } from '../runtime/Logger.js';
-import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import { ConfigError, resolveFromConfig, type LoadedConfig } from '../../config/loadConfig.js';
+import type { Logger } from '../../runtime/Logger.js';
+import type { ToolRegistry } from '../../tools/ToolRegistry.js';
 import { WorkflowCatalog } from './WorkflowCatalog.js';
 import { WorkflowError } from './loadWorkflows.js';
-import type { TaskStore } from '../store/TaskStore.js';
-import { RunHistory } from './RunHistory.js';
+import type { TaskStore } from '../../store/TaskStore.js';
+import { RunHistory } from '../history/RunHistory.js';
 
 /** Loads the configured workflows into `tools`; `undefined` without a `workflows` section. */
 export async function openConfiguredWorkflows(
@@ -21,7 +21,7 @@ export async function openConfiguredWorkflows(
 ): Promise<WorkflowCatalog | undefined> {
   const section = loaded.config.workflows;
   if (!section) return undefined;
-  // With a store, every run is recorded there and the history tools are served (issue 17 item 7).
+  // With a store, every run is recorded there and the history tools are served.
   const history = store
     ? new RunHistory({
         store,

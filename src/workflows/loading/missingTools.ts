@@ -4,11 +4,11 @@
  * should not wait for the first run to show. A tool under an upstream's
  * prefix is checked once that upstream is ready, against its listed tools.
  */
-import type { Logger } from '../runtime/Logger.js';
-import type { ToolRegistry } from '../tools/ToolRegistry.js';
-import type { UpstreamManager } from '../upstreams/UpstreamManager.js';
-import { toolsCalledBy } from './loadWorkflows.js';
-import type { WorkflowDefinition } from './definition.js';
+import type { Logger } from '../../runtime/Logger.js';
+import type { ToolRegistry } from '../../tools/ToolRegistry.js';
+import type { UpstreamManager } from '../../upstreams/UpstreamManager.js';
+import { toolsCalledBy } from '../model/toolsCalledBy.js';
+import type { WorkflowDefinition } from '../model/definition.js';
 
 export interface MissingToolCheck {
   definitions: readonly WorkflowDefinition[];

@@ -1,5 +1,5 @@
 /**
- * `needs:` dependencies between a workflow's main steps (issue 17 item 6): the
+ * `needs:` dependencies between a workflow's main steps (muster's `needs:`): the
  * graph they form, checked when the file loads (unknown ids, a step needing
  * itself, cycles — each named with its file, path and field), and what a
  * step may see of the others (the steps it transitively needs).

@@ -6,13 +6,14 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ancestors, checkNeeds, isDag } from './dag.js';
+import { ancestors, checkNeeds, isDag } from '../model/dag.js';
 import { LineCounter, parseDocument, type Document } from 'yaml';
-import { dotted, position } from '../config/loadConfig.js';
-import { argsSchema } from './argsSchema.js';
-import { WorkflowSchema, type WorkflowDefinition, type WorkflowStep, type WorkflowSubStep } from './definition.js';
-import { checkTemplates, chooseEngine } from './templates.js';
+import { dotted, position } from '../../config/loadConfig.js';
+import { argsSchema } from '../model/argsSchema.js';
+import { WorkflowSchema, type WorkflowDefinition, type WorkflowStep, type WorkflowSubStep } from '../model/definition.js';
+import { checkTemplates, chooseEngine } from '../templates/render.js';
 import { normalizeMusterSpellings, type CompatProblem } from './musterCompat.js';
+import { toolsCalledBy } from '../model/toolsCalledBy.js';
 
 /** Workflow files larger than this are refused before parsing. */
 export const MAX_WORKFLOW_BYTES = 512 * 1024;
@@ -237,19 +238,6 @@ export async function loadWorkflowDir(dir: string): Promise<WorkflowDirContents>
     }
   }
   return { definitions, errors };
-}
-
-/** Every tool a workflow's steps call (main, sub-steps, onFailure). */
-export function toolsCalledBy(definition: WorkflowDefinition): string[] {
-  const out = new Set<string>();
-  const visit = (step: WorkflowStep | WorkflowSubStep) => {
-    if (step.tool) out.add(step.tool);
-    if (step.condition && 'tool' in step.condition) out.add(step.condition.tool);
-    for (const sub of ('forEach' in step ? step.forEach?.steps : undefined) ?? []) visit(sub);
-    for (const sub of ('parallel' in step ? step.parallel : undefined) ?? []) visit(sub);
-  };
-  for (const step of [...definition.steps, ...(definition.onFailure ?? [])]) visit(step);
-  return [...out];
 }
 
 /**

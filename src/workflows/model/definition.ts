@@ -148,7 +148,7 @@ export interface WorkflowSubStep {
   tool?: string | undefined;
   args?: Record<string, unknown> | undefined;
   input?: z.infer<typeof InputStepSchema> | undefined;
-  /** Loops nest (issue 17 item 6): a sub-step may be a `forEach` or `parallel` step itself. */
+  /** Loops nest, as in muster: a sub-step may be a `forEach` or `parallel` step itself. */
   forEach?:
     { items: string | unknown[]; as?: string | undefined; steps: WorkflowSubStep[]; maxConcurrency?: number | undefined } | undefined;
   parallel?: WorkflowSubStep[] | undefined;
