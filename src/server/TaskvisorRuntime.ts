@@ -30,7 +30,7 @@ import { PromptRegistry } from '../prompts/PromptRegistry.js';
 import type { PromptDefinition, PromptHandler, PromptOptions } from '../prompts/PromptDefinition.js';
 import { createTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
-import { DeadlineTaskStore, DEFAULT_STORE_DEADLINE_MS } from '../store/DeadlineTaskStore.js';
+import { TimeoutTaskStore, DEFAULT_STORE_TIMEOUT_MS } from '../store/TimeoutTaskStore.js';
 import { observeStore } from '../store/ObservedTaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolDefinition, ToolHandler, ToolOptions } from '../tools/ToolDefinition.js';
@@ -73,11 +73,13 @@ export interface RuntimeOptions {
   version?: string;
   instructions?: string;
   /**
-   * How long one store operation of a request (create, get, update, a task's
-   * write) may take before it fails with a retryable `-32603` instead of
-   * hanging on a stalled store (issue 13 item 4). Default 10 000 ms; 0 turns
-   * the deadline off.
+   * Operation timeout: how long one store operation of a request (create,
+   * get, update, a task's write) may take before it fails with a retryable
+   * `-32603` instead of hanging on a stalled store. Default 10 000 ms; 0
+   * turns the timeout off.
    */
+  storeTimeoutMs?: number;
+  /** @deprecated the same as {@link storeTimeoutMs} (a task's deadline is its ttl; this is an operation timeout). */
   storeDeadlineMs?: number;
   /** A store instance, or the config of a built-in one. Default: `lowdb` under `./.taskvisor`. */
   store?: TaskStore | TaskStoreConfig;
@@ -159,7 +161,10 @@ export class TaskvisorRuntime {
   readonly resources = new ResourceRegistry();
   /** Registered prompts (and upstream ones, with an aggregator). */
   readonly prompts = new PromptRegistry();
+  /** The store as given (or built from its config); the runtime writes through an observed copy of it. */
   readonly store: TaskStore;
+  /** {@link store}, its writes reported on `taskvisor:store.operation` (reports name `store` as their source). */
+  readonly #observedStore: TaskStore;
   readonly logger: Logger;
   /** Open `subscriptions/listen` streams, fed by task and tool-list changes. */
   readonly subscriptions: SubscriptionHub;
@@ -188,12 +193,12 @@ export class TaskvisorRuntime {
   constructor(private readonly options: RuntimeOptions = {}) {
     this.limits = Object.freeze(resolveLimits(options.limits));
     this.logger = options.logger ?? stderrLogger();
-    // Writes reported on `taskvisor:store.operation` (metrics, the dashboard, spans: issue 16); the store itself is untouched.
-    this.store = observeStore(
-      isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR }),
-    );
+    // Writes reported on `taskvisor:store.operation` (metrics, the dashboard, spans); the store itself is untouched.
+    this.store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
+    this.#observedStore = observeStore(this.store);
+    const storeTimeoutMs = options.storeTimeoutMs ?? options.storeDeadlineMs ?? DEFAULT_STORE_TIMEOUT_MS;
     const pollPolicy = new PollPolicy({ defaultMs: options.pollIntervalMs ?? 1000, ...(options.poll ?? {}) });
-    const ownership = this.store.ownership;
+    const ownership = this.#observedStore.ownership;
     this.supervisor = new TaskSupervisor({
       // Shared store: tasks are adopted through leases (ClusterNode), never all recovered on start,
       // and update/cancel of a task running elsewhere go to its instance.
@@ -204,11 +209,11 @@ export class TaskvisorRuntime {
               void (await ownership.sendCommand(record.taskId, command)),
           }
         : {}),
-      // Deadlines on what requests wait for (issue 13 item 4); open, close and recovery listing are not bounded.
+      // Operation timeouts on what requests wait for; open, close and recovery listing are not bounded.
       store:
-        options.storeDeadlineMs === 0
-          ? this.store
-          : new DeadlineTaskStore(this.store, options.storeDeadlineMs ?? DEFAULT_STORE_DEADLINE_MS, (message, error) =>
+        storeTimeoutMs === 0
+          ? this.#observedStore
+          : new TimeoutTaskStore(this.#observedStore, storeTimeoutMs, (message, error) =>
               this.logger.error(message, error),
             ),
       tools: this.tools,
@@ -238,7 +243,7 @@ export class TaskvisorRuntime {
     });
     this.supervisor.onChange((record) => this.subscriptions.publishTask(record));
     this.cluster = ownership
-      ? new ClusterNode({ store: this.store, ownership, supervisor: this.supervisor, hub: this.subscriptions, logger: this.logger })
+      ? new ClusterNode({ store: this.#observedStore, ownership, supervisor: this.supervisor, hub: this.subscriptions, logger: this.logger })
       : undefined;
     this.tools.onChange(() => this.subscriptions.publishListChanged('tools'));
     this.resources.onChange(() => this.subscriptions.publishListChanged('resources'));
@@ -376,7 +381,7 @@ export class TaskvisorRuntime {
       import('../workflows/RunHistory.js'),
     ]);
     const history = new RunHistory({
-      store: this.store,
+      store: this.#observedStore,
       logger: this.logger,
       ...(option.historyRetentionMs !== undefined ? { retentionMs: option.historyRetentionMs } : {}),
       ...(option.historyMaxRuns !== undefined ? { maxRuns: option.historyMaxRuns } : {}),

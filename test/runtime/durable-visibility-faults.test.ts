@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { ANONYMOUS_PRINCIPAL, createRuntime, silentLogger, type TaskRecord } from '../../src/index.js';
 import { listenHttp } from '../../src/transports/index.js';
-import { FaultyTaskStore, type FaultEffect } from '../../src/store/FaultyTaskStore.js';
+import { FaultyTaskStore, type FaultEffect } from '../support/FaultyTaskStore.js';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { STORE_KINDS, storeSite, type StoreSite } from '../support/storeKinds.js';
 

@@ -14,7 +14,7 @@ import { createActor } from 'xstate';
 import { taskMachine, TASK_MACHINE_VERSION } from '../../machines/task/index.js';
 import { subscribe } from '../../src/core/diagnostics.js';
 import { createRuntime, LOCAL_PRINCIPAL, silentLogger, type TaskRecord, type TaskvisorRuntime } from '../../src/index.js';
-import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
+import { FaultyTaskStore } from '../support/FaultyTaskStore.js';
 import { SqliteTaskStore } from '../../src/store/index.js';
 import { recordOf } from '../../src/tasks/project.js';
 import { tempDir } from '../support/processes.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createTaskStore, DurableJsonFile, LowdbTaskStore, type LowdbTaskStoreOptions } from '../../src/store/index.js';
-import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
+import { FaultyTaskStore } from '../support/FaultyTaskStore.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { runTaskStoreContract } from './contract.js';
 import { makeRecord } from './fixtures.js';

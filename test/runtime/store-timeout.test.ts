@@ -1,9 +1,8 @@
 /**
- * Issue 13 item 4: a stalled store is not a hang. A create whose write does
- * not come back answers a retryable -32603 once the store deadline passes
- * (it used to hang for the whole stall); the write that lands afterwards is
- * removed, so no task exists that nobody was told about. A task read waits
- * no longer than the deadline either.
+ * A stalled store is not a hang. A create whose write does not come back
+ * answers a retryable -32603 once the store operation timeout passes; the
+ * write that lands afterwards is removed, so no task exists that nobody was
+ * told about. A task read waits no longer than the timeout either.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -11,18 +10,18 @@ import { z } from 'zod';
 import { createRuntime } from '../../src/index.js';
 import { listenHttp } from '../../src/transports/index.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
-import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
+import { FaultyTaskStore } from '../support/FaultyTaskStore.js';
 import { connect, envelope } from '../support/extTasksClient.js';
 
-describe('store deadlines', () => {
-  it('a create on a hung store answers a retryable -32603 after the deadline; the late write is removed', async () => {
+describe('store operation timeouts', () => {
+  it('a create on a hung store answers a retryable -32603 after the timeout; the late write is removed', async () => {
     const store = new FaultyTaskStore(new MemoryTaskStore());
     const logged: string[] = [];
     const runtime = createRuntime({
       store,
       logger: { info: () => {}, error: (message) => logged.push(message) },
       reapIntervalMs: 0,
-      storeDeadlineMs: 300,
+      storeTimeoutMs: 300,
     });
     runtime.tool('work', { taskBehavior: 'always', inputSchema: z.object({}) }, () => 'done');
     await runtime.start();
@@ -42,7 +41,7 @@ describe('store deadlines', () => {
       assert.equal(store.hungWrites, 1);
       // The stall ends: the held create lands, and is removed at once (the caller was told it failed).
       hang.remove();
-      while (!logged.some((line) => /its create landed after its deadline and was removed/.test(line)))
+      while (!logged.some((line) => /its create landed after its timeout and was removed/.test(line)))
         await new Promise((resolve) => setTimeout(resolve, 10));
       assert.deepEqual(await store.inner.list(), []);
       // The store answers again: the next create works.
