@@ -137,7 +137,8 @@ export class MemoryTaskStore extends KitTaskStore {
 
   protected async readNonTerminal(): Promise<StoredRecord[]> {
     const out: StoredRecord[] = [];
-    for (const record of this.#records.values()) if (isNonTerminal(record.status)) out.push({ taskId: record.taskId, value: copyOf(record) });
+    for (const record of this.#records.values())
+      if (isNonTerminal(record.status)) out.push({ taskId: record.taskId, value: copyOf(record) });
     return out;
   }
 

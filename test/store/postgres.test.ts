@@ -60,7 +60,7 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
       }
     }));
 
-  it('the recovery scan reads keyset pages through the partial index of unfinished tasks (issue 13 item 6)', () =>
+  it('the recovery scan reads keyset pages through the partial index of unfinished tasks (start-up recovery of 100k tasks)', () =>
     withSchema(async (schema) => {
       const store = await openStore({ schema });
       try {
@@ -72,7 +72,9 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         );
         await pgQuery(
           `INSERT INTO ${schema}.tasks (task_id, owner, tool, status, created_at, last_updated_at, ttl_ms, version, machine_version, record)
-           SELECT md5(n::text), 'p', 't', 'working', 0, 0, NULL, 1, 1, json_build_object('taskId', md5(n::text))::text
+           SELECT md5(n::text), 'p', 't', 'working', 0, 0, NULL, 1, 1,
+             json_build_object('taskId', md5(n::text), 'owner', 'p', 'tool', 't', 'status', 'working', 'createdAt', 0,
+               'lastUpdatedAt', 0, 'ttlMs', NULL, 'version', 1, 'machineVersion', 1)::text
            FROM generate_series(1, 3000) AS n`,
         );
         await pgQuery(`ANALYZE ${schema}.tasks`);

@@ -223,7 +223,11 @@ export abstract class KitTaskStore implements TaskStore {
    * closed (I-9), moves it to quarantine: kept as stored, never deleted. A
    * read-only view only reports it. Never rejects: a failed move is reported too.
    */
-  #setAside(taskId: string, problem: string, setAside: () => Promise<unknown> = () => this.quarantineStored(taskId, problem)): Promise<void> {
+  #setAside(
+    taskId: string,
+    problem: string,
+    setAside: () => Promise<unknown> = () => this.quarantineStored(taskId, problem),
+  ): Promise<void> {
     const known = this.#reported.get(taskId);
     if (known !== undefined) return known;
     this.#onCorrupt(taskId, new Error(problem));
@@ -233,7 +237,10 @@ export abstract class KitTaskStore implements TaskStore {
         : setAside().then(
             () => undefined,
             (failure: unknown) =>
-              this.#onCorrupt(taskId, new Error(`could not quarantine it: ${failure instanceof Error ? failure.message : String(failure)}`)),
+              this.#onCorrupt(
+                taskId,
+                new Error(`could not quarantine it: ${failure instanceof Error ? failure.message : String(failure)}`),
+              ),
           );
     this.#reported.set(taskId, moving);
     // Once moved it is answered from the quarantine; a read-only view keeps it in the map so it is reported once.
