@@ -46,7 +46,7 @@ export abstract class KitTaskStore implements TaskStore {
   readonly #lifecycle = new StoreLifecycle(() => this.storeName);
   readonly #onCorrupt: OnCorrupt;
   /** Damaged ids reported so far: each is reported once, and set aside once, however often it is met. */
-  readonly #reported = new Map<string, Promise<void>>();
+  readonly #reported = new Map<string, Promise<boolean>>();
 
   protected constructor(onCorrupt: OnCorrupt | undefined) {
     this.#onCorrupt =
@@ -198,7 +198,7 @@ export abstract class KitTaskStore implements TaskStore {
   /** The records that pass the check, in order; each damaged one is set aside (and waited for) instead. */
   protected async recordsOf(stored: readonly StoredRecord[]): Promise<TaskRecord[]> {
     const records: TaskRecord[] = [];
-    const settingAside: Promise<void>[] = [];
+    const settingAside: Promise<boolean>[] = [];
     for (const item of stored) {
       const checked: CheckedRecord = checkStoredRecord(item);
       if ('record' in checked) records.push(checked.record);
@@ -209,7 +209,7 @@ export abstract class KitTaskStore implements TaskStore {
   }
 
   /** A record found damaged outside the port's reads (a store's own scan at open): reported and set aside like any other. */
-  protected damaged(taskId: string, problem: string, setAside?: () => Promise<unknown>): Promise<void> {
+  protected damaged(taskId: string, problem: string, setAside?: () => Promise<boolean>): Promise<boolean> {
     return this.#setAside(taskId, problem, setAside);
   }
 
@@ -221,27 +221,22 @@ export abstract class KitTaskStore implements TaskStore {
   /**
    * Reports `taskId` once and, when this store owns its data and is not
    * closed (I-9), moves it to quarantine: kept as stored, never deleted. A
-   * read-only view only reports it. Never rejects: a failed move is reported too.
+   * read-only view only reports it. Resolves whether it was moved; never
+   * rejects: a failed move is reported too.
    */
-  #setAside(
-    taskId: string,
-    problem: string,
-    setAside: () => Promise<unknown> = () => this.quarantineStored(taskId, problem),
-  ): Promise<void> {
+  #setAside(taskId: string, problem: string, setAside?: () => Promise<boolean>): Promise<boolean> {
     const known = this.#reported.get(taskId);
     if (known !== undefined) return known;
     this.#onCorrupt(taskId, new Error(problem));
+    const move = setAside ?? (() => this.quarantineStored(taskId, problem));
     const moving =
       !this.ownsData || this.state === 'closed'
-        ? Promise.resolve()
-        : setAside().then(
-            () => undefined,
-            (failure: unknown) =>
-              this.#onCorrupt(
-                taskId,
-                new Error(`could not quarantine it: ${failure instanceof Error ? failure.message : String(failure)}`),
-              ),
-          );
+        ? Promise.resolve(false)
+        : move().catch((failure: unknown) => {
+            const message = failure instanceof Error ? failure.message : String(failure);
+            this.#onCorrupt(taskId, new Error(`could not quarantine it: ${message}`));
+            return false;
+          });
     this.#reported.set(taskId, moving);
     // Once moved it is answered from the quarantine; a read-only view keeps it in the map so it is reported once.
     if (this.ownsData) void moving.then(() => this.#reported.delete(taskId));
