@@ -8,6 +8,7 @@ import { createTaskStore, DurableJsonFile, LowdbTaskStore, type LowdbTaskStoreOp
 import { FaultyTaskStore } from '../support/FaultyTaskStore.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { runTaskStoreContract } from './contract.js';
+import { plantLowdb } from './planting.js';
 import { makeRecord } from './fixtures.js';
 
 async function tempDir(): Promise<string> {
@@ -32,10 +33,14 @@ function strictOptions(dir: string): LowdbTaskStoreOptions {
 
 runTaskStoreContract('LowdbTaskStore', async () => {
   const dir = await tempDir();
+  const reported: string[] = [];
+  const options = { dir, onCorrupt: (taskId: string) => void reported.push(taskId) };
   return {
-    store: await openStore(strictOptions(dir)),
-    reopen: () => openStore(strictOptions(dir)),
+    store: await openStore(options),
+    reopen: () => openStore(options),
     cleanup: () => rm(dir, { recursive: true, force: true }),
+    plant: (row) => plantLowdb(dir, row),
+    reported,
   };
 });
 

@@ -2,12 +2,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createTaskStore, MemoryTaskStore } from '../../src/store/index.js';
 import { runTaskStoreContract } from './contract.js';
+import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { makeRecord } from './fixtures.js';
 
 runTaskStoreContract('MemoryTaskStore', async () => {
-  const store = new MemoryTaskStore();
+  const reported: string[] = [];
+  const store = new MemoryTaskStore({ onCorrupt: (taskId) => reported.push(taskId) });
   await store.open();
-  return { store, cleanup: async () => undefined };
+  return {
+    store,
+    cleanup: async () => undefined,
+    // A memory store holds what it is handed: a record that is not one gets in through create.
+    plant: ({ text }) => store.create(JSON.parse(text) as TaskRecord),
+    reported,
+  };
 });
 
 describe('MemoryTaskStore specifics', () => {

@@ -16,6 +16,7 @@ import type { TaskChange } from '../../src/store/TaskStore.js';
 import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { waitFor } from '../support/processes.js';
 import { runTaskStoreContract } from './contract.js';
+import { plantPostgres } from './planting.js';
 import { makeRecord } from './fixtures.js';
 
 async function openStore(options: Partial<PostgresTaskStoreOptions> & { schema: string }): Promise<PostgresTaskStore> {
@@ -28,10 +29,14 @@ runTaskStoreContract('PostgresTaskStore', async () => {
   const { schema, drop } = await freshSchema();
   // Reopened under the same instance id: the contract reopens "the same process".
   const instanceId = `contract-${schema}`;
+  const reported: string[] = [];
+  const onCorrupt = (taskId: string) => void reported.push(taskId);
   return {
-    store: await openStore({ schema, instanceId }),
-    reopen: () => openStore({ schema, instanceId }),
+    store: await openStore({ schema, instanceId, onCorrupt }),
+    reopen: () => openStore({ schema, instanceId, onCorrupt }),
     cleanup: drop,
+    plant: (row) => plantPostgres(schema, row),
+    reported,
   };
 });
 

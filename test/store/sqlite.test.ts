@@ -14,6 +14,7 @@ import {
   type SqliteTaskStoreOptions,
 } from '../../src/store/index.js';
 import { runTaskStoreContract } from './contract.js';
+import { plantSqlite } from './planting.js';
 import { makeRecord } from './fixtures.js';
 
 async function tempDir(): Promise<string> {
@@ -34,10 +35,14 @@ async function openStore(options: SqliteTaskStoreOptions): Promise<SqliteTaskSto
 runTaskStoreContract('SqliteTaskStore', async () => {
   const dir = await tempDir();
   const file = join(dir, 'tasks.sqlite');
+  const reported: string[] = [];
+  const onCorrupt = (taskId: string) => void reported.push(taskId);
   return {
-    store: await openStore({ file }),
-    reopen: () => openStore({ file }),
+    store: await openStore({ file, onCorrupt }),
+    reopen: () => openStore({ file, onCorrupt }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
+    plant: (row) => plantSqlite(file, row),
+    reported,
   };
 });
 
