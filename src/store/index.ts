@@ -24,7 +24,7 @@ export {
 } from './TaskStore.js';
 export { PostgresTaskStore, POSTGRES_SCHEMA_VERSION, type PostgresTaskStoreOptions } from './PostgresTaskStore.js';
 export { DEFAULT_POSTGRES_SCHEMA, DEFAULT_POSTGRES_POOL_SIZE, DEFAULT_LEASE_MS, POSTGRES_SCHEMA_PATTERN } from './postgres/options.js';
-export { MemoryTaskStore } from './MemoryTaskStore.js';
+export { MemoryTaskStore, type MemoryTaskStoreOptions } from './MemoryTaskStore.js';
 export { LowdbTaskStore, type LowdbTaskStoreOptions } from './LowdbTaskStore.js';
 export { SqliteTaskStore, DEFAULT_SQLITE_FILE, SQLITE_SCHEMA_VERSION, type SqliteTaskStoreOptions } from './SqliteTaskStore.js';
 export { DurableJsonFile, fsyncDir, type DurableJsonFileHooks, type DurableJsonFileOptions } from './DurableJsonFile.js';
