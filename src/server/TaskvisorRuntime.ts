@@ -213,9 +213,7 @@ export class TaskvisorRuntime {
       store:
         storeTimeoutMs === 0
           ? this.#observedStore
-          : new TimeoutTaskStore(this.#observedStore, storeTimeoutMs, (message, error) =>
-              this.logger.error(message, error),
-            ),
+          : new TimeoutTaskStore(this.#observedStore, storeTimeoutMs, (message, error) => this.logger.error(message, error)),
       tools: this.tools,
       logger: this.logger,
       ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),
@@ -243,7 +241,13 @@ export class TaskvisorRuntime {
     });
     this.supervisor.onChange((record) => this.subscriptions.publishTask(record));
     this.cluster = ownership
-      ? new ClusterNode({ store: this.#observedStore, ownership, supervisor: this.supervisor, hub: this.subscriptions, logger: this.logger })
+      ? new ClusterNode({
+          store: this.#observedStore,
+          ownership,
+          supervisor: this.supervisor,
+          hub: this.subscriptions,
+          logger: this.logger,
+        })
       : undefined;
     this.tools.onChange(() => this.subscriptions.publishListChanged('tools'));
     this.resources.onChange(() => this.subscriptions.publishListChanged('resources'));

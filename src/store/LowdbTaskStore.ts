@@ -212,8 +212,8 @@ export class LowdbTaskStore extends KitTaskStore {
     return text === undefined ? undefined : { taskId, text };
   }
 
-  protected async findSetAside(taskId: string): Promise<SetAsideNote | undefined> {
-    return this.#quarantine.note(taskId);
+  protected findSetAside(taskId: string): Promise<SetAsideNote | undefined> {
+    return Promise.resolve(this.#quarantine.note(taskId));
   }
 
   /** The file is moved to `<dir>/quarantine/` with a `.reason.json` beside it: kept byte for byte, never served again. */
@@ -266,8 +266,8 @@ export class LowdbTaskStore extends KitTaskStore {
   }
 
   /** Answered from the index. */
-  protected async expiredStored(now: number, limit: number): Promise<string[]> {
-    return selectExpired(this.#index.values(), now, limit);
+  protected expiredStored(now: number, limit: number): Promise<string[]> {
+    return Promise.resolve(selectExpired(this.#index.values(), now, limit));
   }
 
   protected listStored({ owner, statuses, limit }: ListSelection): Promise<StoredRecord[]> {

@@ -37,6 +37,10 @@ import { listStatementSql, prepareStatements, rowOf, type RecordRow, type Row, t
 
 export { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from './sqlite/migrations.js';
 
+// better-sqlite3 answers synchronously, and the kit's hooks return promises: `async` turns a throw (a statement
+// failing, the store closing) into a rejection, so the reads need not await.
+/* eslint-disable @typescript-eslint/require-await -- see above */
+
 /** Default file of the `sqlite` store, relative to the working directory. */
 export const DEFAULT_SQLITE_FILE = './.taskvisor/tasks.sqlite';
 

@@ -299,7 +299,10 @@ describe('SqliteTaskStore specifics', () => {
     const reports: string[] = [];
     const reopened = new SqliteTaskStore({ file, onCorrupt: (taskId) => reports.push(taskId) });
     await reopened.open();
-    await assert.rejects(reopened.get(bad.taskId), (error: Error) => error.name === 'TaskRecordDamagedError' && !error.message.includes(file));
+    await assert.rejects(
+      reopened.get(bad.taskId),
+      (error: Error) => error.name === 'TaskRecordDamagedError' && !error.message.includes(file),
+    );
     assert.deepEqual(await reopened.listNonTerminal(), [good]);
     await assert.rejects(reopened.get(bad.taskId), { name: 'TaskRecordDamagedError' });
     assert.deepEqual(reports, [bad.taskId]);
