@@ -120,8 +120,8 @@ export class StoreTimeoutError extends TaskvisorError {
 }
 
 /**
- * The server is recovering its unfinished tasks after a start (issue 13 item
- * 6) and this one is not running here yet: an input response or a cancel
+ * The server is recovering its unfinished tasks after a start and this one
+ * is not running here yet: an input response or a cancel
  * given now could not reach it. Retryable: nothing was done; `tasks/get`
  * answers from the store meanwhile.
  */

@@ -144,7 +144,7 @@ export interface RuntimeOptions {
 export interface StartReport {
   resumed: number;
   failed: number;
-  /** Damaged records set aside instead of recovered (issue 13 item 3). */
+  /** Damaged records set aside instead of recovered (a bad record never stops start-up). */
   quarantined: number;
 }
 
@@ -181,9 +181,9 @@ export class TaskvisorRuntime {
   #phase: RuntimePhase = 'starting';
   private readonly closers = new Set<() => void | Promise<void>>();
   private readonly pollRateLimiter: PollRateLimiter | undefined;
-  /** The answers to `tasks/get|update|cancel`, shared by the SDK handlers and the HTTP fast lane (issue 20). */
+  /** The answers to `tasks/get|update|cancel`, shared by the SDK handlers and the HTTP fast lane (one answer, two paths). */
   readonly taskRequests: TaskRequests;
-  /** The answers to `tools/call`, shared by the SDK handler and the HTTP fast lane (issue 20). */
+  /** The answers to `tools/call`, shared by the SDK handler and the HTTP fast lane (one answer, two paths). */
   readonly toolCalls: ToolCalls;
   /** Present when the store is shared by several instances (it implements `ownership`). */
   readonly cluster: ClusterNode | undefined;
@@ -333,7 +333,7 @@ export class TaskvisorRuntime {
 
   /**
    * Opens the store, which takes an embedded store's exclusive lock before
-   * anything is read (issue 13 item 2): a second process on the same store
+   * anything is read (one process owns an embedded store): a second process on the same store
    * fails here with `StoreInUseError`, having touched nothing. `start()` calls
    * it when it was not called; call it first to bind listeners between the
    * two (a port clash then touches no task either).
@@ -376,7 +376,7 @@ export class TaskvisorRuntime {
 
   /**
    * Loads the `workflows` option's folder (loaded lazily: the template
-   * engines cost start-up time, issue 15.5), records runs in the store, and
+   * engines cost cold-start time), records runs in the store, and
    * watches the folder unless told not to.
    */
   private async openWorkflows(option: WorkflowsOption): Promise<void> {
@@ -435,7 +435,7 @@ export class TaskvisorRuntime {
   }
 
   /**
-   * Where the runtime is in its life (readiness, issue 16.1): `recovering`
+   * Where the runtime is in its life (readiness reports it): `recovering`
    * while `start()` resumes unfinished tasks and takes the cluster lease,
    * `ready` once serving, `stopping` from `close()` on.
    */
@@ -445,8 +445,8 @@ export class TaskvisorRuntime {
 
   /**
    * Resolves once `start()` finished; rejects when the runtime closed (or its
-   * store failed to open) first. Transports bound before recovery (issue 13
-   * item 2) hold requests on it.
+   * store failed to open) first. Transports bound before recovery (so a port
+   * clash is found before any task is touched) hold requests on it.
    */
   ready(): Promise<void> {
     return this.startedSignal.promise;
@@ -522,7 +522,7 @@ export class TaskvisorRuntime {
    * no `subscriptions/listen`).
    */
   createServer(era: 'modern' | 'legacy', principal: Principal, { connection = false }: { connection?: boolean } = {}): TaskvisorServer {
-    // While recovering too: transports let tasks/* through then (issue 13 item 6); everything else waits for ready().
+    // While recovering too: transports let tasks/* through then (recovering 100k tasks takes a while); everything else waits for ready().
     if (this.state !== 'started' && this.state !== 'starting') throw new Error('The runtime is not started: call runtime.start() first');
     // An aggregator may gain upstream resources and prompts at any time: it always offers the methods.
     const servesResources = this.resources.size > 0 || this.upstreams !== undefined;

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 1: a status (and result) is visible through `tasks/get`,
+ * A status (and result) is visible through `tasks/get`,
  * listen pushes and the runtime API only once it is durable, whatever the
  * write path did. The old Persister's `flushed()` waited only for the write
  * in flight, not for one that had failed and sat on its retry timer: a task

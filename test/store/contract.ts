@@ -204,7 +204,7 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
 
     it('putMany stores each record as put would: newer versions land, stale and unknown ids are ignored, the highest of one task wins', (t) =>
       withStore(async ({ store, closeAndReopen }) => {
-        // Every built-in store writes a batch at once (issue 13 item 6); only a custom store may fall back to put.
+        // Every built-in store writes a batch at once (recovery ends 100k tasks in pages); only a custom store may fall back to put.
         const putMany = store.putMany?.bind(store);
         assert.ok(putMany, 'the store has putMany');
         await putMany([]);
@@ -297,7 +297,7 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
 
     it('scanNonTerminal yields every unfinished record once, in pages of at most the size, none finished', () =>
       withStore(async ({ store }) => {
-        // Every built-in store pages its recovery scan (issue 13 item 6); only a custom store may fall back to listNonTerminal.
+        // Every built-in store pages its recovery scan (100k tasks never in memory at once); only a custom store may fall back to listNonTerminal.
         const scan = store.scanNonTerminal?.bind(store);
         assert.ok(scan, 'the store has scanNonTerminal');
         const unfinished: TaskRecord[] = [];
