@@ -61,6 +61,7 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
   readonly poolSize: number;
   readonly #url: string;
   readonly #applicationName: string | undefined;
+  readonly #readOnly: boolean;
   readonly #q: string;
   #pool: pg.Pool | undefined;
   /** Fencing tokens of the tasks this instance created or claimed (`null`: taken over, writes refused). */
@@ -81,6 +82,7 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
     this.poolSize = options.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.#applicationName = options.applicationName;
+    this.#readOnly = options.readOnly ?? false;
     this.#q = escapeIdentifier(this.schema);
     const onFeedError =
       options.onFeedError ?? ((error: Error) => console.error(`taskvisor: postgres change feed: ${error.message}; reconnecting`));
@@ -125,7 +127,7 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
   }
 
   protected get ownsData(): boolean {
-    return true;
+    return !this.#readOnly;
   }
 
   protected override idProblem(taskId: unknown): string | undefined {

@@ -42,8 +42,9 @@ export type TaskStoreConfig =
 export interface CreateTaskStoreOptions {
   /**
    * Take an embedded store's exclusive lock on open (default true: one
-   * process owns an embedded store). `false` only for read-only views of a store another process may
-   * be serving; such a store must not be written.
+   * process owns an embedded store). `false` only for read-only views of a
+   * store another process may be serving; such a store must not be written,
+   * and no store opened so (postgres included) moves a damaged record.
    */
   lock?: boolean;
   /** Called once for each stored record found damaged, with its task id (every store alike). Default: one line on stderr. */
@@ -71,6 +72,7 @@ export function createTaskStore(config: TaskStoreConfig, options: CreateTaskStor
         ...(config.leaseMs !== undefined ? { leaseMs: config.leaseMs } : {}),
         ...(config.instanceId !== undefined ? { instanceId: config.instanceId } : {}),
         ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}),
+        ...(options.lock === false ? { readOnly: true } : {}),
       });
     default: {
       const unknown: never = config;

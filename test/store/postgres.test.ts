@@ -9,6 +9,7 @@ import {
   PostgresTaskStore,
   TaskExistsError,
   TaskFencedError,
+  TaskRecordDamagedError,
   POSTGRES_SCHEMA_VERSION,
   type PostgresTaskStoreOptions,
 } from '../../src/store/index.js';
@@ -51,6 +52,27 @@ async function withSchema(fn: (schema: string) => Promise<void>): Promise<void> 
 }
 
 describe('PostgresTaskStore: shared-store capabilities', () => {
+  it('a read-only view reports a damaged record once and moves nothing, like an embedded store opened without its lock', () =>
+    withSchema(async (schema) => {
+      const owner = await openStore({ schema });
+      await owner.close();
+      const damaged = makeRecord();
+      const { ttlMs: _dropped, ...withoutTtl } = damaged;
+      await plantPostgres(schema, { taskId: damaged.taskId, owner: 'alice', text: JSON.stringify(withoutTtl) });
+      const reported: string[] = [];
+      const view = await openStore({ schema, readOnly: true, onCorrupt: (taskId) => void reported.push(taskId) });
+      try {
+        await assert.rejects(view.get(damaged.taskId), TaskRecordDamagedError);
+        assert.deepEqual(await view.list(), []);
+        await assert.rejects(view.get(damaged.taskId), TaskRecordDamagedError);
+        assert.deepEqual(reported, [damaged.taskId]);
+        assert.deepEqual(await view.listQuarantined(), []);
+        assert.equal((await pgQuery(`SELECT 1 FROM "${schema}".tasks WHERE task_id = $1`, [damaged.taskId])).rowCount, 1);
+      } finally {
+        await view.close();
+      }
+    }));
+
   it('five instances opening one new schema at once migrate it exactly once', () =>
     withSchema(async (schema) => {
       const stores = await Promise.all(Array.from({ length: 5 }, () => openStore({ schema })));

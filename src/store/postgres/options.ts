@@ -21,6 +21,12 @@ export interface PostgresTaskStoreOptions {
   applicationName?: string;
   /** Called once for each stored record found damaged (then set aside). Default: a line on stderr. */
   onCorrupt?: (taskId: string, error: Error) => void;
+  /**
+   * A read-only view (`taskvisor tasks list|show|check` next to running
+   * instances): a damaged record it meets is reported, never moved, as in
+   * an embedded store opened without its lock. Default false.
+   */
+  readOnly?: boolean;
   /** Called when the LISTEN connection fails (it reconnects). Default: a line on stderr. */
   onFeedError?: (error: Error) => void;
 }
