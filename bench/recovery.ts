@@ -8,7 +8,7 @@
  * in this child on an instance of its own (closed before the runtime starts):
  * `open()` (lowdb scans every file into its index) plus `listNonTerminal()`
  * (reads and parses every unfinished record). Then `runtime.start()` on a
- * fresh instance: open, the paged scan (`scanNonTerminal`, issue 13 item 6)
+ * fresh instance: open, the paged scan (`scanNonTerminal`: never all records in memory at once)
  * and per task one transition for `resume: 'fail'`, each page's failed
  * records stored with one durable `putMany`; one actor restore per task for
  * `'replay'`.
@@ -20,6 +20,7 @@
 import { performance } from 'node:perf_hooks';
 import { createRuntime, type ResumePolicy, type TaskRecord, type TaskStore, type TaskStoreConfig } from '../src/index.js';
 import { createTaskStore } from '../src/store/index.js';
+import { ForwardingTaskStore } from '../src/store/kit/ForwardingTaskStore.js';
 import { registerBenchTools } from './tools.js';
 
 interface RecoveryArgs {
@@ -53,44 +54,39 @@ let phase: 'open' | 'list' | 'recover' = 'open';
 let puts = 0;
 let recoverStart = 0;
 
-const timed: TaskStore = {
-  async open() {
-    await inner.open();
+/** The store, its phases timed: open, then the recovery listing; puts counted. */
+class TimedStore extends ForwardingTaskStore {
+  override async open(): Promise<void> {
+    await this.inner.open();
     phase = 'list';
-  },
-  close: () => inner.close(),
-  create: (record: TaskRecord) => inner.create(record),
-  async put(record: TaskRecord) {
-    await inner.put(record);
+  }
+
+  override async put(record: TaskRecord): Promise<void> {
+    await this.inner.put(record);
     puts++;
-  },
-  // Recovery writes each page's failures with one call (issue 13 item 6).
-  async putMany(records: readonly TaskRecord[]) {
-    await inner.putMany!(records);
+  }
+
+  /** Recovery writes each page's failures with one call. */
+  override async putMany(records: readonly TaskRecord[]): Promise<void> {
+    await super.putMany(records);
     puts += records.length;
-  },
-  get: (taskId: string, owner?: string) => inner.get(taskId, owner),
-  delete: (taskId: string) => inner.delete(taskId),
-  async listNonTerminal() {
+  }
+
+  override listNonTerminal(): Promise<TaskRecord[]> {
     phase = 'recover';
     recoverStart = performance.now();
-    return inner.listNonTerminal();
-  },
-  // Recovery reads page by page where the store can (issue 13 item 6).
-  ...(inner.scanNonTerminal
-    ? {
-        scanNonTerminal(pageSize: number) {
-          phase = 'recover';
-          recoverStart = performance.now();
-          return inner.scanNonTerminal!(pageSize);
-        },
-      }
-    : {}),
-  listExpired: (now: number, limit: number) => inner.listExpired(now, limit),
-  list: (query) => inner.list(query),
-  quarantine: (taskId: string, reason: string) => inner.quarantine(taskId, reason),
-  listQuarantined: () => inner.listQuarantined(),
-};
+    return this.inner.listNonTerminal();
+  }
+
+  /** Recovery reads page by page where the store can. */
+  override scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
+    phase = 'recover';
+    recoverStart = performance.now();
+    return super.scanNonTerminal(pageSize);
+  }
+}
+
+const timed: TaskStore = new TimedStore(inner);
 
 const runtime = createRuntime({
   store: timed,

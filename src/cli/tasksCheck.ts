@@ -1,5 +1,5 @@
 /**
- * `taskvisor tasks check [--repair]` (issue 13 item 3): finds the records of
+ * `taskvisor tasks check [--repair]`: finds the records of
  * a store that the server cannot serve — unreadable bytes, or a record that
  * fails the record check (`tasks/recordProblem.ts`) — and lists the ones
  * already set aside. Without `--repair` it only reads (no lock: safe next to
@@ -14,7 +14,7 @@ import type { CliIo } from './usage.js';
 
 /** One record the check found. */
 export interface CheckFinding {
-  /** The task id (a lowdb file that cannot be read is named by its path). */
+  /** The task id (every store reports a damaged record by its id). */
   taskId: string;
   state: 'unreadable' | 'invalid' | 'quarantined';
   reason: string;

@@ -56,12 +56,17 @@ export class TaskExpiredError extends TaskvisorError {
 }
 
 /**
- * A task whose stored record is damaged (unreadable or invalid) and was set
- * aside (issue 13 item 3). Stable text for clients: never a path, a byte of
- * the record or what the parser said (those go to the server's log once).
+ * A task whose stored record is damaged — its bytes do not parse, or do not
+ * make the record of that task — and was set aside. One error from the store
+ * up to the wire: a store rejects `get` with it, and clients get its stable
+ * text, never a path, a byte of the record or what the parser said. `taskId`
+ * and `reason` are for the server's log (reported once, by the store).
  */
 export class TaskRecordDamagedError extends TaskvisorError {
-  constructor() {
+  constructor(
+    readonly taskId?: string,
+    readonly reason?: string,
+  ) {
     super(
       ErrorCode.InternalError,
       "Failed to retrieve task: the server cannot read this task's stored record; it was set aside for the operator",
@@ -100,24 +105,25 @@ export class InvalidToolArgumentsError extends TaskvisorError {
 }
 
 /**
- * A store operation passed its deadline (issue 13 item 4): the store is
- * stalled. Retryable: nothing was acknowledged (a create that lands late is
- * removed). Names the operation, never the store's address.
+ * A store operation ran past its operation timeout (`TimeoutTaskStore`): the
+ * store is stalled, and a request must not hang for the whole stall.
+ * Retryable: nothing was acknowledged (a create that lands late is removed).
+ * Names the operation, never the store's address.
  */
 export class StoreTimeoutError extends TaskvisorError {
   constructor(
     readonly operation: string,
-    readonly deadlineMs: number,
+    readonly timeoutMs: number,
   ) {
-    super(ErrorCode.InternalError, `The task store did not answer within ${deadlineMs} ms; nothing was stored. Retry the request.`, {
+    super(ErrorCode.InternalError, `The task store did not answer within ${timeoutMs} ms; nothing was stored. Retry the request.`, {
       retryable: true,
     });
   }
 }
 
 /**
- * The server is recovering its unfinished tasks after a start (issue 13 item
- * 6) and this one is not running here yet: an input response or a cancel
+ * The server is recovering its unfinished tasks after a start and this one
+ * is not running here yet: an input response or a cancel
  * given now could not reach it. Retryable: nothing was done; `tasks/get`
  * answers from the store meanwhile.
  */

@@ -2,7 +2,8 @@
  * Purges finished tasks whose ttl has run out (T-26), on a timer. Live tasks
  * are never its business: they end through their deadline (LiveDeadlines, PassivatedDeadlines) first.
  */
-import { TaskDamagedError, type TaskStore } from '../store/TaskStore.js';
+import { TaskRecordDamagedError } from '../core/errors.js';
+import type { TaskStore } from '../store/TaskStore.js';
 import { isTerminal } from '../tasks/project.js';
 import { isExpired } from '../tasks/TaskRecord.js';
 import type { Logger } from './Logger.js';
@@ -46,7 +47,7 @@ export class TaskReaper {
         if (live.has(id)) continue;
         // A damaged record is the operator's to look at (taskvisor tasks check), never the reaper's to purge.
         const record = await store.get(id).catch((error: unknown) => {
-          if (error instanceof TaskDamagedError) return undefined;
+          if (error instanceof TaskRecordDamagedError) return undefined;
           throw error;
         });
         if (record && isTerminal(record) && isExpired(record, now, this.options.finishedRetentionMs) && (await store.delete(id))) purged++;

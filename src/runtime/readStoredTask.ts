@@ -2,12 +2,11 @@
  * Reads a task that does not run in this process from the store, as its
  * owner may see it: unknown, foreign, history-only and expired ids answer the
  * errors `tasks/*` give for them (T-14, I-7), a damaged record is set aside
- * and answers a stable error. Recovery sets damaged records aside the same
- * way.
+ * and answers a stable error (it never exposes a path or the stored bytes).
  */
 import { TaskExpiredError, taskNotFound, TaskRecordDamagedError } from '../core/errors.js';
 import { TASK_ID_PATTERN } from '../core/ids.js';
-import { TaskDamagedError, type TaskStore } from '../store/TaskStore.js';
+import type { TaskStore } from '../store/TaskStore.js';
 import { isTerminal } from '../tasks/project.js';
 import { taskRecordProblem } from '../tasks/recordProblem.js';
 import { isExpired, type TaskRecord } from '../tasks/TaskRecord.js';
@@ -27,16 +26,11 @@ export async function readStoredTask(
   now: number,
 ): Promise<TaskRecord> {
   if (typeof taskId !== 'string' || !TASK_ID_PATTERN.test(taskId)) throw taskNotFound();
-  let record: TaskRecord | undefined;
-  try {
-    // Ownership first, in the store: another principal's record is never loaded or parsed.
-    record = await store.get(taskId, principal);
-  } catch (error) {
-    // Unreadable or set aside: the store reported it once; the client gets a stable error.
-    if (error instanceof TaskDamagedError) throw new TaskRecordDamagedError();
-    throw error;
-  }
+  // Ownership first, in the store: another principal's record is never loaded or parsed (I-7). A damaged one
+  // rejects with TaskRecordDamagedError, reported once by the store: its text is what the client sees.
+  const record = await store.get(taskId, principal);
   if (!record) throw taskNotFound();
+  // The built-in stores check every record they read; a custom store may not.
   const problem = taskRecordProblem(record, taskId);
   if (problem !== undefined) {
     // Another principal's damaged task stays indistinguishable from a missing one (I-7).

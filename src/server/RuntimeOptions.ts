@@ -39,11 +39,13 @@ export interface RuntimeOptions {
   version?: string;
   instructions?: string;
   /**
-   * How long one store operation of a request (create, get, update, a task's
-   * write) may take before it fails with a retryable `-32603` instead of
-   * hanging on a stalled store (a client waits for an answer, not for a disk).
-   * Default 10 000 ms; 0 turns the deadline off.
+   * Operation timeout: how long one store operation of a request (create,
+   * get, update, a task's write) may take before it fails with a retryable
+   * `-32603` instead of hanging on a stalled store (a client waits for an
+   * answer, not for a disk). Default 10 000 ms; 0 turns the timeout off.
    */
+  storeTimeoutMs?: number;
+  /** @deprecated the same as {@link storeTimeoutMs} (a task's deadline is its ttl; this is an operation timeout). */
   storeDeadlineMs?: number;
   /** A store instance, or the config of a built-in one. Default: `lowdb` under `./.taskvisor`. */
   store?: TaskStore | TaskStoreConfig;

@@ -23,7 +23,7 @@ import { PollPolicy } from '../runtime/PollPolicy.js';
 import { PollRateLimiter } from '../runtime/PollRateLimiter.js';
 import { ToolCaller } from '../runtime/ToolCaller.js';
 import { TaskSupervisor } from '../runtime/TaskSupervisor.js';
-import { DeadlineTaskStore, DEFAULT_STORE_DEADLINE_MS } from '../store/DeadlineTaskStore.js';
+import { TimeoutTaskStore, DEFAULT_STORE_TIMEOUT_MS } from '../store/TimeoutTaskStore.js';
 import { createTaskStore } from '../store/index.js';
 import { observeStore } from '../store/ObservedTaskStore.js';
 import type { TaskStore } from '../store/TaskStore.js';
@@ -43,8 +43,10 @@ export interface RuntimeParts {
   readonly prompts: PromptRegistry;
   readonly limits: Readonly<Limits>;
   readonly logger: Logger;
-  /** The store as the runtime sees it: every operation reported on `taskvisor:store.operation`. */
+  /** The store as given (or built from its config). */
   readonly store: TaskStore;
+  /** {@link store}, its writes reported on `taskvisor:store.operation` (reports name `store` as their source): the runtime writes through it. */
+  readonly observedStore: TaskStore;
   readonly supervisor: TaskSupervisor;
   /** Decides, per `tools/call`, between a synchronous answer, an MRTR round and a task. */
   readonly caller: ToolCaller;
@@ -71,12 +73,11 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
   const tools = new ToolRegistry();
   const resources = new ResourceRegistry();
   const prompts = new PromptRegistry();
+  const store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
   // Writes reported on `taskvisor:store.operation` (metrics, the dashboard, spans); the store itself is untouched.
-  const store = observeStore(
-    isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR }),
-  );
+  const observedStore = observeStore(store);
   const pollPolicy = new PollPolicy({ defaultMs: options.pollIntervalMs ?? 1000, ...(options.poll ?? {}) });
-  const supervisor = composeSupervisor(options, { store, tools, logger, pollPolicy, limits });
+  const supervisor = composeSupervisor(options, { store: observedStore, tools, logger, pollPolicy, limits });
   const caller = new ToolCaller(
     tools,
     supervisor,
@@ -101,8 +102,8 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
   resources.onChange(() => subscriptions.publishListChanged('resources'));
   prompts.onChange(() => subscriptions.publishListChanged('prompts'));
   resources.onUpdated((uri) => subscriptions.publishResourceUpdated(uri));
-  const ownership = store.ownership;
-  const cluster = ownership ? new ClusterNode({ store, ownership, supervisor, hub: subscriptions, logger }) : undefined;
+  const ownership = observedStore.ownership;
+  const cluster = ownership ? new ClusterNode({ store: observedStore, ownership, supervisor, hub: subscriptions, logger }) : undefined;
   const upstreams = options.upstreams?.length
     ? new UpstreamManager({
         upstreams: options.upstreams,
@@ -130,13 +131,15 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
   });
   const workflows = options.workflows;
   const lifecycle = new RuntimeLifecycle({
-    store,
+    store: observedStore,
     supervisor,
     subscriptions,
     cluster,
     upstreams,
     logger,
-    loadWorkflows: workflows ? () => composeWorkflows(workflows, { tools, store, logger, inspect: options.inspect }) : undefined,
+    loadWorkflows: workflows
+      ? () => composeWorkflows(workflows, { tools, store: observedStore, logger, inspect: options.inspect })
+      : undefined,
   });
   const operations = options.operations
     ? composeOperations({ logger, store, cluster, upstreams, subscriptions, lifecycle }, options.operations)
@@ -148,6 +151,7 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
     limits,
     logger,
     store,
+    observedStore,
     supervisor,
     caller,
     serverInfo,
@@ -162,13 +166,14 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
   };
 }
 
-/** The task supervisor over `store`: behind a deadline, and routed through the cluster when the store is shared. */
+/** The task supervisor over `store`: behind an operation timeout, and routed through the cluster when the store is shared. */
 function composeSupervisor(
   options: RuntimeOptions,
   parts: { store: TaskStore; tools: ToolRegistry; logger: Logger; pollPolicy: PollPolicy; limits: Readonly<Limits> },
 ): TaskSupervisor {
   const { store, logger } = parts;
   const ownership = store.ownership;
+  const storeTimeoutMs = options.storeTimeoutMs ?? options.storeDeadlineMs ?? DEFAULT_STORE_TIMEOUT_MS;
   return new TaskSupervisor({
     // Shared store: tasks are adopted through leases (ClusterNode), never all recovered on start,
     // and update/cancel of a task running elsewhere go to its instance.
@@ -181,12 +186,7 @@ function composeSupervisor(
       : {}),
     // Deadlines on what requests wait for (a client waits for an answer, not for a stalled disk);
     // open, close and recovery listing are not bounded.
-    store:
-      options.storeDeadlineMs === 0
-        ? store
-        : new DeadlineTaskStore(store, options.storeDeadlineMs ?? DEFAULT_STORE_DEADLINE_MS, (message, error) =>
-            logger.error(message, error),
-          ),
+    store: storeTimeoutMs === 0 ? store : new TimeoutTaskStore(store, storeTimeoutMs, (message, error) => logger.error(message, error)),
     tools: parts.tools,
     logger,
     ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),

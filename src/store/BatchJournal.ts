@@ -1,7 +1,7 @@
 /**
- * Group commit for {@link LowdbTaskStore} (issue 20 item 2). Every write the
- * store accepts while the previous batch is on its way to the disk (or within
- * one turn of the event loop) goes into one batch file,
+ * Group commit for {@link LowdbTaskStore}, through the kit's `GroupCommit`.
+ * Every write the store accepts while the previous batch is on its way to the
+ * disk (or within one turn of the event loop) goes into one batch file,
  * `<dir>/journal/<seq>.jsonl`, one record per line, made durable with one
  * `fdatasync` of the file and one `fsync` of the folder: two fsyncs per batch
  * instead of two per task, and each caller is answered only once its batch is
@@ -20,6 +20,7 @@ import { mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/prom
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode, errorMessage, fsyncDir, type DurableJsonFileHooks } from './DurableJsonFile.js';
+import { GroupCommit, succeeded, type WriteOutcome } from './kit/GroupCommit.js';
 import { PRIVATE_DIR_MODE } from './privateDir.js';
 
 /** A committed batch file read back by {@link BatchJournal.load}. */
@@ -34,8 +35,6 @@ interface Member {
   line: string;
   /** Runs synchronously once the batch is durable, before any caller (or checkpoint) can observe the journal again. */
   apply: (seq: number) => void;
-  resolve: () => void;
-  reject: (error: Error) => void;
 }
 
 /** Batch file names: the sequence number, zero-padded so names sort in commit order. */
@@ -44,16 +43,15 @@ const BATCH_NAME = /^(\d{16})\.jsonl$/;
 export class BatchJournal {
   readonly dir: string;
   readonly #hooks: DurableJsonFileHooks;
-  #queue: Member[] = [];
-  #committing = false;
-  #scheduled = false;
+  readonly #batches = new GroupCommit<Member>(
+    (batch) => this.#commit(batch),
+    (error, count) => new Error(`cannot commit ${count} write(s) to ${this.dir}: ${errorMessage(error)}`, { cause: error }),
+  );
   #nextSeq = 1;
   /** Committed batch files not yet dropped, oldest first. */
   readonly #files: { seq: number; path: string }[] = [];
   #droppedThrough = 0;
   #committedThrough = 0;
-  /** Resolved when the queue is empty and no batch is being written. */
-  #idleWaiters: Array<() => void> = [];
 
   constructor(dir: string, hooks: DurableJsonFileHooks = {}) {
     this.dir = dir;
@@ -126,16 +124,12 @@ export class BatchJournal {
    * one member, so they land or fail together.
    */
   append(line: string, apply: (seq: number) => void): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ line, apply, resolve, reject });
-      this.#schedule();
-    });
+    return this.#batches.add({ line, apply });
   }
 
   /** Resolves once every appended line has been committed or failed. */
   idle(): Promise<void> {
-    if (!this.#committing && this.#queue.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#batches.idle();
   }
 
   /** Durably removes every batch file with a sequence number up to `seq` (their records are in task files now). */
@@ -159,46 +153,16 @@ export class BatchJournal {
     this.#droppedThrough = Math.max(this.#droppedThrough, seq);
   }
 
-  #schedule(): void {
-    if (this.#committing || this.#scheduled) return;
-    this.#scheduled = true;
-    // Everything appended in this turn of the event loop joins the batch.
-    setImmediate(() => {
-      this.#scheduled = false;
-      void this.#commitNext();
-    });
-  }
-
-  async #commitNext(): Promise<void> {
-    const batch = this.#queue;
-    if (batch.length === 0) return this.#wakeIdle();
-    this.#queue = [];
-    this.#committing = true;
+  /** One batch file for the batch; each member applied once it is durable, before `committedThrough` moves. */
+  async #commit(batch: readonly Member[]): Promise<WriteOutcome<void>[]> {
     const seq = this.#nextSeq++;
     const path = join(this.dir, `${String(seq).padStart(16, '0')}.jsonl`);
-    try {
-      await this.#writeBatch(seq, path, batch.map((member) => `${member.line}\n`).join(''));
-    } catch (error) {
-      const failure = new Error(`cannot commit ${batch.length} write(s) to ${this.dir}: ${errorMessage(error)}`, { cause: error });
-      for (const member of batch) member.reject(failure);
-      return this.#afterCommit();
-    }
+    await this.#writeBatch(seq, path, batch.map((member) => `${member.line}\n`).join(''));
     this.#files.push({ seq, path });
     // Applied before committedThrough moves: a checkpoint that sees this seq also sees its records.
     for (const member of batch) member.apply(seq);
     this.#committedThrough = seq;
-    for (const member of batch) member.resolve();
-    return this.#afterCommit();
-  }
-
-  #afterCommit(): void {
-    this.#committing = false;
-    if (this.#queue.length > 0) this.#schedule();
-    else this.#wakeIdle();
-  }
-
-  #wakeIdle(): void {
-    for (const wake of this.#idleWaiters.splice(0)) wake();
+    return batch.map(() => succeeded(undefined));
   }
 
   /** temp file → write → fdatasync → rename → fsync the folder (I-1, T-07): the same steps as {@link DurableJsonFile}, once per batch. */

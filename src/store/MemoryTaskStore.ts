@@ -4,15 +4,14 @@
  * explicitly accept losing tasks on restart.
  */
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { KitTaskStore, type ListSelection, type OnCorrupt, type SetAsideNote } from './kit/KitTaskStore.js';
+import type { StoredRecord } from './kit/storedRecord.js';
 import { isNonTerminal, selectExpired, selectListed } from './query.js';
-import { mayReportDamaged } from '../tasks/storedOwner.js';
-import { TaskDamagedError, TaskExistsError, type QuarantinedRecord, type TaskListQuery, type TaskStore } from './TaskStore.js';
+import { TaskExistsError, type QuarantinedRecord } from './TaskStore.js';
 
-// Every method implements the TaskStore port, whose callers expect a promise: `async` turns the
-// synchronous throws (store not open, id taken, damaged) into rejections, so no method awaits.
-/* eslint-disable @typescript-eslint/require-await -- see above: TaskStore port, throws must reject */
-
-type State = 'new' | 'open' | 'closed';
+// The kit's hooks return promises (the port's callers expect them): `async` turns a throw (id taken) into a
+// rejection, so these methods need not await.
+/* eslint-disable @typescript-eslint/require-await -- see above */
 
 /** Thrown inside {@link plainCopy} when a value is not plain data: the copy is left to `structuredClone`. */
 const NOT_PLAIN = Symbol('not plain data');
@@ -23,10 +22,10 @@ const MAX_PLAIN_DEPTH = 64;
  * A deep copy of plain data (primitives, arrays, objects whose prototype is
  * `Object.prototype` or `null`), equal to what `structuredClone` gives for
  * it: own enumerable keys in their order, `undefined` values kept. About 5×
- * cheaper than `structuredClone` on a task record: a read copies one per `tasks/get`
- * (issue 20 item 1), and a create and each status change one each on the
- * way in (item 2: `structuredClone` of the snapshot was ~8% of a memory-store
- * server's CPU at c=64). Anything else throws {@link NOT_PLAIN}.
+ * cheaper than `structuredClone` on a task record: a read copies one per
+ * `tasks/get`, and a create and each status change one each on the way in
+ * (`structuredClone` of the snapshot was ~8% of a memory-store server's CPU
+ * at c=64). Anything else throws {@link NOT_PLAIN}.
  */
 function plainCopy(value: unknown, depth: number): unknown {
   if (typeof value !== 'object' || value === null) {
@@ -64,49 +63,56 @@ function copyOf(record: TaskRecord): TaskRecord {
   }
 }
 
+/** Options of {@link MemoryTaskStore}. */
+export interface MemoryTaskStoreOptions {
+  /** Called once for each stored record found damaged (then set aside). Default: one line on stderr. */
+  onCorrupt?: (taskId: string, error: Error) => void;
+}
+
 /**
  * A {@link TaskStore} kept in memory. Records are copied ({@link copyOf}:
  * what `structuredClone` gives) on the way in and on the way out, so neither
  * the caller that wrote a record nor the caller that read it can change what
  * is stored (the same isolation a file-backed store gives for free).
+ * `close()` drops the records.
  */
-export class MemoryTaskStore implements TaskStore {
+export class MemoryTaskStore extends KitTaskStore {
   readonly #records = new Map<string, TaskRecord>();
   readonly #quarantined = new Map<string, QuarantinedRecord>();
-  #state: State = 'new';
 
-  /** Marks the store usable. Calling it twice is an error. */
-  async open(): Promise<void> {
-    if (this.#state !== 'new') throw new Error(`memory task store: open() called on a store that is ${this.#state}`);
-    this.#state = 'open';
+  constructor(options: MemoryTaskStoreOptions = {}) {
+    super(options.onCorrupt satisfies OnCorrupt | undefined);
   }
 
-  /** Marks the store closed; later calls reject. The records are dropped. */
-  async close(): Promise<void> {
-    this.#state = 'closed';
+  protected get storeName(): string {
+    return 'memory task store';
+  }
+
+  protected get ownsData(): boolean {
+    return true;
+  }
+
+  protected async openStorage(): Promise<void> {}
+
+  protected async closeStorage(): Promise<void> {
     this.#records.clear();
     this.#quarantined.clear();
   }
 
-  /** Stores a copy of `record`; rejects with {@link TaskExistsError} when the id is taken. */
-  async create(record: TaskRecord): Promise<void> {
-    this.#assertOpen();
-    if (this.#records.has(record.taskId)) throw new TaskExistsError(record.taskId);
+  protected async createStored(record: TaskRecord): Promise<void> {
+    if (this.#records.has(record.taskId) || this.#quarantined.has(record.taskId)) throw new TaskExistsError(record.taskId);
     this.#records.set(record.taskId, copyOf(record));
   }
 
-  /** Replaces the stored copy when `record.version` is higher; otherwise (or for an unknown id) does nothing. */
-  async put(record: TaskRecord): Promise<void> {
-    this.#assertOpen();
+  protected async putStored(record: TaskRecord): Promise<void> {
     const stored = this.#records.get(record.taskId);
     // Unknown id: the task was purged, and a late write must not resurrect it.
     if (stored === undefined || record.version <= stored.version) return;
     this.#records.set(record.taskId, copyOf(record));
   }
 
-  /** {@link put} for each record, all or none: every copy is made before any is stored. */
-  async putMany(records: readonly TaskRecord[]): Promise<void> {
-    this.#assertOpen();
+  /** All or none: every copy is made before any is stored. */
+  protected async putManyStored(records: readonly TaskRecord[]): Promise<void> {
     const copies = records.map(copyOf);
     for (const record of copies) {
       const stored = this.#records.get(record.taskId);
@@ -114,67 +120,53 @@ export class MemoryTaskStore implements TaskStore {
     }
   }
 
-  /** A copy of the stored record, or `undefined`. */
-  async get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
-    this.#assertOpen();
+  protected async readStored(taskId: string, owner: string | undefined): Promise<StoredRecord | undefined> {
     const stored = this.#records.get(taskId);
-    const setAside = stored === undefined ? this.#quarantined.get(taskId) : undefined;
-    // Damaged only to its owner; any other principal gets what an unknown id gets (I-7).
-    if (setAside !== undefined && mayReportDamaged(setAside.owner, owner)) throw new TaskDamagedError(taskId, setAside.reason);
-    // Issue 12.6: another owner's record is not copied.
+    // Another owner's record is not copied.
     if (stored === undefined || (owner !== undefined && stored.owner !== owner)) return undefined;
-    return copyOf(stored);
+    return { taskId, value: copyOf(stored) };
   }
 
-  /** Removes a task; `true` when it existed. */
-  async delete(taskId: string): Promise<boolean> {
-    this.#assertOpen();
+  protected async findSetAside(taskId: string): Promise<SetAsideNote | undefined> {
+    return this.#quarantined.get(taskId);
+  }
+
+  protected async deleteStored(taskId: string): Promise<boolean> {
     return this.#records.delete(taskId);
   }
 
-  /** Copies of every `working` / `input_required` record. */
-  async listNonTerminal(): Promise<TaskRecord[]> {
-    this.#assertOpen();
-    const out: TaskRecord[] = [];
-    for (const record of this.#records.values()) if (isNonTerminal(record.status)) out.push(copyOf(record));
+  protected async readNonTerminal(): Promise<StoredRecord[]> {
+    const out: StoredRecord[] = [];
+    for (const record of this.#records.values())
+      if (isNonTerminal(record.status)) out.push({ taskId: record.taskId, value: copyOf(record) });
     return out;
   }
 
-  /**
-   * The same records in pages of at most `pageSize`: the unfinished ids are
-   * taken when the scan starts, each record is copied as its page is consumed
-   * (one that finished meanwhile is skipped).
-   */
-  async *scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
-    this.#assertOpen();
-    const size = Math.max(1, Math.floor(pageSize));
+  /** The unfinished ids are taken when the scan starts; each record is copied as its page is consumed. */
+  protected async *scanStored(pageSize: number): AsyncIterable<StoredRecord[]> {
     const ids: string[] = [];
     for (const record of this.#records.values()) if (isNonTerminal(record.status)) ids.push(record.taskId);
-    for (let start = 0; start < ids.length; start += size) {
-      const page: TaskRecord[] = [];
-      for (const taskId of ids.slice(start, start + size)) {
+    for (let start = 0; start < ids.length; start += pageSize) {
+      const page: StoredRecord[] = [];
+      for (const taskId of ids.slice(start, start + pageSize)) {
         const record = this.#records.get(taskId);
-        if (record !== undefined && isNonTerminal(record.status)) page.push(copyOf(record));
+        if (record !== undefined) page.push({ taskId, value: copyOf(record) });
       }
-      if (page.length > 0) yield page;
+      yield page;
     }
   }
 
-  /** Ids whose `createdAt + ttlMs <= now`, most overdue first, at most `limit`. */
-  async listExpired(now: number, limit: number): Promise<string[]> {
-    this.#assertOpen();
+  protected async expiredStored(now: number, limit: number): Promise<string[]> {
     return selectExpired(this.#records.values(), now, limit);
   }
 
-  /** Copies of the matching records, newest first. */
-  async list(query: TaskListQuery = {}): Promise<TaskRecord[]> {
-    this.#assertOpen();
-    return selectListed(this.#records.values(), query).map(copyOf);
+  protected async listStored({ owner, statuses, limit }: ListSelection): Promise<StoredRecord[]> {
+    const query = { ...(owner !== undefined ? { owner } : {}), ...(statuses !== undefined ? { status: statuses } : {}), limit };
+    return selectListed(this.#records.values(), query).map((record) => ({ taskId: record.taskId, value: copyOf(record) }));
   }
 
   /** Moves a record aside (kept, never served). */
-  async quarantine(taskId: string, reason: string): Promise<boolean> {
-    this.#assertOpen();
+  protected async quarantineStored(taskId: string, reason: string): Promise<boolean> {
     const stored = this.#records.get(taskId);
     if (stored === undefined) return false;
     this.#quarantined.set(taskId, {
@@ -188,13 +180,7 @@ export class MemoryTaskStore implements TaskStore {
     return true;
   }
 
-  async listQuarantined(): Promise<QuarantinedRecord[]> {
-    this.#assertOpen();
+  protected async listSetAside(): Promise<QuarantinedRecord[]> {
     return [...this.#quarantined.values()].map((entry) => ({ ...entry }));
-  }
-
-  #assertOpen(): void {
-    if (this.#state === 'closed') throw new Error('store is closed (memory task store)');
-    if (this.#state === 'new') throw new Error('store is not open: call open() first (memory task store)');
   }
 }

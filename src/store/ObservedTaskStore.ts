@@ -2,84 +2,80 @@
  * Any {@link TaskStore}, its writes reported on `taskvisor:store.operation`
  * (src/core/diagnostics.ts): duration, failure kind, and a summary of the
  * task written. Metrics, the dashboard's timelines and OpenTelemetry spans
- * are built from these reports (issue 16); the store itself is untouched.
- *
- * A Proxy rather than a wrapper class: every other member (`ownership`,
- * `description`, a store's own extras) passes through unchanged, and methods
- * run bound to the real store so its `#private` fields keep working.
+ * are built from these reports; the store itself is untouched. A
+ * {@link ForwardingTaskStore}: everything it does not report is forwarded.
  */
 import { performance } from 'node:perf_hooks';
 import { publish, type StoredTaskSummary } from '../core/diagnostics.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
-import type { TaskStore } from './TaskStore.js';
+import { ForwardingTaskStore } from './kit/ForwardingTaskStore.js';
+import { putRecords, type TaskStore } from './TaskStore.js';
 
-const OBSERVED = Symbol('taskvisor.observedStore');
-const WRITES = new Set<PropertyKey>(['create', 'put', 'delete']);
+type WriteOp = 'create' | 'put' | 'delete';
 
-/** One report of a write: `op` on one task, `argument` its record (or only its id for a delete). */
-type Report = (op: 'create' | 'put' | 'delete', argument: TaskRecord | string, durationMs: number, error?: unknown) => void;
+export class ObservedTaskStore extends ForwardingTaskStore {
+  /** Named after the store underneath, as reports name it. */
+  readonly #name: string;
 
-/** The store's writes, reported; a store already observed is returned as is. */
-export function observeStore<S extends TaskStore>(store: S): S {
-  if ((store as { [OBSERVED]?: boolean })[OBSERVED]) return store;
-  const name = store.constructor?.name || 'TaskStore';
-  const report: Report = (op, argument, durationMs, error) =>
+  constructor(inner: TaskStore) {
+    super(inner);
+    this.#name = inner.constructor?.name || 'TaskStore';
+  }
+
+  override create(record: TaskRecord): Promise<void> {
+    return this.#observed('create', record, this.inner.create(record));
+  }
+
+  override put(record: TaskRecord): Promise<void> {
+    return this.#observed('put', record, this.inner.put(record));
+  }
+
+  override delete(taskId: string): Promise<boolean> {
+    return this.#observed('delete', taskId, this.inner.delete(taskId));
+  }
+
+  /** A batch is reported as one put per record, each with the batch's duration: consumers count task writes. */
+  override putMany(records: readonly TaskRecord[]): Promise<void> {
+    const startedAt = performance.now();
+    const written = putRecords(this.inner, records);
+    const each = (error?: unknown) => {
+      const durationMs = performance.now() - startedAt;
+      for (const record of records) this.#report('put', record, durationMs, error);
+    };
+    written.then(
+      () => each(),
+      (error: unknown) => each(error),
+    );
+    return written;
+  }
+
+  #observed<T>(op: WriteOp, argument: TaskRecord | string, written: Promise<T>): Promise<T> {
+    const startedAt = performance.now();
+    written.then(
+      () => this.#report(op, argument, performance.now() - startedAt),
+      (error: unknown) => this.#report(op, argument, performance.now() - startedAt, error),
+    );
+    return written;
+  }
+
+  /** One report of a write: `op` on one task, `argument` its record (or only its id for a delete). */
+  #report(op: WriteOp, argument: TaskRecord | string, durationMs: number, error?: unknown): void {
     publish('taskvisor:store.operation', () => ({
-      store: name,
-      source: proxy,
+      store: this.#name,
+      // The store observed: what callers hold (`runtime.store`) and filter reports by.
+      source: this.inner,
       op,
       durationMs,
       taskId: typeof argument === 'string' ? argument : argument.taskId,
       ...(error !== undefined ? { error: errorKind(error) } : {}),
       ...(typeof argument === 'string' ? {} : { summary: summarize(argument) }),
     }));
-  /** The function handed out for a method, made once per method value (was one bound copy per call: ~1 % of a tasks/get). */
-  const made = new Map<PropertyKey, { value: unknown; fn: unknown }>();
-  const handOut = (property: PropertyKey, value: (...args: unknown[]) => unknown, target: S): unknown => {
-    const known = made.get(property);
-    if (known?.value === value) return known.fn;
-    const fn = wrap(property, value, target);
-    made.set(property, { value, fn });
-    return fn;
-  };
-  const wrap = (property: PropertyKey, value: (...args: unknown[]) => unknown, target: S): unknown => {
-    // A batch is reported as one put per record, each with the batch's duration: consumers count task writes.
-    if (property === 'putMany') {
-      return (records: readonly TaskRecord[]) => {
-        const startedAt = performance.now();
-        const written = value.call(target, records) as Promise<void>;
-        const each = (error?: unknown) => {
-          const durationMs = performance.now() - startedAt;
-          for (const record of records) report('put', record, durationMs, error);
-        };
-        written.then(
-          () => each(),
-          (error: unknown) => each(error),
-        );
-        return written;
-      };
-    }
-    if (!WRITES.has(property)) return value.bind(target);
-    const op = property as 'create' | 'put' | 'delete';
-    return (argument: TaskRecord | string) => {
-      const startedAt = performance.now();
-      const written = value.call(target, argument) as Promise<unknown>;
-      written.then(
-        () => report(op, argument, performance.now() - startedAt),
-        (error: unknown) => report(op, argument, performance.now() - startedAt, error),
-      );
-      return written;
-    };
-  };
-  const proxy: S = new Proxy(store, {
-    get(target, property) {
-      if (property === OBSERVED) return true;
-      const value = Reflect.get(target, property, target) as unknown;
-      if (typeof value !== 'function') return value;
-      return handOut(property, value as (...args: unknown[]) => unknown, target);
-    },
-  });
-  return proxy;
+  }
+}
+
+/** The store's writes, reported; a store already observed is returned as is. */
+export function observeStore(store: TaskStore): ObservedTaskStore {
+  return store instanceof ObservedTaskStore ? store : new ObservedTaskStore(store);
 }
 
 /** What a subscriber may see of a record: no arguments, no result content, no snapshot. */

@@ -9,7 +9,7 @@
  *
  * Writers: one process owns an embedded store (`lowdb`, `sqlite`): `open()` takes an
  * exclusive OS-level lock first and a second opener gets `StoreInUseError`
- * (issue 13 item 2). Sharing one store between instances is the job of a
+ * (two writers would each trust an index the other changes). Sharing one store between instances is the job of a
  * store built for it (Postgres, with leases).
  *
  * Ids: task ids are 1–200 characters; a store treats any other id as unknown
@@ -17,9 +17,19 @@
  *
  * Orders: `list` is newest first (ties by id); `listExpired` most overdue
  * first. A resolved `delete` survives a crash like a resolved `put`.
+ *
+ * Damaged records: every record a store reads is checked (it parses, has a
+ * record's shape and the id it is stored under); one that fails is reported
+ * once, set aside by {@link TaskStore.quarantine} (when the store may write),
+ * skipped by lists and recovery, and answered by `get` with
+ * {@link TaskRecordDamagedError}. The built-in stores share this path
+ * (`kit/KitTaskStore.ts`).
  */
 import type { TaskStatus } from '../../machines/task/index.js';
+import { TaskRecordDamagedError } from '../core/errors.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
+
+export { TaskRecordDamagedError };
 
 export interface TaskListQuery {
   owner?: string;
@@ -43,10 +53,10 @@ export interface TaskStore {
   put(record: TaskRecord): Promise<void>;
   /**
    * The stored record, or `undefined`. With `owner`, a record of another
-   * owner is `undefined` too — and is neither read nor parsed (issue 12.6):
-   * a foreign id costs what an unknown one costs, whatever its size.
-   * Rejects with {@link TaskDamagedError} when the stored bytes cannot be
-   * read as a record, or the record was quarantined (issue 13 item 3) —
+   * owner is `undefined` too — and is neither read nor parsed: a foreign id
+   * costs what an unknown one costs, whatever its size.
+   * Rejects with {@link TaskRecordDamagedError} when the stored bytes cannot be
+   * read as that task's record, or the record was quarantined —
    * with `owner`, only when the quarantined record is known to be that
    * owner's: for anyone else (and for everyone when its owner could not be
    * told) it is `undefined`, like an unknown id (I-7, T-14).
@@ -54,8 +64,7 @@ export interface TaskStore {
   get(taskId: string, owner?: string): Promise<TaskRecord | undefined>;
   /**
    * Durably replaces many tasks' records in one store write (start-up
-   * recovery ends each page of unfinished tasks with one call, issue 13
-   * item 6): each record as {@link put} would store it (a stale version or an
+   * recovery ends each page of unfinished tasks with one call): each record as {@link put} would store it (a stale version or an
    * unknown id is ignored; of one task's records the highest version wins),
    * all of them or none. Resolves once every one is durable (I-1), and not
    * one is visible to `get` before; rejects when the write failed, and then
@@ -71,7 +80,7 @@ export interface TaskStore {
   listNonTerminal(): Promise<TaskRecord[]>;
   /**
    * The same records in pages of at most `pageSize`, read as they are
-   * consumed (start-up recovery, issue 13 item 6): recovering 100k tasks
+   * consumed (start-up recovery): recovering 100k tasks
    * never holds them all in memory at once. Each record that stays
    * unfinished throughout is yielded exactly once; one whose status changes
    * meanwhile may be yielded again (recovery skips a task already running).
@@ -83,9 +92,9 @@ export interface TaskStore {
   /** Out-of-band admin listing, newest first. Never exposed on the wire. */
   list(query?: TaskListQuery): Promise<TaskRecord[]>;
   /**
-   * Sets a damaged record aside (issue 13 item 3): kept exactly as stored,
-   * never deleted, no longer listed, recovered or expired; `get` then rejects
-   * with {@link TaskDamagedError}. Resolves `false` when no such record is
+   * Sets a damaged record aside: kept exactly as stored, never deleted, no
+   * longer listed, recovered or expired; `get` then rejects with
+   * {@link TaskRecordDamagedError}. Resolves `false` when no such record is
    * stored. Lists and recovery skip records they cannot parse; a store
    * quarantines those itself as it finds them (reporting each once).
    */
@@ -93,7 +102,7 @@ export interface TaskStore {
   /** The records set aside by {@link quarantine}, oldest first (admin: `taskvisor tasks check`). */
   listQuarantined(): Promise<QuarantinedRecord[]>;
   /** Present on stores shared by several instances (see {@link TaskOwnership}); absent otherwise. */
-  readonly ownership?: TaskOwnership;
+  readonly ownership?: TaskOwnership | undefined;
 }
 
 /*
@@ -112,8 +121,7 @@ export async function* nonTerminalPages(store: TaskStore, pageSize: number): Asy
 }
 
 /**
- * `store.putMany(records)`: one durable write for all of them (issue 13 item
- * 6); for a store without it one `put` per record, all at once (then not all
+ * `store.putMany(records)`: one durable write for all of them; for a store without it one `put` per record, all at once (then not all
  * or none: each lands or fails on its own).
  */
 export async function putRecords(store: TaskStore, records: readonly TaskRecord[]): Promise<void> {
@@ -139,20 +147,10 @@ export interface QuarantinedRecord {
   stored: string;
 }
 
-/**
- * A task whose stored record cannot be served: unreadable, invalid, or set
- * aside by quarantine. The message names only the task (clients see a stable
- * error built from it, never paths or bytes); `reason` is for logs.
- */
-export class TaskDamagedError extends Error {
-  constructor(
-    readonly taskId: string,
-    readonly reason: string,
-  ) {
-    super(`The stored record of task ${taskId} is damaged and was set aside`);
-    this.name = 'TaskDamagedError';
-  }
-}
+/** @deprecated the same class as {@link TaskRecordDamagedError} (one error for a damaged record, store to wire). */
+export const TaskDamagedError = TaskRecordDamagedError;
+/** @deprecated use {@link TaskRecordDamagedError}. */
+export type TaskDamagedError = TaskRecordDamagedError;
 
 /** Raised by {@link TaskStore.create} for an id that already exists. */
 export class TaskExistsError extends Error {

@@ -11,6 +11,7 @@ import type { TaskStore } from './TaskStore.js';
 export {
   TaskExistsError,
   TaskFencedError,
+  TaskRecordDamagedError,
   TaskDamagedError,
   type QuarantinedRecord,
   type TaskListQuery,
@@ -21,16 +22,9 @@ export {
   type TaskChange,
   type TaskFeedHandlers,
 } from './TaskStore.js';
-export {
-  PostgresTaskStore,
-  DEFAULT_POSTGRES_SCHEMA,
-  DEFAULT_POSTGRES_POOL_SIZE,
-  DEFAULT_LEASE_MS,
-  POSTGRES_SCHEMA_PATTERN,
-  POSTGRES_SCHEMA_VERSION,
-  type PostgresTaskStoreOptions,
-} from './PostgresTaskStore.js';
-export { MemoryTaskStore } from './MemoryTaskStore.js';
+export { PostgresTaskStore, POSTGRES_SCHEMA_VERSION, type PostgresTaskStoreOptions } from './PostgresTaskStore.js';
+export { DEFAULT_POSTGRES_SCHEMA, DEFAULT_POSTGRES_POOL_SIZE, DEFAULT_LEASE_MS, POSTGRES_SCHEMA_PATTERN } from './postgres/options.js';
+export { MemoryTaskStore, type MemoryTaskStoreOptions } from './MemoryTaskStore.js';
 export { LowdbTaskStore, type LowdbTaskStoreOptions } from './LowdbTaskStore.js';
 export { SqliteTaskStore, DEFAULT_SQLITE_FILE, SQLITE_SCHEMA_VERSION, type SqliteTaskStoreOptions } from './SqliteTaskStore.js';
 export { DurableJsonFile, fsyncDir, type DurableJsonFileHooks, type DurableJsonFileOptions } from './DurableJsonFile.js';
@@ -47,12 +41,13 @@ export type TaskStoreConfig =
 /** How {@link createTaskStore} builds a store beyond its configuration. */
 export interface CreateTaskStoreOptions {
   /**
-   * Take an embedded store's exclusive lock on open (default true, issue 13
-   * item 2). `false` only for read-only views of a store another process may
-   * be serving; such a store must not be written.
+   * Take an embedded store's exclusive lock on open (default true: one
+   * process owns an embedded store). `false` only for read-only views of a
+   * store another process may be serving; such a store must not be written,
+   * and no store opened so (postgres included) moves a damaged record.
    */
   lock?: boolean;
-  /** Called for each stored record that cannot be read (a lowdb file's path, otherwise the task id). Default: one line on stderr. */
+  /** Called once for each stored record found damaged, with its task id (every store alike). Default: one line on stderr. */
   onCorrupt?: (where: string, error: Error) => void;
 }
 
@@ -64,7 +59,7 @@ export function createTaskStore(config: TaskStoreConfig, options: CreateTaskStor
   const extra = { ...(options.lock === false ? { lock: false } : {}), ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}) };
   switch (config.kind) {
     case 'memory':
-      return new MemoryTaskStore();
+      return new MemoryTaskStore(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {});
     case 'lowdb':
       return new LowdbTaskStore({ dir: config.dir, ...extra });
     case 'sqlite':
@@ -77,6 +72,7 @@ export function createTaskStore(config: TaskStoreConfig, options: CreateTaskStor
         ...(config.leaseMs !== undefined ? { leaseMs: config.leaseMs } : {}),
         ...(config.instanceId !== undefined ? { instanceId: config.instanceId } : {}),
         ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}),
+        ...(options.lock === false ? { readOnly: true } : {}),
       });
     default: {
       const unknown: never = config;

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 1: a status (and result) is visible through `tasks/get`,
+ * A status (and result) is visible through `tasks/get`,
  * listen pushes and the runtime API only once it is durable, whatever the
  * write path did. The old Persister's `flushed()` waited only for the write
  * in flight, not for one that had failed and sat on its retry timer: a task
@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { ANONYMOUS_PRINCIPAL, createRuntime, silentLogger, type TaskRecord } from '../../src/index.js';
 import { listenHttp } from '../../src/transports/index.js';
-import { FaultyTaskStore, type FaultEffect } from '../../src/store/FaultyTaskStore.js';
+import { FaultyTaskStore, type FaultEffect } from '../support/FaultyTaskStore.js';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { STORE_KINDS, storeSite, type StoreSite } from '../support/storeKinds.js';
 

@@ -1,7 +1,8 @@
 /**
  * Start-up recovery writes the tasks it ends `failed` with one batched store
- * call per page (`putMany`, issue 13 item 6), and keeps the durability rules
- * of every other write (issue 13 item 1): a recovered task's failure is
+ * call per page (`putMany`: no fsync per task when 100k tasks recover), and
+ * keeps the durability rules of every other write (durable before visible):
+ * a recovered task's failure is
  * shown — by `getTask` and to change listeners — only once the batch holding
  * it is durable; a batch the store refuses is written record by record, so
  * one record the store cannot take is set aside alone and the rest end
@@ -14,7 +15,7 @@ import { createActor } from 'xstate';
 import { taskMachine, TASK_MACHINE_VERSION } from '../../machines/task/index.js';
 import { subscribe } from '../../src/core/diagnostics.js';
 import { createRuntime, LOCAL_PRINCIPAL, silentLogger, type TaskRecord, type TaskvisorRuntime } from '../../src/index.js';
-import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
+import { FaultyTaskStore } from '../support/FaultyTaskStore.js';
 import { SqliteTaskStore } from '../../src/store/index.js';
 import { recordOf } from '../../src/tasks/project.js';
 import { tempDir } from '../support/processes.js';

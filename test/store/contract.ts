@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskStatus } from '../../machines/task/types.js';
-import { TaskExistsError, type TaskStore } from '../../src/store/TaskStore.js';
+import { TaskExistsError, TaskRecordDamagedError, type TaskStore } from '../../src/store/TaskStore.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { makeRecord } from './fixtures.js';
+import type { PlantedRow } from './planting.js';
 
 /** What a factory hands the contract. */
 export interface StoreHarness {
@@ -20,10 +21,20 @@ export interface StoreHarness {
   reopen?: () => Promise<TaskStore>;
   /** Removes whatever the store left behind (called after the stores are closed). */
   cleanup: () => Promise<void>;
+  /**
+   * Writes `row.text` as the stored record of a working task behind the
+   * store's back (`planting.ts`). A durable store is closed first and
+   * reopened after; a memory store is planted while open. Absent: the
+   * damaged-record case is skipped (a decorator's suite).
+   */
+  plant?: (row: PlantedRow) => Promise<void>;
+  /** The task ids the stores of this harness reported through `onCorrupt`, in order. */
+  reported?: readonly string[];
 }
 
 interface Ctx {
   store: TaskStore;
+  harness: StoreHarness;
   /** Closes the current store (idempotent within a case). */
   close: () => Promise<void>;
   /** Closes the current store and returns a reopened one; `undefined` when the store is not durable. */
@@ -46,6 +57,7 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
     const reopen = harness.reopen;
     const ctx: Ctx = {
       store: current,
+      harness,
       close,
       closeAndReopen:
         reopen === undefined
@@ -192,7 +204,7 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
 
     it('putMany stores each record as put would: newer versions land, stale and unknown ids are ignored, the highest of one task wins', (t) =>
       withStore(async ({ store, closeAndReopen }) => {
-        // Every built-in store writes a batch at once (issue 13 item 6); only a custom store may fall back to put.
+        // Every built-in store writes a batch at once (recovery ends 100k tasks in pages); only a custom store may fall back to put.
         const putMany = store.putMany?.bind(store);
         assert.ok(putMany, 'the store has putMany');
         await putMany([]);
@@ -285,7 +297,7 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
 
     it('scanNonTerminal yields every unfinished record once, in pages of at most the size, none finished', () =>
       withStore(async ({ store }) => {
-        // Every built-in store pages its recovery scan (issue 13 item 6); only a custom store may fall back to listNonTerminal.
+        // Every built-in store pages its recovery scan (100k tasks never in memory at once); only a custom store may fall back to listNonTerminal.
         const scan = store.scanNonTerminal?.bind(store);
         assert.ok(scan, 'the store has scanNonTerminal');
         const unfinished: TaskRecord[] = [];
@@ -464,6 +476,67 @@ export function runTaskStoreContract(name: string, makeStore: () => Promise<Stor
         batch.length = 0;
         await puttingMany;
         assert.deepEqual(await store.get(expected.taskId), v3Expected);
+      }));
+
+    it('a damaged record planted behind its back is set aside, reported once and answered alike in every store', (t) =>
+      withStore(async ({ store, harness, close, closeAndReopen }) => {
+        const { plant, reported } = harness;
+        if (plant === undefined || reported === undefined) {
+          t.skip('this harness cannot plant a record');
+          return;
+        }
+        const healthy = makeRecord();
+        await store.create(healthy);
+        // The same two damaged records in every store: parseable JSON that is not a task record.
+        const noTtl = makeRecord({ owner: 'alice' });
+        const { ttlMs: _dropped, ...withoutTtl } = noTtl;
+        const exploded = makeRecord({ owner: 'alice' });
+        const planted: PlantedRow[] = [
+          { taskId: noTtl.taskId, owner: 'alice', text: JSON.stringify(withoutTtl) },
+          { taskId: exploded.taskId, owner: 'alice', text: JSON.stringify({ ...exploded, status: 'exploded' }) },
+        ];
+        let current = store;
+        if (closeAndReopen === undefined) for (const row of planted) await plant(row);
+        else {
+          await close();
+          for (const row of planted) await plant(row);
+          current = await closeAndReopen();
+        }
+        const [first, second] = planted as [PlantedRow, PlantedRow];
+        // Asked for by its owner (and internally): the one error, store to wire, naming nothing stored.
+        for (let round = 0; round < 2; round++) {
+          await assert.rejects(
+            current.get(first.taskId),
+            (error: Error) => error instanceof TaskRecordDamagedError && !error.message.includes('ttlMs'),
+          );
+          await assert.rejects(current.get(first.taskId, 'alice'), TaskRecordDamagedError);
+        }
+        // Another principal is not told the id exists (I-7).
+        assert.equal(await current.get(first.taskId, 'bob'), undefined);
+        // Lists and recovery skip it; the second damaged one is met there first and set aside the same way.
+        assert.deepEqual(
+          (await current.list()).map((record) => record.taskId),
+          [healthy.taskId],
+        );
+        assert.deepEqual(
+          (await current.listNonTerminal()).map((record) => record.taskId),
+          [healthy.taskId],
+        );
+        const scanned: string[] = [];
+        for await (const page of current.scanNonTerminal!(10)) scanned.push(...page.map((record) => record.taskId));
+        assert.deepEqual(scanned, [healthy.taskId]);
+        await assert.rejects(current.get(second.taskId), TaskRecordDamagedError);
+        assert.deepEqual(await current.get(healthy.taskId), healthy);
+        // Reported once each, by task id, however often met.
+        assert.deepEqual([...reported].sort(), [first.taskId, second.taskId].sort());
+        // Kept byte for byte with its owner, never deleted.
+        const setAside = new Map((await current.listQuarantined()).map((entry) => [entry.taskId, entry]));
+        for (const row of planted) {
+          assert.equal(setAside.get(row.taskId)?.stored, row.text, row.taskId);
+          assert.equal(setAside.get(row.taskId)?.owner, 'alice');
+        }
+        assert.match(setAside.get(first.taskId)?.reason ?? '', /ttlMs/);
+        assert.match(setAside.get(second.taskId)?.reason ?? '', /status/);
       }));
 
     it('every method rejects after close', () =>

@@ -1,11 +1,10 @@
 /**
- * Issue 13 item 3: a malformed record never stops start-up. On sqlite a row
- * whose record lacked `ttlMs` made `start()` throw (recovery → failOnRestart
- * → put threw → the catch called failOnRestart again) and the server exited
- * 1; unreadable records stayed unfinished for ever and answered -32603 with a
- * file path and the file's bytes on every tasks/get. Now, on every durable
- * store: such a record is quarantined (kept, never deleted), logged once with
- * its id, answers a stable error without internals, and the rest recover.
+ * A malformed record never stops start-up: a record without `ttlMs` must not
+ * make `start()` throw, and unreadable records must not stay unfinished for
+ * ever answering -32603 with a file path and the file's bytes. On every
+ * durable store such a record is quarantined (kept, never deleted), logged
+ * once with its id, answers a stable error without internals, and the rest
+ * recover.
  * `taskvisor tasks check [--repair]` reports (and sets aside) such records.
  */
 import assert from 'node:assert/strict';
@@ -149,7 +148,7 @@ for (const kind of ['lowdb', 'sqlite', 'postgres'] as const) {
           assert.equal(JSON.parse(setAside.get(invalid)!.stored).ttlMs, undefined);
           assert.equal(JSON.parse(setAside.get(invalid)!.stored).taskId, invalid);
           assert.equal(setAside.get(unreadable)!.stored, garbage(unreadable));
-          // Each keeps its owner (issue 13 × 12.6): only that principal is told it was set aside.
+          // Each keeps its owner: only that principal is told it was set aside (I-7).
           assert.equal(setAside.get(invalid)!.owner, 'anonymous');
           assert.equal(setAside.get(unreadable)!.owner, 'anonymous');
           assert.equal(
@@ -183,7 +182,7 @@ for (const kind of ['lowdb', 'sqlite', 'postgres'] as const) {
           try {
             const check = await runNode([CLI, 'tasks', 'check', '--config', config]);
             assert.equal(check.code, 1, check.stderr);
-            // lowdb's own index check meets the invalid file first (unreadable, named by its path); the others parse it.
+            // Every store's record check meets the invalid record as it reads it (unreadable, named by its task id).
             assert.match(check.stdout, new RegExp(`${invalid}[^\\t\\n]*\\t(invalid|unreadable)\\t[^\\n]*ttlMs`));
             assert.match(check.stdout, /unreadable/);
             assert.match(check.stdout, /3 records checked: 2 damaged in the live set, 0 in quarantine/);

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
+import { FaultyTaskStore } from '../support/FaultyTaskStore.js';
 import type { TaskStore } from '../../src/store/TaskStore.js';
 import { STORE_KINDS, storeSite, type StoreSite } from '../support/storeKinds.js';
 import { runTaskStoreContract } from './contract.js';

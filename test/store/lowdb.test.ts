@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createTaskStore, DurableJsonFile, LowdbTaskStore, type LowdbTaskStoreOptions } from '../../src/store/index.js';
-import { FaultyTaskStore } from '../../src/store/FaultyTaskStore.js';
+import { FaultyTaskStore } from '../support/FaultyTaskStore.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { runTaskStoreContract } from './contract.js';
+import { plantLowdb } from './planting.js';
 import { makeRecord } from './fixtures.js';
 
 async function tempDir(): Promise<string> {
@@ -32,10 +33,14 @@ function strictOptions(dir: string): LowdbTaskStoreOptions {
 
 runTaskStoreContract('LowdbTaskStore', async () => {
   const dir = await tempDir();
+  const reported: string[] = [];
+  const options = { dir, onCorrupt: (taskId: string) => void reported.push(taskId) };
   return {
-    store: await openStore(strictOptions(dir)),
-    reopen: () => openStore(strictOptions(dir)),
+    store: await openStore(options),
+    reopen: () => openStore(options),
     cleanup: () => rm(dir, { recursive: true, force: true }),
+    plant: (row) => plantLowdb(dir, row),
+    reported,
   };
 });
 
@@ -46,7 +51,7 @@ function expectedPath(dir: string, taskId: string): string {
   return join(dir, 'tasks', shard, `${name}.json`);
 }
 
-/** The record files under `root` (the folder's lock, `store.lock` and its `.pid`, is not a record: issue 13 item 2). */
+/** The record files under `root` (the folder's lock, `store.lock` and its `.pid`, is not a record). */
 async function listFiles(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   return entries
@@ -72,7 +77,7 @@ describe('LowdbTaskStore specifics', () => {
     const store = await openStore(strictOptions(storeDir));
     const record = makeRecord();
     await store.create(record);
-    // Durable in the journal already (issue 20 item 2); checkpoint() moves it into its task file now.
+    // Durable in the journal already; checkpoint() moves it into its task file now.
     await store.checkpoint();
     const path = expectedPath(storeDir, record.taskId);
     assert.equal(await readFile(path, 'utf8'), JSON.stringify(record));
@@ -101,7 +106,7 @@ describe('LowdbTaskStore specifics', () => {
     await second.close();
   });
 
-  it('open() reports corrupt or misplaced files through onCorrupt, skips them and loads the rest', async () => {
+  it('open() reports corrupt or misplaced files through onCorrupt (by task id, as every store), sets them aside and loads the rest', async () => {
     const storeDir = await freshDir('corrupt');
     const first = await openStore(strictOptions(storeDir));
     const [good, truncated, notRecord, misplaced] = [makeRecord(), makeRecord(), makeRecord(), makeRecord()];
@@ -116,20 +121,20 @@ describe('LowdbTaskStore specifics', () => {
     await mkdir(join(storeDir, 'tasks', 'ab'), { recursive: true });
     await writeFile(misplacedPath, JSON.stringify(misplaced));
 
-    const reports: { path: string; message: string }[] = [];
-    const second = await openStore({ dir: storeDir, onCorrupt: (path, error) => reports.push({ path, message: error.message }) });
-    assert.deepEqual(reports.map((r) => r.path).sort(), [truncatedPath, notRecordPath, misplacedPath].sort());
-    for (const report of reports) assert.ok(report.message.includes(report.path), `error should name the file: ${report.message}`);
-    assert.match(reports.find((r) => r.path === truncatedPath)?.message ?? '', /invalid JSON/);
-    assert.match(reports.find((r) => r.path === notRecordPath)?.message ?? '', /unknown status "exploded"/);
+    const reports: { taskId: string; message: string }[] = [];
+    const second = await openStore({ dir: storeDir, onCorrupt: (taskId, error) => reports.push({ taskId, message: error.message }) });
+    assert.deepEqual(reports.map((r) => r.taskId).sort(), [truncated.taskId, notRecord.taskId, 'someone-else'].sort());
+    assert.match(reports.find((r) => r.taskId === truncated.taskId)?.message ?? '', /invalid JSON/);
+    assert.match(reports.find((r) => r.taskId === notRecord.taskId)?.message ?? '', /status is missing or unknown/);
+    assert.match(reports.find((r) => r.taskId === 'someone-else')?.message ?? '', /another task id/);
 
     assert.deepEqual(await second.get(good.taskId), good);
     assert.deepEqual(await second.list(), [good]);
     assert.deepEqual(await second.listNonTerminal(), [good]);
-    // Set aside as found (issue 13 item 3): a stable error naming no file, the bytes kept in quarantine.
+    // Set aside as found: a stable error naming no file, the bytes kept in quarantine.
     await assert.rejects(
       second.get(truncated.taskId),
-      (error: Error) => error.name === 'TaskDamagedError' && !error.message.includes(storeDir),
+      (error: Error) => error.name === 'TaskRecordDamagedError' && !error.message.includes(storeDir),
     );
     const kept = await second.listQuarantined();
     assert.deepEqual(
@@ -188,7 +193,7 @@ describe('LowdbTaskStore specifics', () => {
     const storeDir = await freshDir('long-ids');
     const store = await openStore(strictOptions(storeDir));
     for (const taskId of ['x'.repeat(201), '', 'lone\uD800surrogate']) {
-      await assert.rejects(store.create(makeRecord({ taskId })), (error: Error) => error.message.includes(join(storeDir, 'tasks')));
+      await assert.rejects(store.create(makeRecord({ taskId })), (error: Error) => error.message.includes(storeDir));
       assert.equal(await store.get(taskId), undefined);
       assert.equal(await store.delete(taskId), false);
       await store.put(makeRecord({ taskId, version: 3 }));
@@ -236,7 +241,7 @@ describe('LowdbTaskStore specifics', () => {
     await store.close();
   });
 
-  it('concurrent creates and puts share one durable batch: one file sync and one folder sync for all of them (issue 20 item 2)', async () => {
+  it('concurrent creates and puts share one durable batch: one file sync and one folder sync for all of them', async () => {
     const storeDir = await freshDir('group-commit');
     const kinds: string[] = [];
     const store = await openStore({ ...strictOptions(storeDir), hooks: { onSync: (kind) => kinds.push(kind) } });

@@ -2,12 +2,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createTaskStore, MemoryTaskStore } from '../../src/store/index.js';
 import { runTaskStoreContract } from './contract.js';
+import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { makeRecord } from './fixtures.js';
 
 runTaskStoreContract('MemoryTaskStore', async () => {
-  const store = new MemoryTaskStore();
+  const reported: string[] = [];
+  const store = new MemoryTaskStore({ onCorrupt: (taskId) => reported.push(taskId) });
   await store.open();
-  return { store, cleanup: async () => undefined };
+  return {
+    store,
+    cleanup: async () => undefined,
+    // A memory store holds what it is handed: a record that is not one gets in through create.
+    plant: ({ text }) => store.create(JSON.parse(text) as TaskRecord),
+    reported,
+  };
 });
 
 describe('MemoryTaskStore specifics', () => {
@@ -20,7 +28,7 @@ describe('MemoryTaskStore specifics', () => {
   });
 
   it("a read copies what is not plain JSON exactly as structuredClone does, and the copy is the reader's own", async () => {
-    // The read copies plain data by hand (issue 20 item 1); these shapes must fall back to structuredClone.
+    // The read copies plain data by hand (cheaper than structuredClone); these shapes must fall back to structuredClone.
     const sparse: unknown[] = [1];
     sparse[2] = 3;
     const checkpoint = {
@@ -52,7 +60,7 @@ describe('MemoryTaskStore specifics', () => {
   });
 
   it('a write copies as structuredClone does: the writer keeps nothing shared, and what cannot be cloned is refused', async () => {
-    // Writes copy plain data by hand too (issue 20 item 2); the copy must be the store's own.
+    // Writes copy plain data by hand too; the copy must be the store's own.
     const store = new MemoryTaskStore();
     await store.open();
     const record = makeRecord({ checkpoint: { a: [1, { b: 'c' }], at: new Date(7) } });

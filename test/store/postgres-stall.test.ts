@@ -1,9 +1,9 @@
 /**
- * Issue 13 item 4 through a real stall: PostgreSQL behind a TCP proxy that
- * stops forwarding (no error, no answer). A create used to hang for the
- * whole stall; now it answers a retryable -32603 once the store deadline
- * passes, and once the proxy forwards again creates work and nothing the
- * caller was refused is left behind as a task.
+ * Store operation timeouts through a real stall: PostgreSQL behind a TCP
+ * proxy that stops forwarding (no error, no answer). A create must not hang
+ * for the whole stall: it answers a retryable -32603 once the store
+ * operation timeout passes, and once the proxy forwards again creates work
+ * and nothing the caller was refused is left behind as a task.
  */
 import assert from 'node:assert/strict';
 import { createServer, connect as tcpConnect, type Socket } from 'node:net';
@@ -58,11 +58,11 @@ async function stallableProxy() {
 }
 
 describe('postgres behind a proxy that stops forwarding', () => {
-  it('a create answers a retryable -32603 after the store deadline instead of hanging; after the stall creates work again', async () => {
+  it('a create answers a retryable -32603 after the store operation timeout instead of hanging; after the stall creates work again', async () => {
     const proxy = await stallableProxy();
     const { schema, drop } = await freshSchema('tv_stall');
     const store = new PostgresTaskStore({ url: proxy.url, schema, poolSize: 2, leaseMs: 30_000 });
-    const runtime = createRuntime({ store, logger: silentLogger, reapIntervalMs: 0, storeDeadlineMs: 1_000 });
+    const runtime = createRuntime({ store, logger: silentLogger, reapIntervalMs: 0, storeTimeoutMs: 1_000 });
     runtime.tool('work', { taskBehavior: 'always', inputSchema: z.object({}) }, () => 'done');
     await runtime.start();
     const http = await listenHttp(runtime, { port: 0 });
@@ -105,7 +105,7 @@ describe('postgres behind a proxy that stops forwarding', () => {
       // A short lease (an option) keeps the stall short; the default is 5 s.
       const leaseMs = 3_000;
       const store = new PostgresTaskStore({ url: proxy.url, schema, poolSize: 4, leaseMs });
-      const runtime = createRuntime({ store, logger: silentLogger, reapIntervalMs: 0, storeDeadlineMs: 1_000 });
+      const runtime = createRuntime({ store, logger: silentLogger, reapIntervalMs: 0, storeTimeoutMs: 1_000 });
       const started: string[] = [];
       const abortedAt: number[] = [];
       // resume: 'fail' (the default): a task given up cannot run again anywhere, so it must end saying why.

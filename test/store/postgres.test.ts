@@ -9,6 +9,7 @@ import {
   PostgresTaskStore,
   TaskExistsError,
   TaskFencedError,
+  TaskRecordDamagedError,
   POSTGRES_SCHEMA_VERSION,
   type PostgresTaskStoreOptions,
 } from '../../src/store/index.js';
@@ -16,6 +17,7 @@ import type { TaskChange } from '../../src/store/TaskStore.js';
 import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { waitFor } from '../support/processes.js';
 import { runTaskStoreContract } from './contract.js';
+import { plantPostgres } from './planting.js';
 import { makeRecord } from './fixtures.js';
 
 async function openStore(options: Partial<PostgresTaskStoreOptions> & { schema: string }): Promise<PostgresTaskStore> {
@@ -28,10 +30,14 @@ runTaskStoreContract('PostgresTaskStore', async () => {
   const { schema, drop } = await freshSchema();
   // Reopened under the same instance id: the contract reopens "the same process".
   const instanceId = `contract-${schema}`;
+  const reported: string[] = [];
+  const onCorrupt = (taskId: string) => void reported.push(taskId);
   return {
-    store: await openStore({ schema, instanceId }),
-    reopen: () => openStore({ schema, instanceId }),
+    store: await openStore({ schema, instanceId, onCorrupt }),
+    reopen: () => openStore({ schema, instanceId, onCorrupt }),
     cleanup: drop,
+    plant: (row) => plantPostgres(schema, row),
+    reported,
   };
 });
 
@@ -46,6 +52,27 @@ async function withSchema(fn: (schema: string) => Promise<void>): Promise<void> 
 }
 
 describe('PostgresTaskStore: shared-store capabilities', () => {
+  it('a read-only view reports a damaged record once and moves nothing, like an embedded store opened without its lock', () =>
+    withSchema(async (schema) => {
+      const owner = await openStore({ schema });
+      await owner.close();
+      const damaged = makeRecord();
+      const { ttlMs: _dropped, ...withoutTtl } = damaged;
+      await plantPostgres(schema, { taskId: damaged.taskId, owner: 'alice', text: JSON.stringify(withoutTtl) });
+      const reported: string[] = [];
+      const view = await openStore({ schema, readOnly: true, onCorrupt: (taskId) => void reported.push(taskId) });
+      try {
+        await assert.rejects(view.get(damaged.taskId), TaskRecordDamagedError);
+        assert.deepEqual(await view.list(), []);
+        await assert.rejects(view.get(damaged.taskId), TaskRecordDamagedError);
+        assert.deepEqual(reported, [damaged.taskId]);
+        assert.deepEqual(await view.listQuarantined(), []);
+        assert.equal((await pgQuery(`SELECT 1 FROM "${schema}".tasks WHERE task_id = $1`, [damaged.taskId])).rowCount, 1);
+      } finally {
+        await view.close();
+      }
+    }));
+
   it('five instances opening one new schema at once migrate it exactly once', () =>
     withSchema(async (schema) => {
       const stores = await Promise.all(Array.from({ length: 5 }, () => openStore({ schema })));
@@ -60,7 +87,7 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
       }
     }));
 
-  it('the recovery scan reads keyset pages through the partial index of unfinished tasks (issue 13 item 6)', () =>
+  it('the recovery scan reads keyset pages through the partial index of unfinished tasks (start-up recovery of 100k tasks)', () =>
     withSchema(async (schema) => {
       const store = await openStore({ schema });
       try {
@@ -72,7 +99,9 @@ describe('PostgresTaskStore: shared-store capabilities', () => {
         );
         await pgQuery(
           `INSERT INTO ${schema}.tasks (task_id, owner, tool, status, created_at, last_updated_at, ttl_ms, version, machine_version, record)
-           SELECT md5(n::text), 'p', 't', 'working', 0, 0, NULL, 1, 1, json_build_object('taskId', md5(n::text))::text
+           SELECT md5(n::text), 'p', 't', 'working', 0, 0, NULL, 1, 1,
+             json_build_object('taskId', md5(n::text), 'owner', 'p', 'tool', 't', 'status', 'working', 'createdAt', 0,
+               'lastUpdatedAt', 0, 'ttlMs', NULL, 'version', 1, 'machineVersion', 1)::text
            FROM generate_series(1, 3000) AS n`,
         );
         await pgQuery(`ANALYZE ${schema}.tasks`);

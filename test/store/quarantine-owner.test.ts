@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 3 × issue 12.6 (I-7, T-14): a quarantined record keeps its
+ * A damaged record set aside, seen by principals (I-7, T-14): a quarantined record keeps its
  * owner, so only that principal is told the id was set aside; any other
  * principal — and every principal when the owner cannot be told from what
  * is left — gets exactly what an unknown id gets. Stores set aside before
@@ -20,7 +20,7 @@ import { LowdbTaskStore, PostgresTaskStore, SqliteTaskStore, type TaskStore } fr
 import { MIGRATIONS as PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from '../../src/store/SqliteTaskStore.js';
 import { locateTask } from '../../src/store/taskFiles.js';
-import { TaskDamagedError } from '../../src/store/TaskStore.js';
+import { TaskDamagedError, TaskRecordDamagedError } from '../../src/store/TaskStore.js';
 import { postJsonRpc } from '../support/httpRaw.js';
 import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { tempDir } from '../support/processes.js';
@@ -53,17 +53,19 @@ async function assertOwnersKept(store: TaskStore, ids: ReturnType<typeof oldQuar
     ['alice', 'bob', undefined],
     'owners read from the kept bytes',
   );
-  await assert.rejects(store.get(ids.parsed, 'alice'), TaskDamagedError);
-  await assert.rejects(store.get(ids.cut, 'bob'), TaskDamagedError);
+  await assert.rejects(store.get(ids.parsed, 'alice'), TaskRecordDamagedError);
+  await assert.rejects(store.get(ids.cut, 'bob'), TaskRecordDamagedError);
   assert.equal(await store.get(ids.parsed, 'mallory'), undefined, "another principal's quarantined id is unknown to mallory");
   assert.equal(await store.get(ids.cut, 'alice'), undefined);
   // Owner not to be told: unknown to every principal, still damaged to the runtime and operators.
   assert.equal(await store.get(ids.lost, 'alice'), undefined);
   assert.equal(await store.get(ids.lost, 'anonymous'), undefined);
+  await assert.rejects(store.get(ids.lost), TaskRecordDamagedError);
+  // The deprecated name is the same class: code that catches it keeps working.
   await assert.rejects(store.get(ids.lost), TaskDamagedError);
 }
 
-describe('a quarantined record keeps its owner (issue 13 × 12.6)', () => {
+describe('a quarantined record keeps its owner (only its owner learns it was set aside)', () => {
   it('sqlite: a schema-2 file is upgraded in place to schema 3; owners come from the kept bytes', async () => {
     const dir = await tempDir('taskvisor-qowner-sqlite-');
     const file = join(dir.path, 'tasks.sqlite');
@@ -90,7 +92,7 @@ describe('a quarantined record keeps its owner (issue 13 × 12.6)', () => {
         const fresh = makeRecord({ taskId: newId(), owner: 'carol' });
         await store.create(fresh);
         await store.quarantine(fresh.taskId, 'a test sets it aside');
-        await assert.rejects(store.get(fresh.taskId, 'carol'), TaskDamagedError);
+        await assert.rejects(store.get(fresh.taskId, 'carol'), TaskRecordDamagedError);
         assert.equal(await store.get(fresh.taskId, 'mallory'), undefined);
       } finally {
         await store.close();
@@ -127,7 +129,7 @@ describe('a quarantined record keeps its owner (issue 13 × 12.6)', () => {
         // The record's bytes are damaged behind the store's back: the owner column still says whose it was.
         await pgQuery(`UPDATE ${q}.tasks SET record = '{"broken' WHERE task_id = $1`, [fresh.taskId]);
         await store.quarantine(fresh.taskId, 'a test sets it aside');
-        await assert.rejects(store.get(fresh.taskId, 'carol'), TaskDamagedError);
+        await assert.rejects(store.get(fresh.taskId, 'carol'), TaskRecordDamagedError);
         assert.equal(await store.get(fresh.taskId, 'mallory'), undefined);
       } finally {
         await store.ownership?.leave();

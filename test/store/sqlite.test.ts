@@ -14,6 +14,7 @@ import {
   type SqliteTaskStoreOptions,
 } from '../../src/store/index.js';
 import { runTaskStoreContract } from './contract.js';
+import { plantSqlite } from './planting.js';
 import { makeRecord } from './fixtures.js';
 
 async function tempDir(): Promise<string> {
@@ -34,10 +35,14 @@ async function openStore(options: SqliteTaskStoreOptions): Promise<SqliteTaskSto
 runTaskStoreContract('SqliteTaskStore', async () => {
   const dir = await tempDir();
   const file = join(dir, 'tasks.sqlite');
+  const reported: string[] = [];
+  const onCorrupt = (taskId: string) => void reported.push(taskId);
   return {
-    store: await openStore({ file }),
-    reopen: () => openStore({ file }),
+    store: await openStore({ file, onCorrupt }),
+    reopen: () => openStore({ file, onCorrupt }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
+    plant: (row) => plantSqlite(file, row),
+    reported,
   };
 });
 
@@ -280,7 +285,7 @@ describe('SqliteTaskStore specifics', () => {
     await store.close();
   });
 
-  it('a row with an unreadable record: get answers TaskDamagedError, reports it once and quarantines it (kept)', async () => {
+  it('a row with an unreadable record: get answers TaskRecordDamagedError, reports it once and quarantines it (kept)', async () => {
     const file = freshFile();
     const store = await openStore({ file });
     const good = makeRecord();
@@ -294,12 +299,14 @@ describe('SqliteTaskStore specifics', () => {
     const reports: string[] = [];
     const reopened = new SqliteTaskStore({ file, onCorrupt: (taskId) => reports.push(taskId) });
     await reopened.open();
-    await assert.rejects(reopened.get(bad.taskId), (error: Error) => error.name === 'TaskDamagedError' && !error.message.includes(file));
+    await assert.rejects(
+      reopened.get(bad.taskId),
+      (error: Error) => error.name === 'TaskRecordDamagedError' && !error.message.includes(file),
+    );
     assert.deepEqual(await reopened.listNonTerminal(), [good]);
-    await assert.rejects(reopened.get(bad.taskId), { name: 'TaskDamagedError' });
+    await assert.rejects(reopened.get(bad.taskId), { name: 'TaskRecordDamagedError' });
     assert.deepEqual(reports, [bad.taskId]);
-    // The move is a batched write: it commits on the next turn.
-    while ((await reopened.listQuarantined()).length === 0) await new Promise((resolve) => setImmediate(resolve));
+    // Set aside before get answered: the move is committed.
     assert.deepEqual(
       (await reopened.listQuarantined()).map((entry) => [entry.taskId, entry.stored]),
       [[bad.taskId, '{"taskId": tru']],

@@ -1,10 +1,12 @@
 /**
- * A store whose start-up recovery scan is held until the test lets it go
- * (issue 13 item 6): the runtime stays observably `recovering` for as long as
- * a test needs, without depending on how long recovery of many tasks takes.
- * A hook on the real store: every other method is the store's own.
+ * A store whose start-up recovery scan is held until the test lets it go:
+ * the runtime stays observably `recovering` for as long as a test needs,
+ * without depending on how long recovery of many tasks takes. A
+ * {@link ForwardingTaskStore}: every other method is the store's own.
  */
+import { ForwardingTaskStore } from '../../src/store/kit/ForwardingTaskStore.js';
 import type { TaskStore } from '../../src/store/index.js';
+import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 
 export interface HeldRecovery {
   store: TaskStore;
@@ -14,29 +16,33 @@ export interface HeldRecovery {
   reached: Promise<void>;
 }
 
+class HeldRecoveryStore extends ForwardingTaskStore {
+  constructor(
+    inner: TaskStore,
+    private readonly gate: Promise<void>,
+    private readonly reach: () => void,
+  ) {
+    super(inner);
+  }
+
+  override async listNonTerminal(): Promise<TaskRecord[]> {
+    this.reach();
+    await this.gate;
+    return this.inner.listNonTerminal();
+  }
+
+  override async *scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
+    this.reach();
+    await this.gate;
+    yield* super.scanNonTerminal(pageSize);
+  }
+}
+
 /** `inner` with its recovery scan (`scanNonTerminal`, or `listNonTerminal` for a store without one) held until `open()`. */
 export function heldRecovery(inner: TaskStore): HeldRecovery {
   let open!: () => void;
   let reach!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   const reached = new Promise<void>((resolve) => (reach = resolve));
-  const store = new Proxy(inner, {
-    get(target, key) {
-      if (key === 'listNonTerminal')
-        return async () => {
-          reach();
-          await gate;
-          return target.listNonTerminal();
-        };
-      if (key === 'scanNonTerminal' && target.scanNonTerminal)
-        return async function* (pageSize: number) {
-          reach();
-          await gate;
-          yield* target.scanNonTerminal!(pageSize);
-        };
-      const value = Reflect.get(target, key, target) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return { store, open, reached };
+  return { store: new HeldRecoveryStore(inner, gate, reach), open, reached };
 }

@@ -5,7 +5,7 @@
  *
  * For testing what a runtime (or a store) does when its writes misbehave: a
  * status must never be shown before it is durable, whatever the write path
- * did (issue 13). Faults apply to the writes the runtime makes: `create`,
+ * did. Faults apply to the writes the runtime makes: `create`,
  * `put`, `putMany` (one write for all its records: a fault fails, delays or
  * holds the whole batch) and `delete`.
  *
@@ -17,15 +17,9 @@
  * store.heal(); // the runtime's retry now succeeds
  * ```
  */
-import {
-  nonTerminalPages,
-  putRecords,
-  type QuarantinedRecord,
-  type TaskListQuery,
-  type TaskOwnership,
-  type TaskStore,
-} from './TaskStore.js';
-import type { TaskRecord } from '../tasks/TaskRecord.js';
+import { ForwardingTaskStore } from '../../src/store/kit/ForwardingTaskStore.js';
+import { putRecords } from '../../src/store/TaskStore.js';
+import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 
 /** The writes a fault can match. */
 export type WriteOp = 'create' | 'put' | 'putMany' | 'delete';
@@ -92,16 +86,10 @@ interface ActiveFault {
   hung: Set<() => void>;
 }
 
-export class FaultyTaskStore implements TaskStore {
-  readonly ownership?: TaskOwnership;
+export class FaultyTaskStore extends ForwardingTaskStore {
   private readonly faults = new Set<ActiveFault>();
   private attempts = 0;
   private failures = 0;
-
-  constructor(readonly inner: TaskStore) {
-    // Only when present: the runtime treats a store with `ownership` as shared.
-    if (inner.ownership) this.ownership = inner.ownership;
-  }
 
   /** Write attempts so far (successful or not). */
   get writeAttempts(): number {
@@ -137,15 +125,7 @@ export class FaultyTaskStore implements TaskStore {
     for (const fault of [...this.faults]) this.lift(fault);
   }
 
-  open(): Promise<void> {
-    return this.inner.open();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  create(record: TaskRecord): Promise<void> {
+  override create(record: TaskRecord): Promise<void> {
     const delayed = this.suffer({ op: 'create', taskId: record.taskId, record });
     // No fault: straight through, in the same tick (a store copies the record at the call, and
     // close() waits only for writes it has seen).
@@ -154,7 +134,7 @@ export class FaultyTaskStore implements TaskStore {
     return delayed.then(() => this.inner.create(copy));
   }
 
-  put(record: TaskRecord): Promise<void> {
+  override put(record: TaskRecord): Promise<void> {
     const delayed = this.suffer({ op: 'put', taskId: record.taskId, record });
     if (!delayed) return this.inner.put(record);
     const copy = structuredClone(record);
@@ -162,45 +142,17 @@ export class FaultyTaskStore implements TaskStore {
   }
 
   /** One write attempt for the whole batch: an injected error refuses all of it before any record reaches the store. */
-  putMany(records: readonly TaskRecord[]): Promise<void> {
+  override putMany(records: readonly TaskRecord[]): Promise<void> {
     const delayed = this.suffer({ op: 'putMany', taskId: records[0]?.taskId ?? '', records });
     if (!delayed) return putRecords(this.inner, records);
     const copies = structuredClone(records);
     return delayed.then(() => putRecords(this.inner, copies));
   }
 
-  delete(taskId: string): Promise<boolean> {
+  override delete(taskId: string): Promise<boolean> {
     const delayed = this.suffer({ op: 'delete', taskId });
     if (!delayed) return this.inner.delete(taskId);
     return delayed.then(() => this.inner.delete(taskId));
-  }
-
-  get(taskId: string, owner?: string): Promise<TaskRecord | undefined> {
-    return this.inner.get(taskId, owner);
-  }
-
-  listNonTerminal(): Promise<TaskRecord[]> {
-    return this.inner.listNonTerminal();
-  }
-
-  scanNonTerminal(pageSize: number): AsyncIterable<TaskRecord[]> {
-    return nonTerminalPages(this.inner, pageSize);
-  }
-
-  listExpired(now: number, limit: number): Promise<string[]> {
-    return this.inner.listExpired(now, limit);
-  }
-
-  list(query?: TaskListQuery): Promise<TaskRecord[]> {
-    return this.inner.list(query);
-  }
-
-  quarantine(taskId: string, reason: string): Promise<boolean> {
-    return this.inner.quarantine(taskId, reason);
-  }
-
-  listQuarantined(): Promise<QuarantinedRecord[]> {
-    return this.inner.listQuarantined();
   }
 
   private lift(fault: ActiveFault): void {

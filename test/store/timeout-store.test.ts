@@ -1,14 +1,14 @@
 /**
- * DeadlineTaskStore (issue 13 item 4) with one timer for every operation in
- * flight (issue 20 item 1): each hung operation still fails at its own
- * deadline, in order, while the ones that answer in time are untouched, and
- * a settled store keeps no timer holding the process open.
+ * TimeoutTaskStore (store operation timeouts) with one timer for every
+ * operation in flight: each hung operation still fails at its own timeout,
+ * in order, while the ones that answer in time are untouched, and a settled
+ * store keeps no timer holding the process open.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { StoreTimeoutError } from '../../src/core/errors.js';
-import { DeadlineTaskStore } from '../../src/store/DeadlineTaskStore.js';
+import { TimeoutTaskStore } from '../../src/store/TimeoutTaskStore.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 
@@ -25,32 +25,32 @@ const outcome = (promise: Promise<unknown>, t0: number) =>
     (error: unknown) => ({ ok: false, timeout: error instanceof StoreTimeoutError, at: Date.now() - t0 }),
   );
 
-describe('DeadlineTaskStore', () => {
-  it('fails each hung operation at its own deadline and lets the others answer', async () => {
-    const store = new DeadlineTaskStore(new StallingStore(), 200);
+describe('TimeoutTaskStore', () => {
+  it('fails each hung operation at its own timeout and lets the others answer', async () => {
+    const store = new TimeoutTaskStore(new StallingStore(), 200);
     await store.open();
     const t0 = Date.now();
     const first = outcome(store.get('h1'), t0);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const second = outcome(store.get('h2'), t0);
-    // Operations started while the first two hang answer at once, not at a deadline.
+    // Operations started while the first two hang answer at once, not at a timeout.
     const quick = await outcome(store.get('c'.repeat(32)), t0);
     assert.equal(quick.ok, true);
     assert.ok(quick.at < 150, `answered after ${quick.at} ms`);
     const [a, b] = await Promise.all([first, second]);
     assert.deepEqual([a.ok, a.timeout, b.ok, b.timeout], [false, true, false, true]);
-    // Each at its own deadline (200 ms after its start), the second not dragged to the first's.
+    // Each at its own timeout (200 ms after its start), the second not dragged to the first's.
     assert.ok(a.at >= 195 && a.at < 290, `first failed after ${a.at} ms`);
     assert.ok(b.at >= 295 && b.at < 390, `second failed after ${b.at} ms`);
     await store.close();
   });
 
   it('holds no timer open once nothing is in flight', () => {
-    // A child process: it must exit as soon as its store operations are done, not when a deadline timer would fire.
+    // A child process: it must exit as soon as its store operations are done, not when a timeout timer would fire.
     const script = `
-      import { DeadlineTaskStore } from './src/store/DeadlineTaskStore.ts';
+      import { TimeoutTaskStore } from './src/store/TimeoutTaskStore.ts';
       import { MemoryTaskStore } from './src/store/index.ts';
-      const store = new DeadlineTaskStore(new MemoryTaskStore(), 60_000);
+      const store = new TimeoutTaskStore(new MemoryTaskStore(), 60_000);
       await store.open();
       await store.get('a'.repeat(32));
       globalThis.startedAt = Date.now();
