@@ -144,7 +144,7 @@ export async function serve(args: ServeArgs): Promise<{
     );
   }
   const wantInspection = args.inspect || args.inspectPort !== undefined || args.trace !== undefined;
-  // Opened once the runtime is open (see below); until then nothing runs.
+  // Opened before the runtime opens its store (see below).
   let inspection: OpenedInspection | undefined;
 
   const store = storeConfigOf(loaded);
@@ -169,6 +169,16 @@ export async function serve(args: ServeArgs): Promise<{
       throw error;
     }
   }
+  if (wantInspection) {
+    // Opened before the store: a trace file that cannot be written is refused before any task is touched.
+    try {
+      inspection = await openInspection(args, logger);
+    } catch (error) {
+      operations.close();
+      throw error;
+    }
+    runtime.onClose(() => inspection!.close());
+  }
   // All tools are registered and the config is valid before anything starts: no partial start.
   // open() loads the workflows (tools too, so registered before recovery and a bad file touches
   // nothing), then opens the store (an embedded one locked before anything is read); the
@@ -178,6 +188,7 @@ export async function serve(args: ServeArgs): Promise<{
     await runtime.open();
   } catch (error) {
     operations.close();
+    await inspection?.close();
     // One owner per store: "store … is in use by process N", exit 1.
     if (error instanceof StoreInUseError) throw new ConfigError(error.message);
     if (loaded?.config.workflows) {
@@ -191,16 +202,6 @@ export async function serve(args: ServeArgs): Promise<{
     // An unreachable or refused database is a setup problem: one line naming the config, no stack.
     if (store.kind === 'postgres') throw new ConfigError(`${configFile}: store: ${(error as Error).message}`);
     throw error;
-  }
-  if (wantInspection) {
-    // Opened once the tools and workflows are loaded and the store is ours: a bad config or a store in use leaves no trace file.
-    try {
-      inspection = await openInspection(args, logger);
-    } catch (error) {
-      await runtime.close();
-      throw error;
-    }
-    runtime.onClose(() => inspection!.close());
   }
   if (config.operations?.openTelemetry) {
     // Before start(): recovery's writes make spans too. Missing @opentelemetry/api is a setup problem, said in one line.

@@ -323,11 +323,13 @@ describe('inspection off', () => {
         const taskId = created.message?.result?.taskId as string;
         const live = (
           runtime as unknown as {
-            supervisor: {
-              registry: { get(taskId: string): { actor: { options: { inspect?: unknown } } } };
+            parts: {
+              supervisor: {
+                registry: { get(taskId: string): { actor: { options: { inspect?: unknown } } } };
+              };
             };
           }
-        ).supervisor.registry.get(taskId);
+        ).parts.supervisor.registry.get(taskId);
         assert.ok(live, 'the task actor is live');
         if (inspect === undefined) assert.equal(live.actor.options.inspect, undefined, 'no inspection hook at all');
         else assert.equal(typeof live.actor.options.inspect, 'function', 'with an inspector, its (error-catching) wrapper');
