@@ -11,7 +11,7 @@
  * file has no tier in its name.
  */
 import { spawn } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { run } from 'node:test';
 import { spec, tap } from 'node:test/reporters';
@@ -82,9 +82,16 @@ if (mode === 'unit') {
   const files = [...ordered(perProcess), ...(mode === 'all' ? [UNIT_RUNNER] : [])].map((file) => join(REPO_ROOT, file));
   // A file here keeps a core busy well under half of its time (it waits on children, sockets and
   // timers: the tests need ~530 s of CPU, yet two files at a time took ~11 min on two idle cores),
-  // so two files per core keep the cores busy. TEST_CONCURRENCY overrides it (e.g. 2 on a machine
-  // other work already loads).
-  const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.min(8, 2 * availableParallelism()));
+  // so two files per core keep the cores busy. On a machine other work already keeps busy, that
+  // only starves the CPU-bound files (bench --quick ran into its timeout at load 20), so one per core.
+  // The threshold leaves room for the load npm test's own checks leave behind. TEST_CONCURRENCY
+  // overrides both.
+  const cores = availableParallelism();
+  const busy = loadavg()[0]! > 1.5 * cores;
+  const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.min(8, (busy ? 1 : 2) * cores));
+  if (busy && process.env.TEST_CONCURRENCY === undefined) {
+    console.error(`# load average ${loadavg()[0]!.toFixed(1)} on ${cores} cores: ${concurrency} test files at a time`);
+  }
   // run() rather than `node --test`, which sorts its files by name and so would start the longest last.
   // Each file's process inherits this one's `--import tsx`.
   const stream = run({ files, concurrency });
