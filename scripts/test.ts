@@ -83,7 +83,7 @@ if (mode === 'unit') {
   // A file here keeps a core busy well under half of its time (it waits on children, sockets and
   // timers: the tests need ~530 s of CPU, yet two files at a time took ~11 min on two idle cores),
   // so two files per core keep the cores busy. On a machine other work already keeps busy, that
-  // only starves the CPU-bound files (bench --quick ran into its timeout at load 20), so one per core.
+  // only starves the CPU-bound files (bench --quick needs all of its 400 s limit at load 20), so one per core.
   // The threshold leaves room for the load npm test's own checks leave behind. TEST_CONCURRENCY
   // overrides both.
   const cores = availableParallelism();
