@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# test/scale/balancer.test.ts runs the examples/cluster configs in Debian's nginx and HAProxy:
+# test/scale/balancer.system.test.ts runs the examples/cluster configs in Debian's nginx and HAProxy:
 # install them when they are missing (CI machines start fresh). Needs root and the Debian mirror.
 set -euo pipefail
 if command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; then have_nginx=1; else have_nginx=0; fi
 if command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; then have_haproxy=1; else have_haproxy=0; fi
 if [ "$have_nginx" = 1 ] && [ "$have_haproxy" = 1 ]; then exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  echo "ensure-balancers: nginx/haproxy missing and cannot apt-get install them here; test/scale/balancer.test.ts will be skipped" >&2
+  echo "ensure-balancers: nginx/haproxy missing and cannot apt-get install them here; test/scale/balancer.system.test.ts will be skipped" >&2
   exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/operations/dashboard.browser.test.ts drives Debian's chromium with playwright-core (no browser download):
+# test/operations/dashboard.browser.system.test.ts drives Debian's chromium with playwright-core (no browser download):
 # install it when it is missing (CI machines start fresh). Non-fatal: without it the browser test is skipped with a message.
 set -uo pipefail
 if [ -x /usr/bin/chromium ] || [ -n "${TASKVISOR_CHROMIUM:-}" ]; then exit 0; fi

@@ -7,7 +7,7 @@
  * transport's `onmessage` is wrapped as the SDK installs it (in `connect`),
  * on any transport: a screened message never reaches the SDK.
  *
- * Pinned by test/conformance/sdk-pins.test.ts: it fails once a stock Server
+ * Pinned by test/conformance/sdk-pins.integration.test.ts: it fails once a stock Server
  * stops coercing a non-object `inputResponses` (then this can go).
  */
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';

@@ -7,7 +7,7 @@
  * a {@link TaskCreated} and caught again outside it; every other result
  * (and the SDK's request validation and MRTR seam) is left to the SDK.
  *
- * Pinned by test/conformance/sdk-pins.test.ts: it fails once a stock Server
+ * Pinned by test/conformance/sdk-pins.integration.test.ts: it fails once a stock Server
  * answers a task result without `content` (then this can go).
  */
 import type { JSONRPCRequest, Result, ServerContext } from '@modelcontextprotocol/server';

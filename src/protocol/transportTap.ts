@@ -8,7 +8,7 @@
  * `onmessage` is rewired; the ext-tasks client (`src/client/rawDispatch.ts`)
  * and the aggregator's upstream connections both go through it.
  *
- * Pinned by test/conformance/sdk-pins.test.ts: it fails once the SDK Client
+ * Pinned by test/conformance/sdk-pins.integration.test.ts: it fails once the SDK Client
  * decodes task results itself (then this goes), or once `connect` no longer
  * installs `onmessage` (then the tap would be installed too early).
  */

@@ -6,7 +6,7 @@
  * an `http.Server` hands us always carries both (Node: "only valid for request obtained from
  * http.Server"), so this checks that and passes the request on narrowed, with no cast.
  *
- * Pinned by test/conformance/sdk-pins.test.ts: a `@ts-expect-error` there stops typechecking once
+ * Pinned by test/conformance/sdk-pins.integration.test.ts: a `@ts-expect-error` there stops typechecking once
  * the SDK's type accepts an `IncomingMessage`; then this file can go.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

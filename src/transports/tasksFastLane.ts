@@ -19,7 +19,7 @@
  * every check below either passes or hands the request, its body replayed
  * byte for byte, to the SDK path, which then decides exactly as it always
  * did — so any answer the lane gives is one the SDK would have given
- * (proved by test/transports/tasks-fast-lane.test.ts, a differential test).
+ * (proved by test/transports/tasks-fast-lane.integration.test.ts, a differential test).
  *
  * Off with `fastLane: false` on the entry, or `TASKVISOR_HTTP_FAST_LANE=0`.
  */

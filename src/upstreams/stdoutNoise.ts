@@ -5,7 +5,7 @@
  * one that never answers ("connecting timed out"). This taps the child's
  * stdout to say what it wrote instead (issue 18 item 3). The child process is
  * the transport's private `_process`: there is no public hook; the test in
- * test/aggregator/stdout-noise.test.ts fails if the SDK changes that.
+ * test/aggregator/stdout-noise.integration.test.ts fails if the SDK changes that.
  */
 import type { ChildProcess } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';

@@ -16,7 +16,7 @@
  *   determine.
  *
  * Used by `npm run chaos` (scripts/chaos.ts) and, bounded, by
- * test/chaos/chaos.test.ts.
+ * test/chaos/chaos.system.test.ts.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

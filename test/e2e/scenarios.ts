@@ -1,8 +1,8 @@
 /**
  * The end-to-end conformance scenarios (SEP-2663, protocol 2026-07-28), run
  * against a real server over a real transport with the official
- * `@modelcontextprotocol/ext-tasks` client. `http.test.ts` and
- * `stdio.test.ts` register them with their own `startServer()`.
+ * `@modelcontextprotocol/ext-tasks` client. `http.integration.test.ts` and
+ * `stdio.integration.test.ts` register them with their own `startServer()`.
  *
  * Rule ids (T-xx, D-xx, I-x, P-x) refer to
  * /work/shared/reference/tasks-spec-2026-07-28.md and sdk-v2-notes.md.

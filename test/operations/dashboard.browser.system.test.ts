@@ -25,7 +25,7 @@ const CHROMIUM = process.env.TASKVISOR_CHROMIUM ?? '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM)
   ? false
   : `no Chromium at ${CHROMIUM}: install it (bash scripts/ensure-chromium.sh) or set TASKVISOR_CHROMIUM`;
-if (skip) console.log(`# skipped dashboard.browser.test.ts: ${skip}`);
+if (skip) console.log(`# skipped dashboard.browser.system.test.ts: ${skip}`);
 
 const PIPELINE = `
 description: Fetches, checks both halves in parallel, then publishes

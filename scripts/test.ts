@@ -1,0 +1,102 @@
+/**
+ * Runs test tiers: `node --import tsx scripts/test.ts <unit|integration|system|all>`.
+ *
+ * - unit: every `*.unit.test.ts` in one process (`scripts/unit-tier.ts`).
+ * - integration, system: one process per file (node:test's `run()`, as
+ *   `node --test` does), so a file's children, ports and leftovers end with it.
+ * - all: the three in one run. The files that take longest start first (so
+ *   none of them trails alone at the end), the unit process last, to fill the gaps.
+ *
+ * Exits with the tests' status; exits 1 before running anything when a test
+ * file has no tier in its name.
+ */
+import { spawn } from 'node:child_process';
+import { availableParallelism, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { run } from 'node:test';
+import { spec, tap } from 'node:test/reporters';
+import { listTestFiles, REPO_ROOT, TIERS, untieredMessage, type Tier } from './testTiers.js';
+
+const UNIT_RUNNER = 'scripts/unit-tier.ts';
+
+/**
+ * The files that take longest, longest first (from per-file times of the integration and system
+ * tiers, 7 Dec 2026). Started first, they run alongside the many short files instead of trailing
+ * alone at the end; a file not listed starts after them in alphabetical order.
+ */
+const LONGEST_FIRST: readonly string[] = [
+  'test/bench/quick.system.test.ts',
+  'test/cli/call.integration.test.ts',
+  'test/package/pack-install.system.test.ts',
+  'test/auth/cli-auth.integration.test.ts',
+  'test/chaos/chaos.system.test.ts',
+  'test/cli/cli.integration.test.ts',
+  'test/workflows/cli-upstreams.integration.test.ts',
+  'test/scale/cluster.system.test.ts',
+  'test/scale/bench.system.test.ts',
+  'test/transports/tasks-fast-lane.integration.test.ts',
+  'test/cli/hostile-config.integration.test.ts',
+  'test/aggregator/legacy-tasks.integration.test.ts',
+  'test/workflows/cli.integration.test.ts',
+  'test/e2e/stdio.integration.test.ts',
+  'test/security/front-door-config.integration.test.ts',
+  'test/aggregator/cli.integration.test.ts',
+  'test/workflows/history.system.test.ts',
+  'test/inspection/inspect.integration.test.ts',
+  'test/aggregator/progress-relay.integration.test.ts',
+  'test/runtime/recovery.system.test.ts',
+  'test/aggregator/recovery.system.test.ts',
+  'test/runtime/passivation.property.integration.test.ts',
+  'test/inspection/export.integration.test.ts',
+  'test/auth/isolation-matrix.integration.test.ts',
+  'test/workflows/durable-backoff.integration.test.ts',
+  'test/e2e/http.integration.test.ts',
+  'test/store/one-owner.system.test.ts',
+];
+
+function ordered(files: string[]): string[] {
+  const rank = (file: string) => {
+    const index = LONGEST_FIRST.indexOf(file);
+    return index === -1 ? LONGEST_FIRST.length : index;
+  };
+  return [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+const [mode, ...rest] = process.argv.slice(2);
+if ((mode !== 'all' && !TIERS.includes(mode as Tier)) || rest.length > 0) {
+  console.error(`usage: node --import tsx scripts/test.ts <${TIERS.join('|')}|all>`);
+  process.exit(2);
+}
+const { byTier, untiered } = listTestFiles();
+if (untiered.length > 0) {
+  console.error(untieredMessage(untiered));
+  process.exit(1);
+}
+
+if (mode === 'unit') {
+  const child = spawn(process.execPath, [...process.execArgv, UNIT_RUNNER], { cwd: REPO_ROOT, stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+} else {
+  const perProcess = mode === 'all' ? [...byTier.system, ...byTier.integration] : byTier[mode as Tier];
+  const files = [...ordered(perProcess), ...(mode === 'all' ? [UNIT_RUNNER] : [])].map((file) => join(REPO_ROOT, file));
+  // A file here keeps a core busy well under half of its time (it waits on children, sockets and
+  // timers: the tests need ~530 s of CPU, yet two files at a time took ~11 min on two idle cores),
+  // so two files per core keep the cores busy. On a machine other work already keeps busy, that
+  // only starves the CPU-bound files (bench --quick needs all of its 400 s limit at load 20), so one per core.
+  // The threshold leaves room for the load npm test's own checks leave behind. TEST_CONCURRENCY
+  // overrides both.
+  const cores = availableParallelism();
+  const busy = loadavg()[0]! > 1.5 * cores;
+  const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.min(8, (busy ? 1 : 2) * cores));
+  if (busy && process.env.TEST_CONCURRENCY === undefined) {
+    console.error(`# load average ${loadavg()[0]!.toFixed(1)} on ${cores} cores: ${concurrency} test files at a time`);
+  }
+  // run() rather than `node --test`, which sorts its files by name and so would start the longest last.
+  // Each file's process inherits this one's `--import tsx`.
+  const stream = run({ files, concurrency });
+  stream.on('test:fail', (data: { todo?: unknown }) => {
+    if (data.todo === undefined || data.todo === false) process.exitCode = 1;
+  });
+  stream.compose(process.stdout.isTTY ? new spec() : tap).pipe(process.stdout);
+}
