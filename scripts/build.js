@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 /**
- * `npm run build` (also run by `prepare`, so `npm install` in a clone and
- * `npm pack` both produce it): compiles src/, machines/ and the demo tools to
- * dist/ as ESM JavaScript with .d.ts and source maps, then copies the demo
- * config with its tool module renamed to the compiled one (issue 15.1), and
- * bundles the CLI into dist/cli/ with esbuild (issue 15.5).
+ * `npm run build` (also run by `prepack`, so `npm pack` and `npm publish` ship
+ * a fresh dist/, and installing the package runs no script of ours): compiles
+ * src/, machines/ and the demo tools to dist/ as ESM JavaScript with .d.ts,
+ * then copies the demo config with its tool module renamed to the compiled
+ * one, and bundles the CLI into dist/cli/ with esbuild. No source maps: they
+ * would point at TypeScript the package does not ship, and the CLI bundle's
+ * would carry every bundled dependency's source (two thirds of the tarball).
  * Plain JavaScript, so it needs nothing but the compiler and esbuild.
  */
 import { spawnSync } from 'node:child_process';
@@ -26,7 +28,7 @@ if (compiled.status !== 0) {
   process.exit(1);
 }
 
-// The CLI as one bundle (issue 15.5: MCP hosts spawn `taskvisor serve --stdio` for every
+// The CLI as one bundle (MCP hosts spawn `taskvisor serve --stdio` for every
 // conversation). Resolving and compiling ~400 module files cost a third of its cold start; a
 // bundle of the compiled CLI with its pure-JS dependencies, split where the CLI imports on demand
 // (the chunks of other commands and transports load only when used), does not.
@@ -45,7 +47,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20.19',
-  sourcemap: true,
+  sourcemap: false,
   logLevel: 'warning',
   external: ['better-sqlite3', 'pg', 'pg-native', '@opentelemetry/api', 'tsx', '@statelyai/inspect', 'bufferutil', 'utf-8-validate'],
   // CommonJS dependencies in an ES module bundle call require() for Node's own modules.
@@ -101,9 +103,8 @@ await build({
 // The demo config's ./tools.js hands over to the bundled demo tools.
 await writeFile(
   new URL('examples/demo/tools.js', dist),
-  "// The demo tools, bundled with the CLI so that they share its modules (issue 15.5).\n// Their source: examples/demo/tools.ts in the repository.\nexport { default } from '../../cli/demo-tools.js';\n",
+  "// The demo tools, bundled with the CLI so that they share its modules.\n// Their source: examples/demo/tools.ts in the repository.\nexport { default } from '../../cli/demo-tools.js';\n",
 );
-await rm(new URL('examples/demo/tools.js.map', dist), { force: true });
 
 // The demo config names ./tools.ts; the package holds ./tools.js.
 const demoConfig = await readFile(new URL('../examples/demo/taskvisor.yaml', import.meta.url), 'utf8');
@@ -114,6 +115,6 @@ if (builtConfig === demoConfig) {
 }
 await mkdir(new URL('examples/demo/', dist), { recursive: true });
 await writeFile(new URL('examples/demo/taskvisor.yaml', dist), builtConfig);
-// The dashboard's static files (issue 16.4) are read next to the compiled module that serves them.
+// The dashboard's static files are read next to the compiled module that serves them.
 await cp(new URL('../src/operations/dashboard/', import.meta.url), new URL('src/operations/dashboard/', dist), { recursive: true });
 process.stderr.write('build: dist/ written\n');

@@ -1,7 +1,7 @@
 /**
- * The package as users get it (issue 15.1): `npm pack` (which builds dist/
- * through `prepare`), the tarball installed into a fresh project outside the
- * repository, then plain `node` (no tsx anywhere the project can see):
+ * The package as users get it: `npm pack` (which builds dist/ through
+ * `prepack`), its file list checked, the tarball installed into a fresh project
+ * outside the repository, then plain `node` (no tsx anywhere the project can see):
  * an embedding script importing `taskvisor` and its subpaths, a TypeScript
  * consumer type-checked against the shipped .d.ts, and `npx taskvisor serve`
  * answering a 2026-07-28 client with the demo tools.
@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { TasksClient } from '../../src/client/index.js';
@@ -29,7 +29,7 @@ const SERVING = /serving MCP over Streamable HTTP at (\S+)\n/;
 
 /**
  * The first ```ts block after the `## heading` line of a document in the repository: the docs'
- * examples run as written (issue 15.7), with only the port changed (`port` for 3000).
+ * examples run as written, with only the port changed (`port` for 3000).
  */
 async function docExample(document: string, heading: string, port: number): Promise<string> {
   const text = await readFile(join(REPO_ROOT, document), 'utf8');
@@ -42,6 +42,16 @@ async function docExample(document: string, heading: string, port: number): Prom
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let project = '';
+/** What `npm pack --json` reported of the tarball the tests install. */
+let packed: { filename: string; size: number; unpackedSize: number; files: { path: string }[] };
+
+/**
+ * The tarball's limits: the compiled library, its declarations, the CLI bundle and the docs fit in
+ * about 1.5 MB packed, 5.8 MB unpacked. Source maps of the bundle (which carry every bundled
+ * dependency's source) would pass both by far.
+ */
+const MAX_PACKED_BYTES = 2.5 * 1024 * 1024;
+const MAX_UNPACKED_BYTES = 8 * 1024 * 1024;
 
 /** Unpacks `tarball` as `project`/node_modules/taskvisor and links its dependencies (see the file comment). */
 async function installLinked(tarball: string): Promise<void> {
@@ -79,12 +89,14 @@ before(
     project = join(dir.path, 'project');
     await mkdir(project);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'module', private: true }));
-    const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir.path], {
+    // --json: the file list of the very tarball installed below (prepack's output goes to stderr).
+    const pack = await run('npm', ['pack', '--json', '--pack-destination', dir.path], {
       cwd: REPO_ROOT,
       timeout: PACK_TIMEOUT_MS,
       maxBuffer: 16 * 1024 * 1024,
     });
-    const tarball = join(dir.path, packed.stdout.trim().split('\n').at(-1)!);
+    [packed] = JSON.parse(pack.stdout) as [typeof packed];
+    const tarball = join(dir.path, packed.filename);
     if (process.env.TASKVISOR_TEST_NPM_INSTALL === '1') {
       await run('npm', ['install', tarball, 'zod', '--offline', '--no-audit', '--no-fund'], { cwd: project, timeout: 900_000 });
     } else {
@@ -97,25 +109,82 @@ after(async () => {
   await dir?.remove();
 });
 
+/** Every file a package.json `exports` entry or `bin` names, as a path inside the package. */
+function namedFiles(manifest: { exports: Record<string, unknown>; bin: Record<string, string> }): string[] {
+  const targets: string[] = [];
+  const collect = (target: unknown): void => {
+    if (typeof target === 'string') targets.push(target);
+    else if (target && typeof target === 'object') for (const value of Object.values(target)) collect(value);
+  };
+  collect(manifest.exports);
+  collect(manifest.bin);
+  return targets.map((target) => posix.normalize(target));
+}
+
+describe('the packed file list (npm pack --json)', () => {
+  it('holds every file the exports and the bin name, and the docs', async () => {
+    const manifest = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as Parameters<typeof namedFiles>[0];
+    const files = new Set(packed.files.map((file) => file.path));
+    const named = namedFiles(manifest);
+    assert.ok(named.includes('dist/src/index.d.ts') && named.includes('bin/taskvisor.js'), named.join(', '));
+    for (const file of named) assert.ok(files.has(file), `${file} (named by package.json) is in the tarball`);
+    for (const file of [
+      'dist/cli/taskvisor.js',
+      'dist/examples/demo/taskvisor.yaml',
+      'README.md',
+      'docs/getting-started.md',
+      'docs/api.md',
+    ]) {
+      assert.ok(files.has(file), `${file} is in the tarball`);
+    }
+  });
+
+  it('holds no source map without its sources, no TypeScript source and no test file', async () => {
+    const root = join(project, 'node_modules', 'taskvisor');
+    const files = new Set(packed.files.map((file) => file.path));
+    for (const file of files) {
+      assert.doesNotMatch(file, /(^|\/)(test|tests|__tests__)\/|\.(test|spec)\.[cm]?[jt]s$/, `${file} is a test file`);
+      assert.ok(!/\.[cm]?ts$/.test(file) || /\.d\.[cm]?ts$/.test(file), `${file} is a TypeScript source`);
+      if (!file.endsWith('.map')) continue;
+      // A map is for a debugger: every source it names must be in the package next to it.
+      const map = JSON.parse(await readFile(join(root, file), 'utf8')) as { sources: string[]; sourceRoot?: string };
+      for (const source of map.sources) {
+        const shipped = posix.join(posix.dirname(file), map.sourceRoot ?? '', source);
+        assert.ok(files.has(shipped), `${file} names ${source}, which the tarball does not hold`);
+      }
+    }
+  });
+
+  it('stays within its size bounds and runs no script of its own when installed', async () => {
+    assert.ok(packed.size <= MAX_PACKED_BYTES, `packed ${packed.size} B > ${MAX_PACKED_BYTES} B`);
+    assert.ok(packed.unpackedSize <= MAX_UNPACKED_BYTES, `unpacked ${packed.unpackedSize} B > ${MAX_UNPACKED_BYTES} B`);
+    // npm runs these when the package is installed (prepare too, from a tarball or git), and
+    // npm 11.16+ warns about each one the consumer has not approved: the package ships built.
+    const manifest = JSON.parse(await readFile(join(project, 'node_modules', 'taskvisor', 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) {
+      assert.equal(manifest.scripts?.[script], undefined, `the package has a ${script} script`);
+    }
+  });
+});
+
 describe('the packed package, installed into a fresh project', { concurrency: 2 }, () => {
-  it('holds compiled JavaScript, declarations and source maps, no TypeScript sources, and no runtime dependency on tsx', async () => {
+  it('holds compiled JavaScript and declarations, no TypeScript sources, and no runtime dependency on tsx', async () => {
     const root = join(project, 'node_modules', 'taskvisor');
     const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     assert.equal(manifest.dependencies.tsx, undefined, 'tsx is not a runtime dependency');
     for (const file of [
       'dist/src/index.js',
       'dist/src/index.d.ts',
-      'dist/src/index.js.map',
       'dist/src/cli/run.js',
-      // The bundled CLI bin/taskvisor.js runs (issue 15.5).
+      // The bundled CLI bin/taskvisor.js runs.
       'dist/cli/taskvisor.js',
       'dist/examples/demo/taskvisor.yaml',
     ]) {
       assert.ok(existsSync(join(root, file)), `${file} is in the package`);
     }
     assert.equal(existsSync(join(root, 'src')), false, 'no TypeScript sources in the package');
-    const map = JSON.parse(await readFile(join(root, 'dist/src/index.js.map'), 'utf8')) as { sourcesContent?: string[] };
-    assert.ok(map.sourcesContent?.[0]?.includes('createRuntime'), 'source maps carry their sources');
     assert.equal(existsSync(join(project, 'node_modules', 'tsx')), false, 'no tsx in the consumer project');
   });
 
