@@ -43,6 +43,10 @@ export interface OutboundRepliesOptions {
    * not of the unread replies. Default false.
    */
   readReplies?: boolean;
+  /** Extra headers of the attacking requests (e.g. the attacker's `authorization`). */
+  headers?: Record<string, string>;
+  /** Extra headers of the bystander's requests (e.g. another principal's `authorization`). */
+  bystanderHeaders?: Record<string, string>;
 }
 
 export interface OutboundRepliesOutcome {
@@ -80,7 +84,7 @@ export async function outboundReplies(options: OutboundRepliesOptions): Promise<
   let served = true;
   const bystander = async (): Promise<number> => {
     const started = performance.now();
-    const ok = await echo(url, 'bystander', callTimeoutMs);
+    const ok = await echo(url, 'bystander', callTimeoutMs, options.bystanderHeaders);
     if (!ok) served = false;
     return performance.now() - started;
   };
@@ -104,7 +108,7 @@ export async function outboundReplies(options: OutboundRepliesOptions): Promise<
           RSS_SAMPLE_MS,
         );
 
-  const request = pipelinedEchoes(url, pipelined, textBytes);
+  const request = pipelinedEchoes(url, pipelined, textBytes, options.headers);
   const attackers = await Promise.all(Array.from({ length: sockets }, () => attack(url, request, options.readReplies === true)));
   const latencies: number[] = [];
   const until = performance.now() + durationMs;
@@ -131,12 +135,12 @@ export async function outboundReplies(options: OutboundRepliesOptions): Promise<
 }
 
 /** One `tools/call echo` over fetch; true when answered 200 with the text echoed. */
-async function echo(url: URL, text: string, timeoutMs: number): Promise<boolean> {
+async function echo(url: URL, text: string, timeoutMs: number, extra: Record<string, string> = {}): Promise<boolean> {
   const params = { name: 'echo', arguments: { text }, _meta: envelope() };
   try {
     const response = await fetch(url, {
       method: 'POST',
-      headers: headers('tools/call', 'echo'),
+      headers: { ...headers('tools/call', 'echo'), ...extra },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }),
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -147,7 +151,7 @@ async function echo(url: URL, text: string, timeoutMs: number): Promise<boolean>
 }
 
 /** `pipelined` echo requests of `textBytes` each, as the bytes one socket sends. */
-function pipelinedEchoes(url: URL, pipelined: number, textBytes: number): Buffer {
+function pipelinedEchoes(url: URL, pipelined: number, textBytes: number, extra: Record<string, string> = {}): Buffer {
   const text = 'x'.repeat(textBytes);
   const one = (id: number) => {
     const body = JSON.stringify({
@@ -156,7 +160,7 @@ function pipelinedEchoes(url: URL, pipelined: number, textBytes: number): Buffer
       method: 'tools/call',
       params: { name: 'echo', arguments: { text }, _meta: envelope() },
     });
-    const head = Object.entries({ ...headers('tools/call', 'echo'), 'content-length': String(Buffer.byteLength(body)) })
+    const head = Object.entries({ ...headers('tools/call', 'echo'), ...extra, 'content-length': String(Buffer.byteLength(body)) })
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('');
     return Buffer.from(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n${head}\r\n${body}`);

@@ -32,6 +32,10 @@ export interface RequestShapeOptions {
   idleSamples?: number;
   /** Path of the liveness route on the same origin. Default `/healthz`. */
   healthPath?: string;
+  /** Extra headers of the hostile requests (e.g. the attacker's `authorization`). */
+  headers?: Record<string, string>;
+  /** Extra headers of the bystander's requests (e.g. another principal's `authorization`). */
+  bystanderHeaders?: Record<string, string>;
 }
 
 export interface LatencySummary {
@@ -102,10 +106,19 @@ function loopbackOnly(url: URL): void {
   if (url.hostname !== '127.0.0.1') throw new RangeError(`requestShapeAttack targets 127.0.0.1 only, not ${url.hostname}`);
 }
 
-async function timedPost(url: string, body: string): Promise<{ ms: number; status: number; text: string }> {
+async function timedPost(
+  url: string,
+  body: string,
+  extra: Record<string, string> = {},
+): Promise<{ ms: number; status: number; text: string }> {
   const start = performance.now();
   try {
-    const response = await fetch(url, { method: 'POST', headers: HEADERS, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { ...HEADERS, ...extra },
+      body,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     const text = await response.text();
     return { ms: performance.now() - start, status: response.status, text };
   } catch {
@@ -131,7 +144,8 @@ export async function requestShapeAttack(baseUrl: string, options: RequestShapeO
   const body = hostileBody(target, clamp(options.keys, 200_000, 1_000_000));
 
   const idle: number[] = [];
-  for (let i = 0; i < clamp(options.idleSamples, 50, 1_000); i++) idle.push((await timedPost(url.href, BYSTANDER_BODY)).ms);
+  for (let i = 0; i < clamp(options.idleSamples, 50, 1_000); i++)
+    idle.push((await timedPost(url.href, BYSTANDER_BODY, options.bystanderHeaders)).ms);
 
   const deadline = performance.now() + durationMs;
   const running = () => performance.now() < deadline;
@@ -141,14 +155,15 @@ export async function requestShapeAttack(baseUrl: string, options: RequestShapeO
   const attacker = async () => {
     while (running() && sent < maxRequests) {
       sent++;
-      const reply = await timedPost(url.href, body);
+      const reply = await timedPost(url.href, body, options.headers);
       statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
       if (attackError === undefined) attackError = errorOf(reply.text);
     }
   };
   const underAttack: number[] = [];
   const bystander = async () => {
-    for (let i = 0; running() && i < 100_000; i++) underAttack.push((await timedPost(url.href, BYSTANDER_BODY)).ms);
+    for (let i = 0; running() && i < 100_000; i++)
+      underAttack.push((await timedPost(url.href, BYSTANDER_BODY, options.bystanderHeaders)).ms);
   };
   let healthProbes = 0;
   let healthFailures = 0;

@@ -3,6 +3,7 @@
  * A new resource gets a scenario here and a row in docs/security.md's table.
  */
 import type { AttackScenario } from './harness.js';
+import { argumentKeys, metaKeys, storedStrings, unreadHttpReplies } from './sentResources.js';
 import {
   halfSentBodies,
   idleConnections,
@@ -13,6 +14,10 @@ import {
 } from './heldResources.js';
 
 export const SCENARIOS: readonly AttackScenario[] = [
+  unreadHttpReplies,
+  metaKeys,
+  argumentKeys,
+  storedStrings,
   liveTasks,
   unreadListenStreams,
   legacySessions,
