@@ -53,6 +53,23 @@ export interface Limits {
   maxHttpSessionsPerPrincipal: number;
   /** How long a 2025-11-25 HTTP session lives without a request or an open stream, ms; then it ends (404 to its id). Default 10 min. */
   httpSessionIdleMs: number;
+  /**
+   * Request-body bytes one principal may have the server buffer at once, over
+   * all its HTTP requests (counted from the declared `content-length` before
+   * the body is read, until the answer is sent). A request past it gets 429
+   * and its connection is closed. Default 16 MiB.
+   */
+  maxInboundBodyBytesPerPrincipal: number;
+  /** The same, all principals together; a request past it gets 503. Default 128 MiB. */
+  maxInboundBodyBytes: number;
+  /** Longest an HTTP request body may take to arrive after its head, ms; then the connection is closed. Default 30 s. */
+  requestBodyTimeoutMs: number;
+  /**
+   * Requests one WebSocket or stdio connection may have being served at once
+   * (listens not counted: `maxListenStreamsPerPrincipal` bounds them). Later
+   * ones wait, unread, until one is answered. Default 16.
+   */
+  maxInflightRequestsPerConnection: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -69,10 +86,20 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxHttpSessions: 1000,
   maxHttpSessionsPerPrincipal: 32,
   httpSessionIdleMs: 600_000,
+  maxInboundBodyBytesPerPrincipal: 16 * 1024 * 1024,
+  maxInboundBodyBytes: 128 * 1024 * 1024,
+  requestBodyTimeoutMs: 30_000,
+  maxInflightRequestsPerConnection: 16,
 });
 
 /** Upper bounds that keep a limit meaningful (a timer cannot wait longer than 2^31-1 ms in one step). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+const TIMER_LIMITS: ReadonlySet<keyof Limits> = new Set([
+  'requestTimeoutMs',
+  'outboundGraceMs',
+  'httpSessionIdleMs',
+  'requestBodyTimeoutMs',
+]);
 
 /**
  * The complete limits from partial ones. Throws a `RangeError` naming the
@@ -91,8 +118,7 @@ export function resolveLimits(partial: Partial<Limits> = {}): Limits {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new RangeError(`limits.${key}: expected a positive integer, got ${JSON.stringify(value)}`);
     }
-    if ((key === 'requestTimeoutMs' || key === 'outboundGraceMs' || key === 'httpSessionIdleMs') && value > MAX_TIMER_MS)
-      throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
+    if (TIMER_LIMITS.has(key) && value > MAX_TIMER_MS) throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
     limits[key] = value;
   }
   return limits;

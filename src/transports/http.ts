@@ -22,6 +22,7 @@ import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
 import { LegacyHttpSessions } from './LegacyHttpSessions.js';
 import { fastLaneDisabledByEnv, tasksFastLane } from './tasksFastLane.js';
+import { httpInboundGate } from './httpInboundGate.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -236,6 +237,17 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   });
   // Built once, not per request: the lane with the SDK path behind it.
   const laneNode = lane ? (req: IncomingMessage, res: ServerResponse) => lane(req, res, node) : undefined;
+  // limits: maxInboundBodyBytes(PerPrincipal), requestBodyTimeoutMs — every POST body on the MCP path is paid for
+  // before anything reads it (httpInboundGate.ts).
+  const paid = httpInboundGate({
+    limits: runtime.limits,
+    maxBodyBytes: bodyLimits.maxBodyBytes,
+    bearer,
+    authenticate: options.authenticate,
+    path,
+    logger: runtime.logger,
+  });
+  const [paidNode, paidListen, paidLane] = [paid(node), paid(listenNode), laneNode ? paid(laneNode) : undefined];
   return {
     fetch,
     handleNode(req, res) {
@@ -254,8 +266,8 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
-      if (pathname === path && namesListen(req)) guard.run(req, res, listenNode);
-      else guard.run(req, res, laneNode && pathname === path ? laneNode : node);
+      if (pathname === path && namesListen(req)) guard.run(req, res, paidListen);
+      else guard.run(req, res, pathname !== path ? node : (paidLane ?? paidNode));
       return true;
     },
     async close() {
