@@ -187,16 +187,23 @@ export const unreadWebSocketReplies: AttackScenario = {
 export const halfSentBodies: AttackScenario = {
   name: 'half-sent-bodies',
   resource: 'request bodies in flight (announced, never finished)',
-  limit: 'limits.maxRequestBodyBytes (4 MiB) per request; requestTimeout',
+  limit: 'limits.maxInboundBodyBytesPerPrincipal (16 MiB), maxInboundBodyBytes (128 MiB), requestBodyTimeoutMs (30 s)',
+  quick: true,
+  // The quick run: a smaller budget and a deadline short enough for every held body to be dropped within the run.
+  limits: (scale) => (scale < 1 ? { maxInboundBodyBytesPerPrincipal: 8 * 1024 * 1024, requestBodyTimeoutMs: 500 } : {}),
   async run(target, scale) {
     const count = Math.round(200 * scale) + 4;
     const sockets: Socket[] = [];
-    let closed = 0;
+    const answers = new Map<Socket, string>();
     try {
       const chunk = Buffer.alloc(1024 * 1024, 0x20);
       for (let index = 0; index < count; index += 1) {
         const socket = await openSocket(target);
         socket.on('error', () => {});
+        // Read what comes back (a refusal's status line): a socket nobody reads never sees the server close it.
+        socket.on('data', (data: Buffer) => {
+          if (!answers.has(socket)) answers.set(socket, data.toString('latin1', 0, 12));
+        });
         socket.write(
           `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${target.port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n` +
             `authorization: Bearer ${TOKENS.attacker}\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\ncontent-length: ${4 * 1024 * 1024 - 1}\r\n\r\n{"x":"`,
@@ -206,8 +213,10 @@ export const halfSentBodies: AttackScenario = {
         sockets.push(socket);
       }
       await delay(1_000);
+      let closed = 0;
       for (const socket of sockets) if (await closedWithin(socket, 0)) closed += 1;
-      return `${count} bodies of 3 MiB held, ${closed} closed by the server`;
+      const refused = (status: string) => [...answers.values()].filter((line) => line === `HTTP/1.1 ${status}`).length;
+      return `${count} bodies of 3 MiB announced as 4: ${refused('429')} refused 429, ${refused('503')} 503, ${closed} closed by the server`;
     } finally {
       for (const socket of sockets) socket.destroy();
     }
