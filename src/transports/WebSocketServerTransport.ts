@@ -10,9 +10,11 @@
  * connection stays open after any of these.
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
-import { DEFAULT_LIMITS } from '../limits/Limits.js';
+import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import { decodeFrame } from './frames.js';
 import { OutboundBudget } from './OutboundBudget.js';
+import { RequestIntake } from './RequestIntake.js';
+import { InboundTurns, type InboundQueue } from './InboundTurns.js';
 import { WebSocket, type RawData } from 'ws';
 
 /** Normal closure (RFC 6455 §7.4.1). */
@@ -33,9 +35,16 @@ export interface WebSocketServerTransportOptions {
   outboundGraceMs?: number;
   /** Told when the budget closes the connection (for the log). */
   onOverBudget?: (reason: string) => void;
+  /** Requests served at once; later ones wait unread (RequestIntake). Default `DEFAULT_LIMITS.maxInflightRequestsPerConnection`. */
+  maxInflightRequests?: number;
+  /** Shared by the connections of a listener: how much of their input is decoded per event-loop turn. Default one of its own. */
+  inboundTurns?: InboundTurns;
 }
 
 type OnMessage = NonNullable<Transport['onmessage']>;
+
+/** Frame bytes decoded in one event-loop turn (InboundTurns): many small messages, or one large one. */
+export const FRAME_BYTES_PER_TURN = 64 * 1024;
 
 /** `ws` sends a Buffer as a binary frame unless told otherwise; MCP messages are text frames. One object for every send. */
 const TEXT_FRAME = Object.freeze({ binary: false });
@@ -55,17 +64,43 @@ export class WebSocketServerTransport implements Transport {
   private readonly socketClosed: Promise<void>;
   /** Issue 12.3: past the budget the socket is paused, then closed 1008 if it does not drain. */
   private readonly budget: OutboundBudget;
+  /** Requests between arrival and the SDK: bounded in flight, not run once the budget is exceeded. */
+  private readonly intake: RequestIntake;
+  /** Frames decoded a turn's worth at a time, so one connection's large frames do not hold the loop. */
+  private readonly turns: InboundQueue<{ data: RawData; isBinary: boolean }>;
 
   constructor(
     readonly socket: WebSocket,
     private readonly options: WebSocketServerTransportOptions = {},
   ) {
+    const maxOutbound = options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes;
+    this.intake = new RequestIntake({
+      maxInflight: options.maxInflightRequests ?? DEFAULT_LIMITS.maxInflightRequestsPerConnection,
+      deliver: (message) => (this.started ? this.deliver(message) : this.early.push(message)),
+      refuse: (id) => {
+        const error = limitExceededError(
+          'maxOutboundBufferBytes',
+          maxOutbound,
+          'the client does not read its answers; this request was not run',
+        );
+        this.reject(error.code, error.message, id, error.data);
+      },
+      pause: () => socket.pause(),
+      resume: () => this.resumeReading(),
+    });
+    this.turns = (options.inboundTurns ?? new InboundTurns(FRAME_BYTES_PER_TURN)).connection({
+      handle: ({ data, isBinary }) => this.receive(data, isBinary),
+      pause: () => socket.pause(),
+      resume: () => this.resumeReading(),
+    });
     this.budget = new OutboundBudget({
-      maxBytes: options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes,
+      maxBytes: maxOutbound,
       graceMs: options.outboundGraceMs ?? DEFAULT_LIMITS.outboundGraceMs,
       queued: () => socket.bufferedAmount,
-      pause: () => socket.pause(),
-      resume: () => socket.resume(),
+      // Frames ws already received are still emitted after a pause: the intake answers them instead of running them.
+      pause: () => (socket.pause(), this.intake.halt()),
+      // Reading resumes once nothing waits in the intake.
+      resume: () => (this.intake.unhalt(), this.resumeReading()),
       close: (reason) => {
         options.onOverBudget?.(reason);
         this.closeCode = WS_CLOSE_POLICY_VIOLATION;
@@ -75,7 +110,7 @@ export class WebSocketServerTransport implements Transport {
     });
     this.socketClosed = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.once('close', () => this.budget.dispose());
-    socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    socket.on('message', (data, isBinary) => this.turns.push({ data, isBinary }, rawLength(data)));
     socket.on('error', (error) => this.onerror?.(error));
     socket.once('close', () => this.markClosed());
   }
@@ -94,7 +129,10 @@ export class WebSocketServerTransport implements Transport {
 
   /** Sends one message as one text frame; resolves once ws has written it, rejects when the socket is closed. */
   send(message: JSONRPCMessage): Promise<void> {
-    return this.sendSerialized(JSON.stringify(message));
+    const sent = this.sendSerialized(JSON.stringify(message));
+    // After the budget saw this answer: a waiting request runs only if the connection is still under it.
+    this.intake.sent(message);
+    return sent;
   }
 
   /** Sends one message already serialised as JSON text (a listen frame fanned out to many streams). */
@@ -146,9 +184,16 @@ export class WebSocketServerTransport implements Transport {
     }
   }
 
+  /** Reads the socket again unless the outbound budget, the intake or the turns still hold it. */
+  private resumeReading(): void {
+    if (!this.budget.over && !this.intake.backlogged && !this.turns.waitingFrames) this.socket.resume();
+  }
+
   private markClosed(): void {
     if (this.closedValue) return;
     this.closedValue = true;
+    this.intake.close();
+    this.turns.close();
     this.onclose?.();
   }
 
@@ -164,9 +209,7 @@ export class WebSocketServerTransport implements Transport {
       this.reject(decoded.error.code, decoded.error.message, decoded.id, decoded.error.data);
       return;
     }
-    const message = decoded.message;
-    if (!this.started) this.early.push(message);
-    else this.deliver(message);
+    this.intake.receive(decoded.message);
   }
 
   private deliver(message: JSONRPCMessage): void {
@@ -178,11 +221,16 @@ export class WebSocketServerTransport implements Transport {
   }
 
   private reject(code: number, message: string, id: string | number | null = null, data?: unknown): void {
-    // Cast: JSON-RPC 2.0 §5 answers a request whose id could not be read with `id: null`; the SDK's JSONRPCMessage has no such response.
-    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } } as unknown as JSONRPCMessage).catch(
+    // JSON-RPC 2.0 §5 answers a request whose id could not be read with `id: null`. Not through `send`: an answer the SDK did not give frees no place in the intake.
+    this.sendSerialized(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } })).catch(
       (error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))),
     );
   }
+}
+
+function rawLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
 
 function rawText(data: RawData): string {
