@@ -65,9 +65,9 @@ export interface Limits {
   /** Longest an HTTP request body may take to arrive after its head, ms; then the connection is closed. Default 30 s. */
   requestBodyTimeoutMs: number;
   /**
-   * Requests one WebSocket or stdio connection may have being served at once
-   * (listens not counted: `maxListenStreamsPerPrincipal` bounds them). Later
-   * ones wait, unread, until one is answered. Default 16.
+   * Requests one WebSocket connection may have being served at once (listens
+   * not counted: `maxListenStreamsPerPrincipal` bounds them). Later ones
+   * wait, unread, until one is answered. Default 16.
    */
   maxInflightRequestsPerConnection: number;
 }

@@ -89,7 +89,7 @@ describe('hostile config files (CLI, no partial start)', { concurrency: 2 }, () 
     );
     assert.match(
       stderr,
-      /unknown\.yaml:7:3: limits\.maxBodyBytes: unknown field \(allowed here: maxRequestBodyBytes, maxJsonDepth, maxLiveTasksPerPrincipal, maxPendingInputRequestsPerTask, maxListenStreamsPerPrincipal, maxTaskIdsPerListen, requestTimeoutMs, maxTaskTtlMs, maxOutboundBufferBytes, outboundGraceMs, maxHttpSessions, maxHttpSessionsPerPrincipal, httpSessionIdleMs\)/,
+      /unknown\.yaml:7:3: limits\.maxBodyBytes: unknown field \(allowed here: maxRequestBodyBytes, maxJsonDepth, maxLiveTasksPerPrincipal, maxPendingInputRequestsPerTask, maxListenStreamsPerPrincipal, maxTaskIdsPerListen, requestTimeoutMs, maxTaskTtlMs, maxOutboundBufferBytes, outboundGraceMs, maxHttpSessions, maxHttpSessionsPerPrincipal, httpSessionIdleMs, maxInboundBodyBytesPerPrincipal, maxInboundBodyBytes, requestBodyTimeoutMs, maxInflightRequestsPerConnection\)/,
     );
   });
 
