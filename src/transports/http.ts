@@ -27,7 +27,11 @@ import { httpInboundGate } from './httpInboundGate.js';
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
   path?: string;
-  /** Resolves each request's principal; `null` refuses it with 401. Default: one anonymous principal. Not with `auth`. */
+  /**
+   * Resolves each request's principal; `null` refuses it with 401. Default: one anonymous principal. Not with `auth`.
+   * For a POST it is also called first with the head alone (no body), to charge the body to that principal before it
+   * is read (`limits.maxInboundBodyBytesPerPrincipal`).
+   */
   authenticate?: Authenticate;
   /**
    * Bearer-token authentication (MCP authorization, resource server side):
