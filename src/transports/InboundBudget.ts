@@ -48,3 +48,12 @@ export class InboundBudget {
     };
   }
 }
+
+const budgets = new WeakMap<object, InboundBudget>();
+
+/** The one budget of `owner` (a runtime): its HTTP and WebSocket entries draw on the same bytes. */
+export function inboundBudgetOf(owner: object, limits: InboundBudgetLimits): InboundBudget {
+  let budget = budgets.get(owner);
+  if (!budget) budgets.set(owner, (budget = new InboundBudget(limits)));
+  return budget;
+}

@@ -23,6 +23,7 @@ import type { HttpRoutes } from './HttpRoutes.js';
 import { LegacyHttpSessions } from './LegacyHttpSessions.js';
 import { fastLaneDisabledByEnv, tasksFastLane } from './tasksFastLane.js';
 import { httpInboundGate } from './httpInboundGate.js';
+import { inboundBudgetOf } from './InboundBudget.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -244,6 +245,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   // limits: maxInboundBodyBytes(PerPrincipal), requestBodyTimeoutMs — every POST body on the MCP path is paid for
   // before anything reads it (httpInboundGate.ts).
   const paid = httpInboundGate({
+    budget: inboundBudgetOf(runtime, runtime.limits),
     limits: runtime.limits,
     maxBodyBytes: bodyLimits.maxBodyBytes,
     bearer,

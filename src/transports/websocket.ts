@@ -30,6 +30,8 @@ import {
   WebSocketServerTransport,
 } from './WebSocketServerTransport.js';
 import { InboundTurns } from './InboundTurns.js';
+import { inboundBudgetOf } from './InboundBudget.js';
+import { guardWebSocketInbound } from './wsInboundGuard.js';
 import { logTransportError } from './transportErrors.js';
 import { ListenerGuard, writeRaw } from './listenerGuard.js';
 
@@ -137,7 +139,15 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
         if (notServing) return refuse(socket, notServing);
       }
       if (closing || socket.destroyed) return void socket.destroy();
-      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        // limits: maxInboundBodyBytes(PerPrincipal), requestBodyTimeoutMs — partial frames are paid for (wsInboundGuard.ts).
+        guardWebSocketInbound(socket, ws, outcome.id, {
+          budget: inboundBudgetOf(runtime, runtime.limits),
+          limits: runtime.limits,
+          logger: runtime.logger,
+        });
+        accept(ws, outcome);
+      });
     }),
   );
 

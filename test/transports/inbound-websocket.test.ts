@@ -3,7 +3,8 @@
  * 127.0.0.1: at most `maxInflightRequestsPerConnection` requests at once (the
  * rest wait unread until one is answered), and once a connection is over its
  * outbound budget the requests it already sent are not run — answered with a
- * limit error, or dropped when it is closed.
+ * limit error, or dropped when it is closed. A frame still arriving is paid
+ * for from the inbound budget, and dropped when it stops arriving.
  */
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
@@ -113,5 +114,54 @@ describe('WebSocket requests in flight and after the outbound budget', () => {
     socket.destroy();
     // Only those already in flight beside `big` ran; each of the others was answered with a limit error or dropped.
     assert.ok(countRuns < MAX_INFLIGHT, `${countRuns} of ${SENT} requests ran on a connection over its outbound budget`);
+  });
+});
+
+describe('WebSocket frames still arriving', () => {
+  const KiB = 1024;
+  let runtime: TaskvisorRuntime;
+  let ws: WebSocketListener;
+  let port: number;
+
+  before(async () => {
+    runtime = createRuntime({
+      store: new MemoryTaskStore(),
+      logger: { info() {}, warn() {}, error() {} } as never,
+      limits: { maxInboundBodyBytesPerPrincipal: 256 * KiB, requestBodyTimeoutMs: 2_000 },
+    });
+    await runtime.start();
+    ws = await listenWebSocket(runtime, { port: 0 });
+    port = Number(new URL(ws.url).port);
+  });
+  after(async () => {
+    await runtime?.close();
+  });
+
+  /** A raw WebSocket that announced a 1 MiB frame and sent `sent` bytes of it; `closed` resolves when the server drops it. */
+  async function halfSentFrame(sent: number) {
+    const socket = await openRawWebSocket(port);
+    socket.on('error', () => {});
+    socket.on('data', () => {});
+    // A drop may reach the client as a reset: only the close matters.
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.write(wsFrame(0x1, Buffer.alloc(sent, 0x20), { length: 1024 * KiB }), () => resolve()));
+    return { socket, closed };
+  }
+
+  it("drops a connection whose partial frame goes past its principal's budget, and one whose frame stops arriving", async () => {
+    const held = await halfSentFrame(200 * KiB);
+    // 200 KiB held of 256: the next 100 KiB of the same principal do not fit.
+    const over = await halfSentFrame(100 * KiB);
+    await over.closed;
+    assert.equal(held.socket.destroyed, false, 'the connection within the budget is still open');
+    // The held frame never completes: dropped at the deadline, its bytes given back.
+    await held.closed;
+    const client = await RawWs.open(ws.url);
+    try {
+      const answer = await client.call({ jsonrpc: '2.0', id: 'after', method: 'tools/list', params: { _meta: envelope() } });
+      assert.ok('result' in answer, JSON.stringify(answer));
+    } finally {
+      client.close();
+    }
   });
 });
