@@ -54,15 +54,16 @@ export interface Limits {
   /** How long a 2025-11-25 HTTP session lives without a request or an open stream, ms; then it ends (404 to its id). Default 10 min. */
   httpSessionIdleMs: number;
   /**
-   * Request-body bytes one principal may have the server buffer at once, over
-   * all its HTTP requests (counted from the declared `content-length` before
-   * the body is read, until the answer is sent). A request past it gets 429
-   * and its connection is closed. Default 16 MiB.
+   * Request bytes one principal may have the server buffer at once: its HTTP
+   * bodies (the declared `content-length`, reserved before the body is read,
+   * until the answer is sent) and its WebSocket frames still arriving. An HTTP
+   * request past it gets 429 and its connection is closed; a WebSocket is
+   * dropped. Default 16 MiB.
    */
   maxInboundBodyBytesPerPrincipal: number;
   /** The same, all principals together; a request past it gets 503. Default 128 MiB. */
   maxInboundBodyBytes: number;
-  /** Longest an HTTP request body may take to arrive after its head, ms; then the connection is closed. Default 30 s. */
+  /** Longest an HTTP body may take to arrive after its head, or a WebSocket frame after its first bytes, ms; then the connection is closed. Default 30 s. */
   requestBodyTimeoutMs: number;
   /**
    * Requests one WebSocket connection may have being served at once (listens
