@@ -7,10 +7,13 @@
  * bystander of such an attack waited up to 12 s). Here:
  *
  * - At most `maxInflight` requests are being served at once
- *   (limits: maxInflightRequestsPerConnection); later ones wait here, in
- *   arrival order with everything after them, and the connection is not read
- *   until one is answered. Listens are not counted (maxListenStreamsPerPrincipal
- *   bounds them; each holds its id until the stream ends).
+ *   (limits: maxInflightRequestsPerConnection); later ones wait here in
+ *   arrival order, and the connection is not read until one is answered.
+ *   Listens are not counted (maxListenStreamsPerPrincipal bounds them; each
+ *   holds its id until the stream ends). Other messages never wait: an answer
+ *   to the server's own request may be what a running request waits for. For
+ *   the same reason the connection may have to be read while requests wait
+ *   (see `pause`): then at most `maxInflight` wait, and one more is refused.
  * - Once the connection is halted (over its outbound budget) requests that
  *   arrive or wait are not run: each is answered with a limit error. Other
  *   messages (notifications, answers to the server's own requests) still pass.
@@ -24,9 +27,9 @@ export interface RequestIntakeOptions {
   maxInflight: number;
   /** Hands a message on to the SDK side. */
   deliver(message: JSONRPCMessage): void;
-  /** Answers a request that will not be run (the connection is halted). */
-  refuse(id: RequestId): void;
-  /** Stop reading the connection: requests are waiting. */
+  /** Answers a request that will not be run: the connection is halted (over its outbound budget), or too many wait. */
+  refuse(id: RequestId, why: 'halted' | 'full'): void;
+  /** Stop reading the connection if it may be (requests are waiting). */
   pause(): void;
   /** Read it again: nothing waits. */
   resume(): void;
@@ -56,8 +59,10 @@ export class RequestIntake {
     const cancelled = cancelledRequestId(message);
     if (cancelled !== undefined) this.cancel(cancelled);
     const id = requestIdOf(message);
-    if (this.haltedValue && id !== undefined) return this.options.refuse(id);
-    if (this.waiting.length > 0 || (id !== undefined && !isListen(message) && this.counted >= this.options.maxInflight)) {
+    if (id === undefined) return this.deliver(message);
+    if (this.haltedValue) return this.options.refuse(id, 'halted');
+    if (this.waiting.length > 0 || (!isListen(message) && this.counted >= this.options.maxInflight)) {
+      if (this.waiting.length >= this.options.maxInflight) return this.options.refuse(id, 'full');
       this.waiting.push(message);
       this.options.pause();
       return;
@@ -76,11 +81,7 @@ export class RequestIntake {
   halt(): void {
     if (this.closed || this.haltedValue) return;
     this.haltedValue = true;
-    for (const message of this.waiting.splice(0)) {
-      const id = requestIdOf(message);
-      if (id === undefined) this.deliver(message);
-      else this.options.refuse(id);
-    }
+    for (const message of this.waiting.splice(0)) this.options.refuse(requestIdOf(message)!, 'halted');
   }
 
   /** Back under the budget: requests are served again. */
@@ -111,7 +112,7 @@ export class RequestIntake {
   private drain(): void {
     while (!this.closed && !this.haltedValue && this.waiting.length > 0) {
       const next = this.waiting[0]!;
-      if (requestIdOf(next) !== undefined && !isListen(next) && this.counted >= this.options.maxInflight) return;
+      if (!isListen(next) && this.counted >= this.options.maxInflight) return;
       this.waiting.shift();
       this.deliver(next);
     }

@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import { decodeFrame } from './frames.js';
 import { OutboundBudget } from './OutboundBudget.js';
 import { RequestIntake } from './RequestIntake.js';
+import { requestIdOf, responseIdOf } from './InflightRequests.js';
 import { InboundTurns, type InboundQueue } from './InboundTurns.js';
 import { WebSocket, type RawData } from 'ws';
 
@@ -66,6 +67,8 @@ export class WebSocketServerTransport implements Transport {
   private readonly budget: OutboundBudget;
   /** Requests between arrival and the SDK: bounded in flight, not run once the budget is exceeded. */
   private readonly intake: RequestIntake;
+  /** Ids of the server's own requests awaiting the client's answer. */
+  private readonly askedClient = new Set<string | number>();
   /** Frames decoded a turn's worth at a time, so one connection's large frames do not hold the loop. */
   private readonly turns: InboundQueue<{ data: RawData; isBinary: boolean }>;
 
@@ -74,18 +77,19 @@ export class WebSocketServerTransport implements Transport {
     private readonly options: WebSocketServerTransportOptions = {},
   ) {
     const maxOutbound = options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes;
+    const maxInflight = options.maxInflightRequests ?? DEFAULT_LIMITS.maxInflightRequestsPerConnection;
     this.intake = new RequestIntake({
-      maxInflight: options.maxInflightRequests ?? DEFAULT_LIMITS.maxInflightRequestsPerConnection,
+      maxInflight,
       deliver: (message) => (this.started ? this.deliver(message) : this.early.push(message)),
-      refuse: (id) => {
-        const error = limitExceededError(
-          'maxOutboundBufferBytes',
-          maxOutbound,
-          'the client does not read its answers; this request was not run',
-        );
+      refuse: (id, why) => {
+        const error =
+          why === 'halted'
+            ? limitExceededError('maxOutboundBufferBytes', maxOutbound, 'the client does not read its answers; this request was not run')
+            : limitExceededError('maxInflightRequestsPerConnection', maxInflight, 'too many requests in flight on this connection');
         this.reject(error.code, error.message, id, error.data);
       },
-      pause: () => socket.pause(),
+      // Not while the server waits for an answer of the client's: a running request may need it to finish.
+      pause: () => (this.askedClient.size === 0 ? socket.pause() : undefined),
       resume: () => this.resumeReading(),
     });
     this.turns = (options.inboundTurns ?? new InboundTurns(FRAME_BYTES_PER_TURN)).connection({
@@ -129,6 +133,12 @@ export class WebSocketServerTransport implements Transport {
 
   /** Sends one message as one text frame; resolves once ws has written it, rejects when the socket is closed. */
   send(message: JSONRPCMessage): Promise<void> {
+    const asked = requestIdOf(message);
+    if (asked !== undefined) {
+      // A request of the server's (2025-11-25 connections): the connection must be read for its answer.
+      this.askedClient.add(asked);
+      this.resumeReading();
+    }
     const sent = this.sendSerialized(JSON.stringify(message));
     // After the budget saw this answer: a waiting request runs only if the connection is still under it.
     this.intake.sent(message);
@@ -186,7 +196,8 @@ export class WebSocketServerTransport implements Transport {
 
   /** Reads the socket again unless the outbound budget, the intake or the turns still hold it. */
   private resumeReading(): void {
-    if (!this.budget.over && !this.intake.backlogged && !this.turns.waitingFrames) this.socket.resume();
+    if (this.budget.over || this.turns.waitingFrames) return;
+    if (!this.intake.backlogged || this.askedClient.size > 0) this.socket.resume();
   }
 
   private markClosed(): void {
@@ -209,6 +220,8 @@ export class WebSocketServerTransport implements Transport {
       this.reject(decoded.error.code, decoded.error.message, decoded.id, decoded.error.data);
       return;
     }
+    const answered = responseIdOf(decoded.message);
+    if (answered !== undefined) this.askedClient.delete(answered);
     this.intake.receive(decoded.message);
   }
 

@@ -13,6 +13,10 @@ import { createRuntime, type TaskvisorRuntime } from '../../src/index.js';
 import { listenWebSocket, type WebSocketListener } from '../../src/transports/index.js';
 import { MemoryTaskStore } from '../../src/store/index.js';
 import { defineTool } from '../../src/tools/index.js';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { WebSocketClientTransport as V1WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { WebSocket } from 'ws';
 import { subscribe } from '../../src/core/diagnostics.js';
 import { envelope } from '../support/extTasksClient.js';
 import { RawWs } from '../support/rawWire.js';
@@ -162,6 +166,56 @@ describe('WebSocket frames still arriving', () => {
       assert.ok('result' in answer, JSON.stringify(answer));
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('WebSocket requests waiting while the server waits for the client', () => {
+  let runtime: TaskvisorRuntime;
+  let ws: WebSocketListener;
+
+  before(async () => {
+    runtime = createRuntime({
+      store: new MemoryTaskStore(),
+      logger: { info() {}, warn() {}, error() {} } as never,
+      limits: { maxInflightRequestsPerConnection: 1 },
+    });
+    runtime.use(
+      defineTool('ask', { description: 'Asks for a name.' }, async (_args, ctx) => {
+        const answer = await ctx.elicit('name', {
+          message: 'Name?',
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        });
+        return `Hello, ${String(answer.content?.name)}!`;
+      }),
+    );
+    await runtime.start();
+    ws = await listenWebSocket(runtime, { port: 0 });
+  });
+  after(async () => {
+    await runtime?.close();
+  });
+
+  it("reads the client's answer to an elicitation while its next request waits for the running one", async () => {
+    // Node 20 has no global WebSocket; the v1 transport uses the browser API, which `ws` provides.
+    const globals = globalThis as { WebSocket?: unknown };
+    const hadWebSocket = 'WebSocket' in globals;
+    globals.WebSocket ??= WebSocket;
+    const client = new V1Client({ name: 'legacy-ws', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    let listed: Promise<unknown> | undefined;
+    client.setRequestHandler(ElicitRequestSchema, () => {
+      // A second request while `ask` (the one allowed in flight) waits for this answer: it must wait, the answer not.
+      listed = client.listTools();
+      return Promise.resolve({ action: 'accept' as const, content: { name: 'Ada' } });
+    });
+    try {
+      await client.connect(new V1WebSocketClientTransport(new URL(ws.url)));
+      assert.deepEqual(await client.callTool({ name: 'ask', arguments: {} }), { content: [{ type: 'text', text: 'Hello, Ada!' }] });
+      assert.ok(listed, 'the elicitation was asked');
+      assert.ok(((await listed) as { tools: unknown[] }).tools.length > 0);
+    } finally {
+      await client.close();
+      if (!hadWebSocket) delete globals.WebSocket;
     }
   });
 });
