@@ -41,12 +41,17 @@ export function guardWebSocketInbound(raw: Duplex, ws: WebSocket, principal: str
       return;
     }
     releases.push(reserved);
-    timer ??= setTimeout(
-      () => drop(`a frame did not arrive within ${options.limits.requestBodyTimeoutMs} ms (requestBodyTimeoutMs)`),
-      options.limits.requestBodyTimeoutMs,
-    );
-    timer.unref();
+    timer ??= deadline();
   });
+  const deadline = (): NodeJS.Timeout => {
+    const armed = setTimeout(() => {
+      // Not the client's delay while the server itself does not read (a request waits, an answer is not drained).
+      if (raw.isPaused()) timer = deadline();
+      else drop(`a frame did not arrive within ${options.limits.requestBodyTimeoutMs} ms (requestBodyTimeoutMs)`);
+    }, options.limits.requestBodyTimeoutMs);
+    armed.unref();
+    return armed;
+  };
   // A complete frame (a message, a ping or pong) means nothing is held for a partial one.
   ws.on('message', releaseAll);
   ws.on('ping', releaseAll);
