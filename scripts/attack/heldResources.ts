@@ -5,7 +5,6 @@
  * limits let one principal go (and a little past, to see the refusal).
  */
 import { connect, type Socket } from 'node:net';
-import { WebSocket } from 'ws';
 import { TOKENS, call, delay, envelope, metric, rawRequest, within, type AttackScenario, type AttackTarget } from './harness.js';
 
 /** Opens a raw TCP socket to the target and resolves once it is connected. */
@@ -139,47 +138,85 @@ export const idleConnections: AttackScenario = {
   },
 };
 
+/**
+ * Opens a WebSocket to the target over a raw TCP socket (the handshake written
+ * by hand), so the attack can write frames it built once: a `ws` client
+ * serialises and masks every send in this process, and 400 MiB of that stalls
+ * the bystander calling from this same process for seconds — which would be
+ * measured as the server's latency.
+ */
+function openRawWebSocket(target: AttackTarget, token: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: target.wsPort });
+    let head = '';
+    const onData = (chunk: Buffer) => {
+      head += chunk.toString('latin1');
+      if (!head.includes('\r\n\r\n')) return;
+      socket.off('data', onData);
+      if (head.startsWith('HTTP/1.1 101')) resolve(socket);
+      else reject(new Error(`upgrade refused: ${head.slice(0, 120)}`));
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+    socket.once('connect', () =>
+      socket.write(
+        `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:${target.wsPort}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: mcp\r\n` +
+          `Authorization: Bearer ${token}\r\n\r\n`,
+      ),
+    );
+  });
+}
+
+/** One client text frame carrying `payload`, masked with the all-zero key (RFC 6455 §5.3 lets a client pick any key) so it is built without a pass over the bytes. */
+function textFrame(payload: Buffer): Buffer {
+  const head = Buffer.alloc(14);
+  head[0] = 0x81;
+  head[1] = 0x80 | 127;
+  head.writeBigUInt64BE(BigInt(payload.length), 2);
+  // Bytes 10..13: the masking key, zero.
+  return Buffer.concat([head, payload]);
+}
+
 export const unreadWebSocketReplies: AttackScenario = {
   name: 'websocket-unread',
   resource: 'outbound bytes per WebSocket (never read)',
-  limit: 'limits.maxOutboundBufferBytes (8 MiB), outboundGraceMs (10 s)',
+  limit: 'limits.maxOutboundBufferBytes (8 MiB), outboundGraceMs (10 s), maxInflightRequestsPerConnection (16)',
   quick: true,
   limits: () => ({ outboundGraceMs: 2_000 }),
   async run(target, scale) {
     const sockets = Math.max(2, Math.round(10 * scale));
-    const text = 'x'.repeat(1024 * 1024);
-    const clients: WebSocket[] = [];
+    const text = Buffer.alloc(1024 * 1024, 'x');
+    const meta = JSON.stringify(envelope());
+    // 40 `tools/call echo` of 1 MiB each, built once and written to every socket.
+    const frames = Array.from({ length: 40 }, (_, index) =>
+      textFrame(
+        Buffer.concat([
+          Buffer.from(`{"jsonrpc":"2.0","id":${index},"method":"tools/call","params":{"name":"echo","arguments":{"text":"`),
+          text,
+          Buffer.from(`"},"_meta":${meta}}}`),
+        ]),
+      ),
+    );
+    const clients: Socket[] = [];
     try {
       const before = await metric(target, 'taskvisor_backpressure_closes_total');
       await Promise.all(
         Array.from({ length: sockets }, async () => {
-          const ws = new WebSocket(target.wsUrl, { headers: { authorization: `Bearer ${TOKENS.attacker}` } });
-          ws.on('error', () => {});
-          clients.push(ws);
-          await new Promise<void>((resolve, reject) => {
-            ws.once('open', () => resolve());
-            ws.once('error', reject);
-          });
-          // Stop reading at the socket (ws pauses its net.Socket): replies pile up on the server's side.
-          ws.pause();
-          for (let index = 0; index < 40; index += 1) {
-            ws.send(
-              JSON.stringify({
-                jsonrpc: '2.0',
-                id: index,
-                method: 'tools/call',
-                params: { name: 'echo', arguments: { text }, _meta: envelope() },
-              }),
-            );
-          }
+          const socket = await openRawWebSocket(target, TOKENS.attacker);
+          socket.on('error', () => {});
+          clients.push(socket);
+          // Never read: replies pile up on the server's side.
+          socket.pause();
+          for (const frame of frames) socket.write(frame);
         }),
       );
-      // A paused client cannot see the close frame: the server's own count says whether it closed them.
+      // A client that does not read cannot see the close frame: the server's own count says whether it closed them.
       let closed = 0;
       await within(30_000, async () => (closed = (await metric(target, 'taskvisor_backpressure_closes_total')) - before) >= sockets);
       return `${closed} of ${sockets} unread sockets closed by the server`;
     } finally {
-      for (const ws of clients) ws.terminate();
+      for (const socket of clients) socket.destroy();
     }
   },
 };
@@ -187,16 +224,23 @@ export const unreadWebSocketReplies: AttackScenario = {
 export const halfSentBodies: AttackScenario = {
   name: 'half-sent-bodies',
   resource: 'request bodies in flight (announced, never finished)',
-  limit: 'limits.maxRequestBodyBytes (4 MiB) per request; requestTimeout',
+  limit: 'limits.maxInboundBodyBytesPerPrincipal (16 MiB), maxInboundBodyBytes (128 MiB), requestBodyTimeoutMs (30 s)',
+  quick: true,
+  // The quick run: a smaller budget and a deadline short enough for every held body to be dropped within the run.
+  limits: (scale) => (scale < 1 ? { maxInboundBodyBytesPerPrincipal: 8 * 1024 * 1024, requestBodyTimeoutMs: 500 } : {}),
   async run(target, scale) {
     const count = Math.round(200 * scale) + 4;
     const sockets: Socket[] = [];
-    let closed = 0;
+    const answers = new Map<Socket, string>();
     try {
       const chunk = Buffer.alloc(1024 * 1024, 0x20);
       for (let index = 0; index < count; index += 1) {
         const socket = await openSocket(target);
         socket.on('error', () => {});
+        // Read what comes back (a refusal's status line): a socket nobody reads never sees the server close it.
+        socket.on('data', (data: Buffer) => {
+          if (!answers.has(socket)) answers.set(socket, data.toString('latin1', 0, 12));
+        });
         socket.write(
           `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${target.port}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n` +
             `authorization: Bearer ${TOKENS.attacker}\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\ncontent-length: ${4 * 1024 * 1024 - 1}\r\n\r\n{"x":"`,
@@ -206,8 +250,10 @@ export const halfSentBodies: AttackScenario = {
         sockets.push(socket);
       }
       await delay(1_000);
+      let closed = 0;
       for (const socket of sockets) if (await closedWithin(socket, 0)) closed += 1;
-      return `${count} bodies of 3 MiB held, ${closed} closed by the server`;
+      const refused = (status: string) => [...answers.values()].filter((line) => line === `HTTP/1.1 ${status}`).length;
+      return `${count} bodies of 3 MiB announced as 4: ${refused('429')} refused 429, ${refused('503')} 503, ${closed} closed by the server`;
     } finally {
       for (const socket of sockets) socket.destroy();
     }

@@ -31,4 +31,8 @@ export const LimitsSchema = z.strictObject({
   maxHttpSessions: positiveInt.exactOptional(),
   maxHttpSessionsPerPrincipal: positiveInt.exactOptional(),
   httpSessionIdleMs: positiveInt.max(2 ** 31 - 1).exactOptional(),
+  maxInboundBodyBytesPerPrincipal: positiveInt.exactOptional(),
+  maxInboundBodyBytes: positiveInt.exactOptional(),
+  requestBodyTimeoutMs: positiveInt.max(2 ** 31 - 1).exactOptional(),
+  maxInflightRequestsPerConnection: positiveInt.exactOptional(),
 });

@@ -87,6 +87,24 @@ export interface Limits {
   maxHttpSessionsPerPrincipal: number;
   /** How long a 2025-11-25 HTTP session lives without a request or an open stream, ms; then it ends (404 to its id). Default 10 min. */
   httpSessionIdleMs: number;
+  /**
+   * Request bytes one principal may have the server buffer at once: its HTTP
+   * bodies (the declared `content-length`, reserved before the body is read,
+   * until the answer is sent) and its WebSocket frames still arriving. An HTTP
+   * request past it gets 429 and its connection is closed; a WebSocket is
+   * dropped. Default 16 MiB.
+   */
+  maxInboundBodyBytesPerPrincipal: number;
+  /** The same, all principals together; a request past it gets 503. Default 128 MiB. */
+  maxInboundBodyBytes: number;
+  /** Longest an HTTP body may take to arrive after its head, or a WebSocket frame after its first bytes, ms; then the connection is closed. Default 30 s. */
+  requestBodyTimeoutMs: number;
+  /**
+   * Requests one WebSocket connection may have being served at once (listens
+   * not counted: `maxListenStreamsPerPrincipal` bounds them). Later ones
+   * wait, unread, until one is answered. Default 16.
+   */
+  maxInflightRequestsPerConnection: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -111,10 +129,20 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxHttpSessions: 1000,
   maxHttpSessionsPerPrincipal: 32,
   httpSessionIdleMs: 600_000,
+  maxInboundBodyBytesPerPrincipal: 16 * 1024 * 1024,
+  maxInboundBodyBytes: 128 * 1024 * 1024,
+  requestBodyTimeoutMs: 30_000,
+  maxInflightRequestsPerConnection: 16,
 });
 
 /** Upper bounds that keep a limit meaningful (a timer cannot wait longer than 2^31-1 ms in one step). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+const TIMER_LIMITS: ReadonlySet<keyof Limits> = new Set([
+  'requestTimeoutMs',
+  'outboundGraceMs',
+  'httpSessionIdleMs',
+  'requestBodyTimeoutMs',
+]);
 
 /**
  * The complete limits from partial ones. Throws a `RangeError` naming the
@@ -133,8 +161,7 @@ export function resolveLimits(partial: Partial<Limits> = {}): Limits {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
       throw new RangeError(`limits.${key}: expected a positive integer, got ${JSON.stringify(value)}`);
     }
-    if ((key === 'requestTimeoutMs' || key === 'outboundGraceMs' || key === 'httpSessionIdleMs') && value > MAX_TIMER_MS)
-      throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
+    if (TIMER_LIMITS.has(key) && value > MAX_TIMER_MS) throw new RangeError(`limits.${key}: at most ${MAX_TIMER_MS} ms`);
     limits[key] = value;
   }
   return limits;

@@ -10,11 +10,14 @@
  * connection stays open after any of these.
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
-import { DEFAULT_LIMITS } from '../limits/Limits.js';
+import { DEFAULT_LIMITS, limitExceededError } from '../limits/Limits.js';
 import type { JsonShapeLimits } from '../limits/jsonShape.js';
 import { decodeFrame, frameShapeLimits } from './frames.js';
 import { OutboundBudget } from './OutboundBudget.js';
 import type { OutboundShare, PrincipalOutbound } from './PrincipalOutbound.js';
+import { RequestIntake } from './RequestIntake.js';
+import { requestIdOf, responseIdOf } from './InflightRequests.js';
+import { InboundTurns, type InboundQueue } from './InboundTurns.js';
 import { WebSocket, type RawData } from 'ws';
 
 /** Normal closure (RFC 6455 §7.4.1). */
@@ -43,9 +46,16 @@ export interface WebSocketServerTransportOptions {
   onOverBudget?: (reason: string) => void;
   /** The principal's outbound total this connection counts towards (`maxOutboundBytesPerPrincipal`). */
   principalOutbound?: { ledger: PrincipalOutbound; principal: string };
+  /** Requests served at once; later ones wait unread (RequestIntake). Default `DEFAULT_LIMITS.maxInflightRequestsPerConnection`. */
+  maxInflightRequests?: number;
+  /** Shared by the connections of a listener: how much of their input is decoded per event-loop turn. Default one of its own. */
+  inboundTurns?: InboundTurns;
 }
 
 type OnMessage = NonNullable<Transport['onmessage']>;
+
+/** Frame bytes decoded in one event-loop turn (InboundTurns): many small messages, or one large one. */
+export const FRAME_BYTES_PER_TURN = 64 * 1024;
 
 /** `ws` sends a Buffer as a binary frame unless told otherwise; MCP messages are text frames. One object for every send. */
 const TEXT_FRAME = Object.freeze({ binary: false });
@@ -67,6 +77,12 @@ export class WebSocketServerTransport implements Transport {
   private readonly budget: OutboundBudget;
   private readonly share: OutboundShare | undefined;
   private readonly shapeLimits: JsonShapeLimits;
+  /** Requests between arrival and the SDK: bounded in flight, not run once the budget is exceeded. */
+  private readonly intake: RequestIntake;
+  /** Ids of the server's own requests awaiting the client's answer. */
+  private readonly askedClient = new Set<string | number>();
+  /** Frames decoded a turn's worth at a time, so one connection's large frames do not hold the loop. */
+  private readonly turns: InboundQueue<{ data: RawData; isBinary: boolean }>;
 
   constructor(
     readonly socket: WebSocket,
@@ -75,12 +91,35 @@ export class WebSocketServerTransport implements Transport {
     const outbound = options.principalOutbound;
     this.share = outbound?.ledger.share(outbound.principal, () => this.budget.check());
     this.shapeLimits = frameShapeLimits(options);
+    const maxOutbound = options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes;
+    const maxInflight = options.maxInflightRequests ?? DEFAULT_LIMITS.maxInflightRequestsPerConnection;
+    this.intake = new RequestIntake({
+      maxInflight,
+      deliver: (message) => (this.started ? this.deliver(message) : this.early.push(message)),
+      refuse: (id, why) => {
+        const error =
+          why === 'halted'
+            ? limitExceededError('maxOutboundBufferBytes', maxOutbound, 'the client does not read its answers; this request was not run')
+            : limitExceededError('maxInflightRequestsPerConnection', maxInflight, 'too many requests in flight on this connection');
+        this.reject(error.code, error.message, id, error.data);
+      },
+      // Not while the server waits for an answer of the client's: a running request may need it to finish.
+      pause: () => (this.askedClient.size === 0 ? socket.pause() : undefined),
+      resume: () => this.resumeReading(),
+    });
+    this.turns = (options.inboundTurns ?? new InboundTurns(FRAME_BYTES_PER_TURN)).connection({
+      handle: ({ data, isBinary }) => this.receive(data, isBinary),
+      pause: () => socket.pause(),
+      resume: () => this.resumeReading(),
+    });
     this.budget = new OutboundBudget({
-      maxBytes: options.maxOutboundBufferBytes ?? DEFAULT_LIMITS.maxOutboundBufferBytes,
+      maxBytes: maxOutbound,
       graceMs: options.outboundGraceMs ?? DEFAULT_LIMITS.outboundGraceMs,
       queued: () => socket.bufferedAmount,
-      pause: () => socket.pause(),
-      resume: () => socket.resume(),
+      // Frames ws already received are still emitted after a pause: the intake answers them instead of running them.
+      pause: () => (socket.pause(), this.intake.halt()),
+      // Reading resumes once nothing waits in the intake.
+      resume: () => (this.intake.unhalt(), this.resumeReading()),
       close: (reason) => {
         options.onOverBudget?.(reason);
         this.closeCode = WS_CLOSE_POLICY_VIOLATION;
@@ -91,7 +130,7 @@ export class WebSocketServerTransport implements Transport {
     });
     this.socketClosed = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.once('close', () => this.budget.dispose());
-    socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    socket.on('message', (data, isBinary) => this.turns.push({ data, isBinary }, rawLength(data)));
     socket.on('error', (error) => this.onerror?.(error));
     socket.once('close', () => this.markClosed());
   }
@@ -110,7 +149,16 @@ export class WebSocketServerTransport implements Transport {
 
   /** Sends one message as one text frame; resolves once ws has written it, rejects when the socket is closed. */
   send(message: JSONRPCMessage): Promise<void> {
-    return this.sendSerialized(JSON.stringify(message));
+    const asked = requestIdOf(message);
+    if (asked !== undefined) {
+      // A request of the server's (2025-11-25 connections): the connection must be read for its answer.
+      this.askedClient.add(asked);
+      this.resumeReading();
+    }
+    const sent = this.sendSerialized(JSON.stringify(message));
+    // After the budget saw this answer: a waiting request runs only if the connection is still under it.
+    this.intake.sent(message);
+    return sent;
   }
 
   /** Sends one message already serialised as JSON text (a listen frame fanned out to many streams). */
@@ -162,9 +210,17 @@ export class WebSocketServerTransport implements Transport {
     }
   }
 
+  /** Reads the socket again unless the outbound budget, the intake or the turns still hold it. */
+  private resumeReading(): void {
+    if (this.budget.over || this.turns.waitingFrames) return;
+    if (!this.intake.backlogged || this.askedClient.size > 0) this.socket.resume();
+  }
+
   private markClosed(): void {
     if (this.closedValue) return;
     this.closedValue = true;
+    this.intake.close();
+    this.turns.close();
     this.onclose?.();
   }
 
@@ -180,9 +236,9 @@ export class WebSocketServerTransport implements Transport {
       this.reject(decoded.error.code, decoded.error.message, decoded.id, decoded.error.data);
       return;
     }
-    const message = decoded.message;
-    if (!this.started) this.early.push(message);
-    else this.deliver(message);
+    const answered = responseIdOf(decoded.message);
+    if (answered !== undefined) this.askedClient.delete(answered);
+    this.intake.receive(decoded.message);
   }
 
   private deliver(message: JSONRPCMessage): void {
@@ -194,11 +250,16 @@ export class WebSocketServerTransport implements Transport {
   }
 
   private reject(code: number, message: string, id: string | number | null = null, data?: unknown): void {
-    // Cast: JSON-RPC 2.0 §5 answers a request whose id could not be read with `id: null`; the SDK's JSONRPCMessage has no such response.
-    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } } as unknown as JSONRPCMessage).catch(
+    // JSON-RPC 2.0 §5 answers a request whose id could not be read with `id: null`. Not through `send`: an answer the SDK did not give frees no place in the intake.
+    this.sendSerialized(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } })).catch(
       (error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))),
     );
   }
+}
+
+function rawLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }
 
 function rawText(data: RawData): string {

@@ -28,11 +28,17 @@ import { HttpConnections } from './HttpConnections.js';
 import { detachedReply } from './nodeReply.js';
 import { publish } from '../core/diagnostics.js';
 import { principalOutboundOf } from './PrincipalOutbound.js';
+import { httpInboundGate } from './httpInboundGate.js';
+import { inboundBudgetOf } from './InboundBudget.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
   path?: string;
-  /** Resolves each request's principal; `null` refuses it with 401. Default: one anonymous principal. Not with `auth`. */
+  /**
+   * Resolves each request's principal; `null` refuses it with 401. Default: one anonymous principal. Not with `auth`.
+   * For a POST it is also called first with the head alone (no body), to charge the body to that principal before it
+   * is read (`limits.maxInboundBodyBytesPerPrincipal`).
+   */
   authenticate?: Authenticate;
   /**
    * Bearer-token authentication (MCP authorization, resource server side):
@@ -264,6 +270,18 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   });
   // Built once, not per request: the lane with the SDK path behind it.
   const laneNode = lane ? (req: IncomingMessage, res: ServerResponse) => lane(req, res, node) : undefined;
+  // limits: maxInboundBodyBytes(PerPrincipal), requestBodyTimeoutMs — every POST body on the MCP path is paid for
+  // before anything reads it (httpInboundGate.ts).
+  const paid = httpInboundGate({
+    budget: inboundBudgetOf(runtime, runtime.limits),
+    limits: runtime.limits,
+    maxBodyBytes: bodyLimits.maxBodyBytes,
+    bearer,
+    authenticate: options.authenticate,
+    path,
+    logger: runtime.logger,
+  });
+  const [paidNode, paidListen, paidLane] = [paid(node), paid(listenNode), laneNode ? paid(laneNode) : undefined];
   return {
     fetch,
     handleNode(req, res) {
@@ -284,8 +302,8 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
-      const handler = laneNode && pathname === path ? laneNode : node;
-      connections.dispatch(req, res, () => guard.run(req, res, handler));
+      if (pathname === path && namesListen(req)) connections.dispatch(req, res, () => guard.run(req, res, paidListen));
+      else connections.dispatch(req, res, () => guard.run(req, res, pathname !== path ? node : (paidLane ?? paidNode)));
       return true;
     },
     async close() {

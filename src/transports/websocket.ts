@@ -23,7 +23,15 @@ import type { ServingRuntime } from './ServingRuntime.js';
 import { ListenInterceptingTransport } from './ListenInterceptingTransport.js';
 import { admit, defaultAllowedOrigins, isLoopbackHost, jsonError, LOOPBACK_HOSTS, untilServing } from './admission.js';
 import { bearerGate, type BearerAuthOptions } from '../auth/bearer.js';
-import { WS_CLOSE_GOING_AWAY, WS_CLOSE_POLICY_VIOLATION, WebSocketServerTransport } from './WebSocketServerTransport.js';
+import {
+  FRAME_BYTES_PER_TURN,
+  WS_CLOSE_GOING_AWAY,
+  WS_CLOSE_POLICY_VIOLATION,
+  WebSocketServerTransport,
+} from './WebSocketServerTransport.js';
+import { InboundTurns } from './InboundTurns.js';
+import { inboundBudgetOf } from './InboundBudget.js';
+import { guardWebSocketInbound } from './wsInboundGuard.js';
 import { logTransportError } from './transportErrors.js';
 import { ListenerGuard, writeRaw } from './listenerGuard.js';
 import { principalOutboundOf } from './PrincipalOutbound.js';
@@ -94,6 +102,8 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
   const bearer = options.auth ? bearerGate(options.auth, runtime.logger) : undefined;
   const connections = new Set<Connection>();
+  // One turn budget for every connection: a few clients' large frames cannot hold the loop (InboundTurns.ts).
+  const inboundTurns = new InboundTurns(FRAME_BYTES_PER_TURN);
   let closing = false;
 
   // Offered subprotocols: ws picks the first by default; the v1 SDK client offers `mcp` and fails without it.
@@ -130,7 +140,15 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
         if (notServing) return refuse(socket, notServing);
       }
       if (closing || socket.destroyed) return void socket.destroy();
-      wss.handleUpgrade(req, socket, head, (ws) => accept(ws, outcome));
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        // limits: maxInboundBodyBytes(PerPrincipal), requestBodyTimeoutMs — partial frames are paid for (wsInboundGuard.ts).
+        guardWebSocketInbound(socket, ws, outcome.id, {
+          budget: inboundBudgetOf(runtime, runtime.limits),
+          limits: runtime.limits,
+          logger: runtime.logger,
+        });
+        accept(ws, outcome);
+      });
     }),
   );
 
@@ -156,6 +174,8 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
       maxOutboundBufferBytes: runtime.limits.maxOutboundBufferBytes,
       outboundGraceMs: runtime.limits.outboundGraceMs,
       principalOutbound: { ledger: principalOutboundOf(runtime), principal: principal.id },
+      maxInflightRequests: runtime.limits.maxInflightRequestsPerConnection,
+      inboundTurns,
       onOverBudget: (reason) => {
         runtime.logger.info(`websocket: closing a connection of ${principal.id} (1008): ${reason}`);
         publish('taskvisor:backpressure.close', () => ({ stream: 'websocket' })); // metrics (issue 16)

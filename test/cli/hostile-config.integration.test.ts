@@ -89,7 +89,7 @@ describe('hostile config files (CLI, no partial start)', { concurrency: 2 }, () 
     );
     assert.match(
       stderr,
-      /unknown\.yaml:7:3: limits\.maxBodyBytes: unknown field \(allowed here: maxRequestBodyBytes, maxJsonDepth, maxJsonKeys, maxJsonNodes, maxMetaNodes, maxLiveTasksPerPrincipal, maxPendingInputRequestsPerTask, maxListenStreamsPerPrincipal, maxTaskIdsPerListen, maxListenUriBytes, maxListenUriBytesPerListen, maxListenUriBytesPerPrincipal, requestTimeoutMs, maxTaskTtlMs, maxOutboundBufferBytes, maxOutboundBytesPerPrincipal, outboundGraceMs, maxPipelinedRequests, maxHttpSessions, maxHttpSessionsPerPrincipal, httpSessionIdleMs\)/,
+      /unknown\.yaml:7:3: limits\.maxBodyBytes: unknown field \(allowed here: maxRequestBodyBytes, maxJsonDepth, maxJsonKeys, maxJsonNodes, maxMetaNodes, maxLiveTasksPerPrincipal, maxPendingInputRequestsPerTask, maxListenStreamsPerPrincipal, maxTaskIdsPerListen, maxListenUriBytes, maxListenUriBytesPerListen, maxListenUriBytesPerPrincipal, requestTimeoutMs, maxTaskTtlMs, maxOutboundBufferBytes, maxOutboundBytesPerPrincipal, outboundGraceMs, maxPipelinedRequests, maxHttpSessions, maxHttpSessionsPerPrincipal, httpSessionIdleMs, maxInboundBodyBytesPerPrincipal, maxInboundBodyBytes, requestBodyTimeoutMs, maxInflightRequestsPerConnection\)/,
     );
   });
 
