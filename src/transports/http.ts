@@ -281,7 +281,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     path,
     logger: runtime.logger,
   });
-  const [paidNode, paidListen, paidLane] = [paid(node), paid(listenNode), laneNode ? paid(laneNode) : undefined];
+  const [paidNode, paidLane] = [paid(node), laneNode ? paid(laneNode) : undefined];
   return {
     fetch,
     handleNode(req, res) {
@@ -302,8 +302,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
-      if (pathname === path && namesListen(req)) connections.dispatch(req, res, () => guard.run(req, res, paidListen));
-      else connections.dispatch(req, res, () => guard.run(req, res, pathname !== path ? node : (paidLane ?? paidNode)));
+      connections.dispatch(req, res, () => guard.run(req, res, pathname !== path ? node : (paidLane ?? paidNode)));
       return true;
     },
     async close() {
