@@ -3,11 +3,13 @@
  * `*.system.test.ts`, next to the other tests of their feature under `test/<feature>/`.
  *
  * - unit: in-process only. No child process, no socket (not even a listen on
- *   127.0.0.1), no database (PostgreSQL, SQLite), no files written, no wait on a
- *   real timer beyond a few ms. Reading committed files of the repository is fine.
- *   All of them run in one process (`scripts/unit-tier.ts`).
- * - integration: real sockets, files, stdio children, real timers; needs nothing
- *   but Node.
+ *   127.0.0.1, no fetch or connect), no PostgreSQL, no wait on a real timer
+ *   beyond ~100 ms (wait for the event instead). Files are fine in a temp dir the
+ *   test makes and removes: lowdb and SQLite stores, token files. All of them run
+ *   in one process (`scripts/unit-tier.ts`), so no top-level before/after hooks
+ *   and nothing that outlives the file: env vars, process listeners, cwd.
+ * - integration: real sockets, stdio children, waits of seconds on real timers
+ *   (ttl, sleep and retry deadlines); needs nothing but Node.
  * - system: needs more than Node or is the heavy end: PostgreSQL, kill -9
  *   recovery, Chromium, nginx/HAProxy, package pack/install, chaos, the bench
  *   smoke runs, cold start, a tmpfs mount.

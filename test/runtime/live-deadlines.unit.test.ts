@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import { createActor, type Snapshot } from 'xstate';
 import { taskMachine, type TaskEvent } from '../../machines/task/index.js';
 import { LiveDeadlines, type DeadlineActor } from '../../src/runtime/LiveDeadlines.js';
+import { waitFor } from '../support/processes.js';
 
 /** A stand-in task actor that records what it is sent. */
 function fakeActor(taskId: string, createdAt: number, ttlMs: number | null) {
@@ -51,22 +52,21 @@ describe('LiveDeadlines', () => {
     deadlines.add('gone', start + 40); // passivated or removed since: no actor
     deadlines.add('never', null);
     ended.end();
-    await delay(100);
+    // The late deadline fires after every earlier one, so once it has, the others have had their chance.
+    await waitFor(() => late.sent.length > 0, { what: 'the late DEADLINE' });
     assert.deepEqual(
       early.sent.map((event) => event.type),
       ['DEADLINE'],
     );
-    assert.ok(
-      early.sent.every((event) => event.at >= start + 40),
-      'not before its deadline',
-    );
-    assert.equal(late.sent.length, 0);
-    assert.deepEqual(ended.sent, []);
-    await delay(120);
     assert.deepEqual(
       late.sent.map((event) => event.type),
       ['DEADLINE'],
     );
+    assert.ok(
+      early.sent.every((event) => event.at >= start + 40) && late.sent.every((event) => event.at >= start + 150),
+      'not before its deadline',
+    );
+    assert.deepEqual(ended.sent, []);
     assert.deepEqual(never.sent, []);
     deadlines.stop();
   });
@@ -97,7 +97,7 @@ describe('LiveDeadlines', () => {
     deadlines.add('fresh', start + 40);
     actors.set('fresh', fresh);
     assert.equal(queue.size, 2, 'rebuilt from the live tasks, plus the one added');
-    await delay(90);
+    await waitFor(() => kept.sent.length > 0 && fresh.sent.length > 0, { what: 'both DEADLINEs' });
     assert.equal(kept.sent.length, 1);
     assert.equal(fresh.sent.length, 1);
     deadlines.stop();

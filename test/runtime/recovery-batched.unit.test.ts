@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { createActor } from 'xstate';
 import { taskMachine, TASK_MACHINE_VERSION } from '../../machines/task/index.js';
 import { subscribe } from '../../src/core/diagnostics.js';
@@ -28,9 +28,12 @@ function justCreated(taskId: string, tool: string): TaskRecord {
   return recordOf(actor.getSnapshot(), actor.getPersistedSnapshot(), 1, TASK_MACHINE_VERSION);
 }
 
+const dirs: Array<Awaited<ReturnType<typeof tempDir>>> = [];
+
 /** A SQLite file holding `ids` unfinished tasks of the tool `plain` (no resume: recovery ends them). */
 async function seeded(ids: readonly string[]): Promise<string> {
   const dir = await tempDir('recovery-batched');
+  dirs.push(dir);
   const file = join(dir.path, 'tasks.sqlite');
   const seed = new SqliteTaskStore({ file });
   await seed.open();
@@ -53,6 +56,8 @@ const settle = async () => {
 };
 
 describe('start-up recovery writes its failures in batches', () => {
+  after(() => Promise.all(dirs.map((dir) => dir.remove())));
+
   it('one write for the page; nothing is shown failed until it is durable, then every task is', async () => {
     const ids = Array.from({ length: 40 }, (_, i) => `task-${String(i).padStart(2, '0')}`);
     const store = new FaultyTaskStore(new SqliteTaskStore({ file: await seeded(ids) }));
