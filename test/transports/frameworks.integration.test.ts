@@ -253,3 +253,94 @@ describe('the HTTP entry embedded in web frameworks', () => {
     });
   }
 });
+
+describe("the host framework's own authentication names the principal", () => {
+  let runtime: TaskvisorRuntime;
+  let entry: HttpEntry;
+  let plain: HttpEntry;
+  let host: Host;
+
+  before(async () => {
+    runtime = createRuntime({ store: new MemoryTaskStore(), logger: silentLogger, promoteAfterMs: 50, pollIntervalMs: 50 });
+    runtime.use(...demoTools, gated);
+    await runtime.start();
+    entry = createHttpEntry(runtime, { path: '/mcp' });
+    plain = createHttpEntry(runtime, { path: '/plain' });
+    const app = express();
+    // The host's auth middleware: who the caller is, or nobody.
+    app.use((req, _res, next) => {
+      const user = req.headers['x-user'];
+      if (typeof user === 'string') (req as typeof req & { user?: string }).user = user;
+      next();
+    });
+    app.use(express.json());
+    app.use(
+      taskvisorExpress(entry, {
+        principal: (req: express.Request & { user?: string }) => (req.user ? { id: req.user } : null),
+      }),
+    );
+    // Mounted behind express.json() without handing the parsed body in: the wiring mistake this names.
+    app.use((req, res, next) => plain.handleNode(req, res) || next());
+    const server = app.listen(0, '127.0.0.1');
+    host = { url: await listening(server), close: closing(server) };
+  });
+  after(async () => {
+    releaseGates();
+    await host?.close();
+    await runtime?.close();
+  });
+
+  it('a request the host authenticated nobody for is 401; tasks belong to the principal the host named (I-7)', async () => {
+    const anonymous = await postCall(host.url, { text: 'who' });
+    assert.equal(anonymous.status, 401);
+    assert.equal(((await anonymous.json()) as { error: { code: number } }).error.code, -32600);
+
+    const alice = await connect({ kind: 'http', url: host.url, headers: { 'x-user': 'alice' } });
+    const bob = await connect({ kind: 'http', url: host.url, headers: { 'x-user': 'bob' } });
+    try {
+      const taskId = await createTask(alice, 'gated');
+      assert.equal(resultOf(await getTask(alice, taskId)).status, 'working');
+      const foreign = await getTask(bob, taskId);
+      assert.equal(foreign.kind, 'error');
+      assert.equal(foreign.kind === 'error' ? foreign.error.code : 0, -32602, "another principal's task is unknown");
+      releaseGates();
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
+  it('a body a parser already read, not handed in, is a clear 500 naming the fix (not a hang)', async () => {
+    const params = { name: 'echo', arguments: { text: 'x' }, _meta: envelope() };
+    const response = await fetch(host.url.replace('/mcp', '/plain'), {
+      method: 'POST',
+      headers: standardHeaders('tools/call', params),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }),
+    });
+    assert.equal(response.status, 500);
+    const body = (await response.json()) as { error: { code: number; message: string } };
+    assert.equal(body.error.code, -32603);
+    assert.match(body.error.message, /already read the request body; pass the parsed body/);
+  });
+
+  it('fetch takes the principal too; an entry with its own authentication refuses one from the host (TypeError)', async () => {
+    const params = { name: 'echo', arguments: { text: 'fetched' }, _meta: envelope() };
+    const request = () =>
+      new Request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: standardHeaders('tools/call', params),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }),
+      });
+    assert.equal((await entry.fetch(request(), { principal: null })).status, 401);
+    const served = await entry.fetch(request(), { principal: { id: 'carol' } });
+    assert.equal(served.status, 200);
+    assert.match(await served.text(), /fetched/);
+
+    const own = createHttpEntry(runtime, { authenticate: () => ({ id: 'hook' }) });
+    try {
+      await assert.rejects(own.fetch(request(), { principal: { id: 'carol' } }), TypeError);
+    } finally {
+      await own.close();
+    }
+  });
+});
