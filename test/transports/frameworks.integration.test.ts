@@ -323,7 +323,7 @@ describe("the host framework's own authentication names the principal", () => {
     assert.match(body.error.message, /already read the request body; pass the parsed body/);
   });
 
-  it('fetch takes the principal too; an entry with its own authentication refuses one from the host (TypeError)', async () => {
+  it('fetch takes the principal and a parsed body too; an entry with its own authentication refuses one from the host (TypeError)', async () => {
     const params = { name: 'echo', arguments: { text: 'fetched' }, _meta: envelope() };
     const request = () =>
       new Request('http://127.0.0.1/mcp', {
@@ -335,6 +335,18 @@ describe("the host framework's own authentication names the principal", () => {
     const served = await entry.fetch(request(), { principal: { id: 'carol' } });
     assert.equal(served.status, 200);
     assert.match(await served.text(), /fetched/);
+
+    // A body the fetch host already read is handed in, judged, and never read again (the stream is used up here).
+    const consumed = request();
+    const parsedBody = JSON.parse(await consumed.text()) as unknown;
+    const fromParsed = await entry.fetch(consumed, { parsedBody, principal: { id: 'carol' } });
+    assert.equal(fromParsed.status, 200);
+    assert.match(await fromParsed.text(), /fetched/);
+    let deep: unknown = 'bottom';
+    for (let depth = 0; depth < 100; depth++) deep = [deep];
+    const tooDeep = await entry.fetch(request(), { parsedBody: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { deep } } });
+    assert.equal(tooDeep.status, 400);
+    assert.equal(((await tooDeep.json()) as { error: { data: { limit: string } } }).error.data.limit, 'maxJsonDepth');
 
     const own = createHttpEntry(runtime, { authenticate: () => ({ id: 'hook' }) });
     try {
