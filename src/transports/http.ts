@@ -84,9 +84,8 @@ export interface HttpEntry {
   fetch(request: Request, host?: HostRequest): Promise<Response>;
   /**
    * Serves `req` when its path is ours and returns true; returns false (and leaves `res` alone) otherwise.
-   * `parsedBody` is the body a framework's parser already read (`req.body` after `express.json()`), as the
-   * SDK's `handleRequest(req, res, parsedBody)` takes it: judged by the same limits, never read again; a function
-   * there (Express's `next`) is ignored. `host.principal` is the host's own authentication (see HostRequest).
+   * `parsedBody`: what a framework's parser already read (`req.body`), as in the SDK's `handleRequest(req, res,
+   * parsedBody)`; `host.principal`: the host's own authentication (see HostRequest).
    */
   handleNode(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown, host?: Pick<HostRequest, 'principal'>): boolean;
   /** The path served (`options.path`), for a framework route. */
@@ -136,10 +135,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   const connections = new HttpConnections(runtime.limits, principalOutboundOf(runtime), runtime.logger);
 
   const entryAuthenticates = options.auth !== undefined || options.authenticate !== undefined;
-  /**
-   * `fetch`, told the Node response when there is one (a listen stream then writes to it directly), and what the
-   * host framework did (`screened`: its parsed body was already judged, before anything serialized it).
-   */
+  /** `fetch`, told the Node response if any (listen streams write to it), what the host did, and whether its body was judged. */
   const serve = async (request: Request, nodeResponse?: ServerResponse, host?: HostRequest, screened = false): Promise<Response> => {
     if (options.routes?.owns(new URL(request.url).pathname)) return options.routes.fetch(request);
     const hostPrincipal = hostPrincipalOf(host, entryAuthenticates);
