@@ -17,7 +17,8 @@ import { logTransportError } from './transportErrors.js';
 import { clipErrorStrings } from '../core/clientText.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUPPORTED_MODERN_VERSIONS } from '../protocol/listenRequest.js';
-import { screenHttpBody } from './httpBodyScreen.js';
+import { parsedBodyRefusalResponse, screenHttpBody, screenParsedBody } from './httpBodyScreen.js';
+import { answerBodyReadByHost, answerNode, bodyReadByHost, hostPrincipalOf, type HostRequest } from './hostRequest.js';
 import { clippedErrorResponse } from './clippedErrorResponse.js';
 import { nodeRequestHandler } from './nodeAdapter.js';
 import { ListenerGuard } from './listenerGuard.js';
@@ -85,9 +86,18 @@ export interface HttpEntryOptions {
 
 /** A mounted HTTP entry: web-standard `fetch`, and a Node `(req, res)` handler. */
 export interface HttpEntry {
-  fetch(request: Request): Promise<Response>;
-  /** Serves `req` when its path is ours and returns true; returns false (and leaves `res` alone) otherwise. */
-  handleNode(req: IncomingMessage, res: ServerResponse): boolean;
+  /** Serves a web-standard request (Hono, Next.js route handlers, Bun, Deno); `host` carries what the framework already did. */
+  fetch(request: Request, host?: HostRequest): Promise<Response>;
+  /**
+   * Serves `req` when its path is ours and returns true; returns false (and leaves `res` alone) otherwise.
+   * `parsedBody`: what a framework's parser already read (`req.body`), as in the SDK's `handleRequest(req, res,
+   * parsedBody)`; `host.principal`: the host's own authentication (see HostRequest).
+   */
+  handleNode(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown, host?: Pick<HostRequest, 'principal'>): boolean;
+  /** The path served (`options.path`), for a framework route. */
+  readonly path: string;
+  /** The largest request body accepted, in bytes: give a framework's own body parser the same limit. */
+  readonly maxBodyBytes: number;
   close(): Promise<void>;
 }
 
@@ -130,13 +140,16 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   // Every reply of a Node request waits on its connection: pipelining bound and outbound budgets.
   const connections = new HttpConnections(runtime.limits, principalOutboundOf(runtime), runtime.logger);
 
-  /** `fetch`, told the Node response when there is one (a listen stream then writes to it directly). */
-  const serve = async (request: Request, nodeResponse?: ServerResponse): Promise<Response> => {
+  const entryAuthenticates = options.auth !== undefined || options.authenticate !== undefined;
+  /** `fetch`, told the Node response if any (listen streams write to it), what the host did, and whether its body was judged. */
+  const serve = async (request: Request, nodeResponse?: ServerResponse, host?: HostRequest, screened = false): Promise<Response> => {
     if (options.routes?.owns(new URL(request.url).pathname)) return options.routes.fetch(request);
+    const hostPrincipal = hostPrincipalOf(host, entryAuthenticates);
     const admitted = await admit(request, {
       path,
-      authenticate,
-      bearer,
+      // The host's authentication answers in place of ours: the path, Host and Origin are still checked.
+      authenticate: hostPrincipal === undefined ? authenticate : () => hostPrincipal,
+      bearer: hostPrincipal === undefined ? bearer : undefined,
       allowedHosts: options.allowedHosts,
       allowedOrigins: options.allowedOrigins,
       logger: runtime.logger,
@@ -154,7 +167,12 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     const authInfo: AuthInfo = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
     // Size and nesting depth are refused before anything parses or validates the body (limits).
     let parsedBody: unknown;
-    if (request.method === 'POST') {
+    if (request.method === 'POST' && host?.parsedBody !== undefined) {
+      // The framework read the stream: its value is judged instead, and the SDK is handed it (nothing reads again).
+      const refused = screened ? undefined : screenParsedBody(host.parsedBody, request.headers.get('content-length'), bodyLimits);
+      if (refused) return parsedBodyRefusalResponse(refused);
+      parsedBody = host.parsedBody;
+    } else if (request.method === 'POST') {
       const screened = await screenHttpBody(request, bodyLimits);
       if (screened instanceof Response) return screened;
       parsedBody = screened.parsedBody;
@@ -244,7 +262,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       direct: nodeResponse,
     });
   };
-  const fetch = (request: Request): Promise<Response> => serve(request);
+  const fetch = async (request: Request, host?: HostRequest): Promise<Response> => serve(request, undefined, host);
 
   // An adapter that knows its `res`: a listen stream's frames are written straight to it (no web stream between), and
   // the principal admitted is bound to the request's connection (outbound budget per principal).
@@ -282,9 +300,14 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     logger: runtime.logger,
   });
   const [paidNode, paidLane] = [paid(node), laneNode ? paid(laneNode) : undefined];
+  /** The SDK path for a request the host framework already worked on (its parsed body was judged by the caller). */
+  const hostNode = (host: HostRequest) => (req: IncomingMessage, res: ServerResponse) =>
+    nodeRequestHandler({ fetch: (request: Request) => serve(request, res, host, true) })(req, res, host.parsedBody);
   return {
     fetch,
-    handleNode(req, res) {
+    path,
+    maxBodyBytes: bodyLimits.maxBodyBytes,
+    handleNode(req, res, parsedBody, host) {
       // A bad target or Host is answered here (400/414), before anything builds a URL from it.
       if (guard.refusedHead(req, res)) return true;
       // refusedHead left the target in origin form, `${pathname}${search}` of a parsed URL: its path is the part
@@ -302,6 +325,25 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         return true;
       }
       if (pathname !== path && pathname !== bearer?.metadataPath(path)) return false;
+      // Express mounts handlers as (req, res, next): a function is its `next`, not a body. Only a POST has one.
+      const body = typeof parsedBody === 'function' || req.method !== 'POST' ? undefined : parsedBody;
+      if (body === undefined && bodyReadByHost(req)) {
+        answerBodyReadByHost(res);
+        return true;
+      }
+      if (body !== undefined || host !== undefined) {
+        // A principal from the host on an entry with its own auth is a wiring mistake: thrown to the framework here.
+        hostPrincipalOf(host, entryAuthenticates);
+        // Judged before the adapter serializes it again: a value nested past the limit never reaches JSON.stringify.
+        const refused = body === undefined ? undefined : screenParsedBody(body, req.headers['content-length'], bodyLimits);
+        if (refused) answerNode(res, refused.status, refused.error);
+        else
+          connections.dispatch(req, res, () =>
+            guard.run(req, res, hostNode({ ...host, ...(body !== undefined ? { parsedBody: body } : {}) })),
+          );
+        return true;
+      }
+      // A body the host has not read is paid for before it is (httpInboundGate.ts).
       connections.dispatch(req, res, () => guard.run(req, res, pathname !== path ? node : (paidLane ?? paidNode)));
       return true;
     },

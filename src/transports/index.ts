@@ -8,3 +8,15 @@ export { listenWebSocket, type WebSocketListenOptions, type WebSocketListener } 
 export { WebSocketServerTransport, type WebSocketServerTransportOptions } from './WebSocketServerTransport.js';
 export { StdioLineTransport, type StdioLineTransportOptions } from './StdioLineTransport.js';
 export type { HttpRoutes, HttpClientInfo } from './HttpRoutes.js';
+export type { HostRequest } from './hostRequest.js';
+export {
+  taskvisorExpress,
+  taskvisorFastify,
+  taskvisorKoa,
+  type ExpressLikeRequest,
+  type FastifyLikeInstance,
+  type FastifyLikeReply,
+  type FastifyLikeRequest,
+  type HostPrincipalOptions,
+  type KoaLikeContext,
+} from './frameworkAdapters.js';

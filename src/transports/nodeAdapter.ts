@@ -19,14 +19,17 @@ function isServerRequest(req: IncomingMessage): req is ServerRequest {
   return req.method !== undefined && req.url !== undefined;
 }
 
-/** A Node request listener: what `toNodeHandler` returns, typed for Node's own request. */
-export type NodeRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+/**
+ * A Node request listener: what `toNodeHandler` returns, typed for Node's own request. `parsedBody` is a body a
+ * host framework already parsed: the adapter hands it on and reads nothing from `req`.
+ */
+export type NodeRequestHandler = (req: IncomingMessage, res: ServerResponse, parsedBody?: unknown) => Promise<void>;
 
 /** `toNodeHandler(handler)`, taking Node's `IncomingMessage` as an `http.Server` delivers it. */
 export function nodeRequestHandler(handler: FetchLikeMcpHandler): NodeRequestHandler {
   const adapter = toNodeHandler(handler);
-  return async (req, res) => {
+  return async (req, res, parsedBody) => {
     if (!isServerRequest(req)) throw new TypeError('nodeRequestHandler: a request without a method or target (not from an http.Server)');
-    await adapter(req, res);
+    await adapter(req, res, parsedBody);
   };
 }
