@@ -237,7 +237,7 @@ export async function serve(args: ServeArgs): Promise<{
     const port = flag.port ?? envPort ?? config.http?.port ?? 3000;
     try {
       // Transports are imported when served (start-up time: HTTP pulls hono, WebSocket ws).
-      const { listenHttp } = await import('../transports/http.js');
+      const { listenHttp } = await import('../transports/listenHttp.js');
       const listener = await listenHttp(runtime, {
         host,
         port,

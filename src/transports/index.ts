@@ -2,7 +2,8 @@
  * `taskvisor/transports`: serving a runtime over Streamable HTTP, stdio and
  * WebSocket (docs/api.md).
  */
-export { createHttpEntry, listenHttp, type HttpEntry, type HttpEntryOptions, type HttpListener, type ListenOptions } from './http.js';
+export { createHttpEntry, type HttpEntry, type HttpEntryOptions } from './http.js';
+export { listenHttp, type HttpListener, type ListenOptions } from './listenHttp.js';
 export { serveStdio, type StdioOptions } from './stdio.js';
 export { listenWebSocket, type WebSocketListenOptions, type WebSocketListener } from './websocket.js';
 export { WebSocketServerTransport, type WebSocketServerTransportOptions } from './WebSocketServerTransport.js';

@@ -9,7 +9,7 @@ import { MemoryTaskStore } from '../../src/store/index.js';
 import { silentLogger, type TaskvisorRuntime } from '../../src/index.js';
 import { createRuntime, type RuntimeOptions } from '../../src/server/TaskvisorRuntime.js';
 import type { Operations, OperationsOptions } from '../../src/operations/Operations.js';
-import type { ListenOptions } from '../../src/transports/http.js';
+import type { ListenOptions } from '../../src/transports/listenHttp.js';
 
 export interface Served {
   runtime: TaskvisorRuntime;
