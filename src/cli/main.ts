@@ -39,6 +39,9 @@ Options:
   --ws HOST:PORT        Serve MCP over WebSocket at ws://HOST:PORT/mcp (alone,
                         unless --http or --stdio is given too)
   --demo                Serve the demo tools (examples/demo)
+  --store memory|DIR    Use this store instead of the config's: memory (nothing
+                        kept), or a lowdb store in DIR (e.g. next to a running
+                        server, which holds its own store's lock)
   -q, --quiet           Only report errors on stderr
   --inspect             Relay task actors to the Stately inspector on 127.0.0.1
   --inspect-port N      Port of that relay (default: any free port)
@@ -126,6 +129,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
           operations: { type: 'string' },
           metrics: { type: 'boolean' },
           ui: { type: 'boolean' },
+          store: { type: 'string' },
         },
         SERVE_USAGE,
       );
