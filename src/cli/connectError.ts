@@ -22,8 +22,8 @@ export async function diagnoseHttp(url: URL, headers: Record<string, string> | u
     const code = causeCode(error);
     if (code === 'ECONNREFUSED') return `connection refused at ${where} (is the server running?)`;
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `no such host ${url.hostname}`;
-    if (code !== undefined) return `cannot reach ${where} (${code})`;
-    return undefined;
+    const cause = (error as { cause?: { message?: unknown } }).cause?.message;
+    return `cannot reach ${where} (${code ?? (typeof cause === 'string' ? cause : (error as Error).message)})`;
   }
   const text = await response.text().catch(() => '');
   if (response.status === 404) return `HTTP 404 at ${url.pathname}: nothing is served at this path (taskvisor serves MCP at /mcp)`;
