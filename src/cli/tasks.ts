@@ -45,6 +45,7 @@ get/cancel: 0, 3 cannot reach the server, 4 refused (e.g. unknown task -32602).
 `;
 
 const STATUSES = new Set<TaskStatus>(TASK_STATUSES);
+const TERMINAL = new Set<string>(['completed', 'failed', 'cancelled']);
 
 export async function tasksCommand(argv: string[], io: CliIo = process): Promise<number> {
   const [sub, ...rest] = argv;
@@ -245,7 +246,13 @@ async function remoteTaskCommand(sub: 'get' | 'cancel' | 'watch', argv: string[]
     }
     try {
       if (sub === 'cancel') await client.cancelTask(taskId);
-      const task = await client.getTask(taskId);
+      let task = await client.getTask(taskId);
+      // A cancelled tool stops at its next cancellation point: the status it ends in comes a moment after
+      // tasks/cancel. Asked again at the server's poll interval (capped) until the task has ended, for a while.
+      for (let asked = 0; sub === 'cancel' && !TERMINAL.has(task.status) && asked < 20; asked++) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(task.pollInterval ?? 250, 250)));
+        task = await client.getTask(taskId);
+      }
       if (values.json) io.stdout.write(`${JSON.stringify(task.raw, null, 2)}\n`);
       else {
         const raw = task.raw as { inputRequests?: Record<string, unknown>; error?: { code?: number; message?: string }; result?: unknown };
