@@ -3,6 +3,8 @@
  * 15.3), as a task when the server makes it one.
  */
 import { EXIT, connectOrReport, endpointOf, inputHandler, lineReader, runRemote, statusReporter } from './remote.js';
+import { ArgumentError, coerceArgument, type ToolListing } from './toolSchema.js';
+import type { TasksClient } from '../client/index.js';
 import { parseCommandLine, UsageError, type CliIo } from './usage.js';
 
 export const CALL_USAGE = `Usage: taskvisor call URL TOOL [--arg K=V]... [options]
@@ -16,7 +18,10 @@ requests are asked field by field; Ctrl-C cancels the task (twice: quit).
 
 Options:
   --stdio CMD           Spawn CMD (quote it; split on spaces) and speak MCP on its stdio
-  --arg K=V             A tool argument (repeatable); V is JSON when it parses, else a string
+  --arg K=V             A tool argument (repeatable), read by the tool's input
+                        schema: a string field takes V as it is, a number or
+                        boolean field parses it, an enum field must be one of
+                        its values; otherwise V is JSON when it parses, else a string
   --args JSON           All arguments as one JSON object (--arg entries are merged in)
   --input KEY=JSON      Answer input request KEY by accepting JSON (repeatable)
   --no-input            Never ask: requests without --input are declined
@@ -60,12 +65,22 @@ export async function callCommand(argv: string[], io: CliIo = process): Promise<
     throw new UsageError(viaStdio ? 'give the TOOL name after --stdio CMD' : 'give the server URL and the TOOL name', CALL_USAGE);
   }
   const [url, tool] = viaStdio ? [undefined, positionals[0]!] : [positionals[0]!, positionals[1]!];
-  const endpoint = endpointOf({ url, stdio: values.stdio, headers: values.header, verbose: values.verbose }, CALL_USAGE);
-  const args = argumentsOf(values.args, values.arg ?? []);
+  const endpoint = endpointOf({ url, stdio: values.stdio, headers: values.header, verbose: values.verbose }, CALL_USAGE, io);
+  const pairs = (values.arg ?? []).map(splitPair);
+  const json = jsonArguments(values.args);
   const answers = answersOf(values.input ?? [], CALL_USAGE);
 
   const client = await connectOrReport(endpoint, io, true);
   if (!client) return EXIT.unreachable;
+  let args: Record<string, unknown>;
+  try {
+    const listing = pairs.length > 0 ? await toolListing(client, tool) : undefined;
+    args = { ...json, ...Object.fromEntries(pairs.map(([key, raw]) => [key, coerceArgument(listing, key, raw)])) };
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    if (error instanceof ArgumentError) throw new UsageError(error.message, CALL_USAGE);
+    throw error;
+  }
   const status = statusReporter(io.stderr, values.quiet === true);
   const lines = lineReader();
   try {
@@ -83,33 +98,37 @@ export async function callCommand(argv: string[], io: CliIo = process): Promise<
   }
 }
 
-/** `--args JSON` merged with `--arg K=V` (V as JSON when it parses). */
-function argumentsOf(json: string | undefined, pairs: string[]): Record<string, unknown> {
-  let args: Record<string, unknown> = {};
-  if (json !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(json);
-    } catch (error) {
-      throw new UsageError(`--args: not JSON: ${(error as Error).message}`, CALL_USAGE);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new UsageError('--args: expected a JSON object', CALL_USAGE);
-    args = parsed as Record<string, unknown>;
+/** `--args JSON`: an object. */
+function jsonArguments(json: string | undefined): Record<string, unknown> {
+  if (json === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (error) {
+    throw new UsageError(`--args: not JSON: ${(error as Error).message}`, CALL_USAGE);
   }
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--arg ${pair}: expected KEY=VALUE`, CALL_USAGE);
-    const raw = pair.slice(eq + 1);
-    let value: unknown = raw;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      // not JSON: the string itself
-    }
-    args[pair.slice(0, eq)] = value;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new UsageError('--args: expected a JSON object', CALL_USAGE);
+  return parsed as Record<string, unknown>;
+}
+
+/** `--arg K=V` as [K, V]. */
+function splitPair(pair: string): [string, string] {
+  const eq = pair.indexOf('=');
+  if (eq <= 0) throw new UsageError(`--arg ${pair}: expected KEY=VALUE`, CALL_USAGE);
+  return [pair.slice(0, eq), pair.slice(eq + 1)];
+}
+
+/**
+ * The tool as tools/list describes it, to read `--arg` values by its schema; undefined when the server does
+ * not list it (the call then sends JSON-or-text values and the server says what it thinks of them).
+ */
+async function toolListing(client: TasksClient, name: string): Promise<ToolListing | undefined> {
+  try {
+    return (await client.listTools()).find((tool) => tool.name === name);
+  } catch {
+    return undefined;
   }
-  return args;
 }
 
 /** `--input KEY=JSON` answers, by input request key. */

@@ -18,6 +18,7 @@ Commands:
   workflows validate|run  Check workflow files; run one in-process
   call                  Run a tool of any MCP server from the terminal (live
                         task status, input asked, Ctrl-C cancels)
+  tools                 List a server's tools and their arguments (URL or --stdio)
   tasks list|show|check Admin view of the tasks in the config's store
   tasks get|cancel|watch  A task on a running server (--url or --stdio)
   help                  Show this text
@@ -39,6 +40,9 @@ Options:
   --ws HOST:PORT        Serve MCP over WebSocket at ws://HOST:PORT/mcp (alone,
                         unless --http or --stdio is given too)
   --demo                Serve the demo tools (examples/demo)
+  --store memory|DIR    Use this store instead of the config's: memory (nothing
+                        kept), or a lowdb store in DIR (e.g. next to a running
+                        server, which holds its own store's lock)
   -q, --quiet           Only report errors on stderr
   --inspect             Relay task actors to the Stately inspector on 127.0.0.1
   --inspect-port N      Port of that relay (default: any free port)
@@ -68,6 +72,7 @@ export const COMMAND_TREE: Readonly<Record<string, readonly string[]>> = {
   workflows: ['validate', 'run', 'runs'],
   tasks: ['list', 'show', 'check', 'get', 'cancel', 'watch'],
   call: [],
+  tools: [],
   version: [],
 };
 
@@ -126,6 +131,7 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
           operations: { type: 'string' },
           metrics: { type: 'boolean' },
           ui: { type: 'boolean' },
+          store: { type: 'string' },
         },
         SERVE_USAGE,
       );
@@ -164,6 +170,8 @@ async function dispatch(argv: string[], io: CliIo): Promise<number> {
       return (await import('./upstreams.js')).upstreamsCommand(rest, io);
     case 'call':
       return (await import('./call.js')).callCommand(rest, io);
+    case 'tools':
+      return (await import('./tools.js')).toolsCommand(rest, io);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`, USAGE);
   }

@@ -17,6 +17,7 @@ import {
   type TasksEndpoint,
   type TaskStatusUpdate,
 } from '../client/index.js';
+import { causeCode, diagnoseHttp, tailOf } from './connectError.js';
 import { UsageError, type CliIo } from './usage.js';
 
 /** An elicitation answer's `content` (the form values), as the client's InputAnswer types it. */
@@ -65,11 +66,18 @@ export function splitCommand(text: string): string[] {
   return words;
 }
 
-/** The endpoint from a URL or `--stdio CMD`, plus `--header 'Name: value'`s; `usage` is shown on mistakes. */
+/** An endpoint, with what a stdio server wrote on stderr so far (shown when it fails to start). */
+export type CliEndpoint = TasksEndpoint & { serverStderr?: () => string };
+
+/**
+ * The endpoint from a URL or `--stdio CMD`, plus `--header 'Name: value'`s; `usage` is shown on mistakes.
+ * A stdio server's stderr is always kept (a server that fails to start says why there); `verbose` also shows it live.
+ */
 export function endpointOf(
   options: { url: string | undefined; stdio: string | undefined; headers: string[] | undefined; verbose: boolean | undefined },
   usage: string,
-): TasksEndpoint {
+  io: CliIo = process,
+): CliEndpoint {
   if (options.url !== undefined && options.stdio !== undefined) throw new UsageError('give a URL or --stdio CMD, not both', usage);
   if (options.stdio !== undefined) {
     let words: string[];
@@ -79,7 +87,17 @@ export function endpointOf(
       throw new UsageError(`--stdio: ${(error as Error).message}`, usage);
     }
     if (words.length === 0) throw new UsageError('--stdio: expected a command', usage);
-    return { command: words[0]!, args: words.slice(1), stderr: options.verbose ? 'inherit' : 'ignore' };
+    let stderr = '';
+    return {
+      command: words[0]!,
+      args: words.slice(1),
+      onStderr: (text) => {
+        // Only the tail is ever shown: a chatty server must not grow this without bound.
+        stderr = (stderr + text).slice(-16_384);
+        if (options.verbose) io.stderr.write(text);
+      },
+      serverStderr: () => stderr,
+    };
   }
   if (options.url === undefined) throw new UsageError('missing the server: a URL (http(s):// or ws(s)://) or --stdio CMD', usage);
   let url: URL;
@@ -100,14 +118,34 @@ export function endpointOf(
   return { url, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
 }
 
-/** Connects, or writes why not and returns undefined (exit {@link EXIT.unreachable}). */
-export async function connectOrReport(endpoint: TasksEndpoint, io: CliIo, elicitation: boolean): Promise<TasksClient | undefined> {
+/**
+ * Connects, or writes why not and returns undefined (exit {@link EXIT.unreachable}): what happened first
+ * (connection refused, HTTP 404 at the path, not an MCP endpoint, the stdio server exited and its stderr),
+ * then the client library's message as the detail.
+ */
+export async function connectOrReport(endpoint: CliEndpoint, io: CliIo, elicitation: boolean): Promise<TasksClient | undefined> {
+  const { serverStderr, ...target } = endpoint;
   try {
-    return await TasksClient.connect(endpoint, { clientInfo: { name: 'taskvisor-cli', version: '1' }, elicitation });
+    return await TasksClient.connect(target, { clientInfo: { name: 'taskvisor-cli', version: '1' }, elicitation });
   } catch (error) {
-    const where = 'command' in endpoint ? `the stdio server ${endpoint.command}` : String(endpoint.url);
-    const hint = 'command' in endpoint && endpoint.stderr === 'ignore' ? ' (--verbose shows its stderr)' : '';
-    io.stderr.write(`taskvisor: cannot connect to ${where}: ${(error as Error).message}${hint}\n`);
+    const detail = (error as Error).message;
+    if ('command' in target) {
+      const stderr = serverStderr?.() ?? '';
+      const what =
+        causeCode(error) === 'ENOENT'
+          ? `no such command ${JSON.stringify(target.command)}`
+          : `the stdio server \`${[target.command, ...(target.args ?? [])].join(' ')}\` ${/closed/i.test(detail) ? 'exited before answering' : 'did not answer as a 2026-07-28 MCP server'}`;
+      const said = stderr.trim() !== '' ? `; its stderr:\n${tailOf(stderr)}` : ' (it wrote nothing on stderr)';
+      io.stderr.write(`taskvisor: cannot connect: ${what}${said}\n  detail: ${detail}\n`);
+      return undefined;
+    }
+    const url = new URL(target.url);
+    const what = url.protocol.startsWith('http')
+      ? await diagnoseHttp(url, target.headers)
+      : causeCode(error) === 'ECONNREFUSED'
+        ? `connection refused at ${url.host} (is the server running?)`
+        : undefined;
+    io.stderr.write(`taskvisor: cannot connect to ${url.href}: ${what ?? 'the server refused the MCP session'}\n  detail: ${detail}\n`);
     return undefined;
   }
 }
@@ -129,7 +167,8 @@ export function statusReporter(stream: NodeJS.WriteStream | CliIo['stderr'], qui
         const width = (stream as NodeJS.WriteStream).columns ?? 80;
         stream.write(`\r\x1b[K… ${text} (${seconds}s)`.slice(0, width + 4));
         shown = true;
-      } else stream.write(`[${update.taskId.slice(0, 8)}] ${text}\n`);
+        // The whole id: it is what `tasks get|cancel|watch` take (a server looks a task up by its exact id).
+      } else stream.write(`[${update.taskId}] ${text}\n`);
     },
     note(text: string): void {
       if (quiet) return;

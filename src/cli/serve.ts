@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, loadToolModules, type LoadedConfig } from '../config/loadConfig.js';
 import { stderrLogger } from '../runtime/Logger.js';
 import { createRuntime, type TaskvisorRuntime } from '../server/TaskvisorRuntime.js';
-import { StoreInUseError, type PostgresTaskStore } from '../store/index.js';
+import { StoreInUseError, type PostgresTaskStore, type TaskStoreConfig } from '../store/index.js';
 import type { InspectionEvent } from 'xstate';
 import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedInspection } from './inspection.js';
 import { isLoopbackHost } from '../transports/admission.js';
@@ -38,6 +38,8 @@ export interface ServeArgs extends InspectionArgs {
   metrics?: boolean;
   /** Serve the read-only dashboard at `/ui/` (operators only; config `operations.ui`). */
   ui?: boolean;
+  /** `memory`, or a folder for a lowdb store (from the working directory): instead of the config's store. */
+  store?: string;
 }
 
 /** Also what `taskvisor tasks` and `taskvisor workflows` read. */
@@ -45,6 +47,12 @@ export { storeConfigOf };
 
 /** The demo config `npm start` serves. */
 export const DEMO_CONFIG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../examples/demo/taskvisor.yaml');
+
+/** `--store memory`, or `--store DIR`: a lowdb store in that folder (from the working directory, as a flag's paths are). */
+function storeFlagOf(value: string): TaskStoreConfig {
+  if (value === '') throw new ConfigError('--store: expected memory, or a folder for a lowdb store');
+  return value === 'memory' ? { kind: 'memory' } : { kind: 'lowdb', dir: path.resolve(value) };
+}
 
 /** Parses `host:port`, `[::1]:port`, `:port` or `port`. */
 export function parseHostPort(value: string, flag = '--http'): { host?: string; port: number } {
@@ -147,9 +155,9 @@ export async function serve(args: ServeArgs): Promise<{
   // Opened before the runtime opens its store (see below).
   let inspection: OpenedInspection | undefined;
 
-  const store = storeConfigOf(loaded);
-  const runtime = createRuntime(
-    runtimeOptionsOf(loaded, {
+  const store = args.store !== undefined ? storeFlagOf(args.store) : storeConfigOf(loaded);
+  const runtime = createRuntime({
+    ...runtimeOptionsOf(loaded, {
       logger,
       ...(wantInspection ? { inspect: (event: InspectionEvent) => inspection?.inspect?.(event) } : {}),
       operations: {
@@ -158,7 +166,8 @@ export async function serve(args: ServeArgs): Promise<{
         ...(auth ? { auth } : {}),
       },
     }),
-  );
+    store,
+  });
   // Built with the `operations` option, so always present.
   const operations = runtime.operations!;
   if (loaded) {
@@ -190,7 +199,11 @@ export async function serve(args: ServeArgs): Promise<{
     operations.close();
     await inspection?.close();
     // One owner per store: "store … is in use by process N", exit 1.
-    if (error instanceof StoreInUseError) throw new ConfigError(error.message);
+    if (error instanceof StoreInUseError) {
+      throw new ConfigError(
+        `${error.message} (another taskvisor serve?): one server per store; stop that one, or give this one a store of its own (--store memory, or --store DIR)`,
+      );
+    }
     if (loaded?.config.workflows) {
       const { WorkflowError } = await import('../workflows/loading/loadWorkflows.js');
       if (error instanceof WorkflowError) {
@@ -356,10 +369,9 @@ export async function serve(args: ServeArgs): Promise<{
   if (wsUrl) logger.info(`serving MCP over WebSocket at ${wsUrl}`);
   if (operationsUrl)
     logger.info(`serving /healthz and /readyz${wantMetrics ? ', /metrics' : ''}${wantUi ? ', /ui/' : ''} at ${operationsUrl}`);
-  if (wantMetrics && url && operatorRoutesOnHttp)
-    logger.info(
-      `serving /metrics at ${new URL('/metrics', url).href} (${auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients'})`,
-    );
+  const operatorsText = auth ? `tokens with the ${operations.gate.scope} scope` : 'loopback clients';
+  if (wantMetrics && url && operatorRoutesOnHttp) logger.info(`serving /metrics at ${new URL('/metrics', url).href} (${operatorsText})`);
+  if (wantUi && url && operatorRoutesOnHttp) logger.info(`serving the tasks dashboard at ${new URL('/ui/', url).href} (${operatorsText})`);
   return {
     runtime,
     ...(url ? { url } : {}),

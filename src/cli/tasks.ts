@@ -5,30 +5,34 @@
  */
 import type { TaskStatus } from '../../machines/task/index.js';
 import { TASK_STATUSES } from '../core/statuses.js';
-import { ConfigError, loadConfig } from '../config/loadConfig.js';
-import { createTaskStore } from '../store/index.js';
+import { existsSync } from 'node:fs';
+import { ConfigError, loadConfig, type LoadedConfig } from '../config/loadConfig.js';
+import { createTaskStore, DEFAULT_SQLITE_FILE, type TaskStoreConfig } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { WorkflowCheckpoint } from '../workflows/engine/WorkflowRun.js';
-import { storeConfigOf } from './serve.js';
+import { DEMO_CONFIG, storeConfigOf } from './serve.js';
 import { checkStore } from './tasksCheck.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 import { answersOf, REMOTE_OPTIONS } from './call.js';
 import { EXIT, connectOrReport, endpointOf, inputHandler, lineReader, runRemote, statusReporter } from './remote.js';
 
 export const TASKS_USAGE = `Usage:
-  taskvisor tasks list --config FILE [--status S]... [--owner O] [--tool T] [--limit N] [--json]
+  taskvisor tasks list (--config FILE | --demo) [--status S]... [--owner O] [--tool T] [--limit N] [--json]
       Tasks in the config's store, newest first, read from the store (no server
-      needed; synchronous workflow runs are in \`workflows runs\`).
-  taskvisor tasks show TASK_ID --config FILE [--json]
+      needed; synchronous workflow runs are in \`workflows runs\`). --demo reads
+      the store of \`taskvisor serve --demo\` (npm start) run in this folder.
+  taskvisor tasks show TASK_ID (--config FILE | --demo) [--json]
       One task: status, result or error, and a workflow run's step records.
-  taskvisor tasks check --config FILE [--repair] [--json]
+      TASK_ID may be the start of an id, when only one task's id starts so.
+  taskvisor tasks check (--config FILE | --demo) [--repair] [--json]
       Finds records the server cannot serve (unreadable or invalid) and lists
       those set aside; exits 1 when damaged records are still in the live set.
       --repair quarantines them (kept, never deleted); it needs the store's
       lock, so stop the server first.
   taskvisor tasks get TASK_ID (--url URL | --stdio CMD) [--json]
-      A task as the server's tasks/get answers it (works with any Tasks server).
+      A task as the server's tasks/get answers it (works with any Tasks server;
+      a server knows a task by its whole id, as \`taskvisor call\` prints it).
   taskvisor tasks cancel TASK_ID (--url URL | --stdio CMD) [--json]
       Cancel a task (tasks/cancel); prints the status it ended in.
   taskvisor tasks watch TASK_ID (--url URL | --stdio CMD) [--input KEY=JSON]... [--no-input] [--json] [-q]
@@ -41,6 +45,7 @@ get/cancel: 0, 3 cannot reach the server, 4 refused (e.g. unknown task -32602).
 `;
 
 const STATUSES = new Set<TaskStatus>(TASK_STATUSES);
+const TERMINAL = new Set<string>(['completed', 'failed', 'cancelled']);
 
 export async function tasksCommand(argv: string[], io: CliIo = process): Promise<number> {
   const [sub, ...rest] = argv;
@@ -60,6 +65,7 @@ export async function tasksCommand(argv: string[], io: CliIo = process): Promise
     rest,
     {
       config: { type: 'string', short: 'c' },
+      demo: { type: 'boolean' },
       status: { type: 'string', multiple: true },
       owner: { type: 'string' },
       tool: { type: 'string' },
@@ -74,13 +80,17 @@ export async function tasksCommand(argv: string[], io: CliIo = process): Promise
     io.stdout.write(TASKS_USAGE);
     return 0;
   }
-  if (!values.config) throw new UsageError(`tasks ${sub}: --config FILE is required (it names the store)`, TASKS_USAGE);
+  if (values.config !== undefined && values.demo) throw new UsageError(`tasks ${sub}: give --config FILE or --demo, not both`, TASKS_USAGE);
+  const configFile = values.demo ? DEMO_CONFIG : values.config;
+  if (!configFile) throw new UsageError(`tasks ${sub}: --config FILE (it names the store) or --demo is required`, TASKS_USAGE);
   if (sub !== 'show' && positionals.length > 0) throw new UsageError(`tasks ${sub}: unexpected ${positionals.join(' ')}`, TASKS_USAGE);
   if (sub !== 'check' && values.repair) throw new UsageError(`tasks ${sub}: --repair belongs to tasks check`, TASKS_USAGE);
   if (sub === 'show' && positionals.length !== 1) throw new UsageError('tasks show: give exactly one TASK_ID', TASKS_USAGE);
-  const loaded = await loadConfig(values.config);
+  const loaded = await loadConfig(configFile);
   const storeConfig = storeConfigOf(loaded);
   if (storeConfig.kind === 'memory') throw new ConfigError(`${loaded.file}: the store is memory: nothing outlives the server to read`);
+  // Read-only commands report a store that is not there; opening it would make an empty one.
+  checkStoreExists(loaded, storeConfig);
   if (sub === 'check') return checkStore(storeConfig, { repair: values.repair === true, json: values.json === true }, io);
   // Read only: no lock, so it works next to a server using the store (which holds the lock).
   const store = createTaskStore(storeConfig, { lock: false });
@@ -141,7 +151,7 @@ function summary(record: TaskRecord) {
 }
 
 async function show(store: TaskStore, values: { json?: boolean }, positionals: string[]): Promise<number> {
-  const record = await store.get(positionals[0]!);
+  const record = await recordByIdOrPrefix(store, positionals[0]!);
   if (!record) {
     process.stderr.write(`taskvisor: no task ${positionals[0]} in the store\n`);
     return 1;
@@ -178,6 +188,37 @@ async function show(store: TaskStore, values: { json?: boolean }, positionals: s
   return 0;
 }
 
+/**
+ * The task whose id is `id`, or else the one task whose id starts with `id`: what a terminal shows is often
+ * the start of an id. Several matches are refused, naming them, rather than picking one.
+ */
+async function recordByIdOrPrefix(store: TaskStore, id: string): Promise<TaskRecord | undefined> {
+  const exact = await store.get(id);
+  if (exact || id === '') return exact;
+  const matches = (await store.list()).filter((record) => record.taskId.startsWith(id));
+  if (matches.length > 1) {
+    const shown = matches.slice(0, 10).map((record) => `  ${record.taskId}  ${record.status}  ${record.tool}`);
+    throw new ConfigError(
+      `task id ${id} is ambiguous: ${matches.length} tasks start with it; give more of the id:\n${shown.join('\n')}${matches.length > 10 ? '\n  …' : ''}`,
+    );
+  }
+  return matches[0];
+}
+
+/** Refuses a store that is not there, saying where it was looked for and, for the default, why there. */
+function checkStoreExists(loaded: LoadedConfig, storeConfig: TaskStoreConfig): void {
+  if (storeConfig.kind !== 'lowdb' && storeConfig.kind !== 'sqlite') return;
+  const where = storeConfig.kind === 'lowdb' ? storeConfig.dir : storeConfig.file;
+  if (existsSync(where)) return;
+  const section = loaded.config.store;
+  const named = section?.kind === 'lowdb' ? section.dir : section?.kind === 'sqlite' ? section.file : undefined;
+  const why =
+    named === undefined
+      ? `the config names no store, so it is the default, ${storeConfig.kind === 'lowdb' ? './.taskvisor' : DEFAULT_SQLITE_FILE} in the working directory: run this in the folder the server runs in, or name the store in the config`
+      : `store.${storeConfig.kind === 'lowdb' ? 'dir' : 'file'} ${named} is relative to the config file`;
+  throw new ConfigError(`${loaded.file}: no ${storeConfig.kind} store at ${where} (${why}); a server makes it when it first starts`);
+}
+
 /** `tasks get|cancel|watch TASK_ID --url URL | --stdio CMD`: a task on a running server. */
 async function remoteTaskCommand(sub: 'get' | 'cancel' | 'watch', argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseCommandLine(argv, REMOTE_OPTIONS, TASKS_USAGE, { positionals: true });
@@ -205,7 +246,13 @@ async function remoteTaskCommand(sub: 'get' | 'cancel' | 'watch', argv: string[]
     }
     try {
       if (sub === 'cancel') await client.cancelTask(taskId);
-      const task = await client.getTask(taskId);
+      let task = await client.getTask(taskId);
+      // A cancelled tool stops at its next cancellation point: the status it ends in comes a moment after
+      // tasks/cancel. Asked again at the server's poll interval (capped) until the task has ended, for a while.
+      for (let asked = 0; sub === 'cancel' && !TERMINAL.has(task.status) && asked < 20; asked++) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(task.pollInterval ?? 250, 250)));
+        task = await client.getTask(taskId);
+      }
       if (values.json) io.stdout.write(`${JSON.stringify(task.raw, null, 2)}\n`);
       else {
         const raw = task.raw as { inputRequests?: Record<string, unknown>; error?: { code?: number; message?: string }; result?: unknown };
@@ -220,7 +267,9 @@ async function remoteTaskCommand(sub: 'get' | 'cancel' | 'watch', argv: string[]
       return EXIT.completed;
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      io.stderr.write(`taskvisor: ${(error as Error).message}${typeof code === 'number' ? ` (${code})` : ''}\n`);
+      // A server looks a task up by its exact id (no prefixes over the wire): say so when it knows none.
+      const hint = code === -32602 ? `; a server knows a task by its whole id, as \`taskvisor call\` prints it` : '';
+      io.stderr.write(`taskvisor: ${(error as Error).message}${typeof code === 'number' ? ` (${code})` : ''}${hint}\n`);
       return typeof code === 'number' ? EXIT.failed : EXIT.unreachable;
     }
   } finally {

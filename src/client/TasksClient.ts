@@ -54,8 +54,10 @@ export type TasksEndpoint =
       /** Its environment (default: the SDK's safe subset of this process's). */
       env?: Record<string, string>;
       cwd?: string;
-      /** Where its stderr goes. Default `inherit`. */
+      /** Where its stderr goes. Default `inherit` (`pipe` when `onStderr` is given). */
       stderr?: 'inherit' | 'pipe' | 'ignore';
+      /** Receives its stderr as it comes (e.g. to show why it failed to start). */
+      onStderr?: (text: string) => void;
     };
 
 /** What a server may ask the user for while a tool runs (elicitation, sampling, roots). */
@@ -319,15 +321,27 @@ export class TasksClient {
   }
 }
 
+/**
+ * The SDK's stdio transport, as a subclass: the SDK probes the protocol version of its exact class on a
+ * throwaway sibling process whose stderr it discards, so a server that fails to start would say why to no
+ * one. A subclass is probed in place, on the one process whose stderr `onStderr` reads (and the server is
+ * spawned once, not twice; with the version pinned there is no legacy fallback for a sibling to protect).
+ */
+class ObservedStdioClientTransport extends StdioClientTransport {}
+
 function transportFor(endpoint: TasksEndpoint): Transport {
   if ('command' in endpoint) {
-    return new StdioClientTransport({
+    const { onStderr } = endpoint;
+    const transport = new (onStderr ? ObservedStdioClientTransport : StdioClientTransport)({
       command: endpoint.command,
       args: endpoint.args ?? [],
       ...(endpoint.env ? { env: endpoint.env } : {}),
       ...(endpoint.cwd ? { cwd: endpoint.cwd } : {}),
-      stderr: endpoint.stderr ?? 'inherit',
+      stderr: onStderr ? 'pipe' : (endpoint.stderr ?? 'inherit'),
     });
+    // With `pipe` the SDK hands out its stderr stream before the process starts, so nothing it writes is missed.
+    if (onStderr) transport.stderr?.on('data', (chunk: Buffer) => onStderr(chunk.toString('utf8')));
+    return transport;
   }
   const url = new URL(endpoint.url);
   if (url.protocol === 'ws:' || url.protocol === 'wss:') {

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { z } from 'zod';
 import { TasksClient } from '../../src/client/index.js';
 import { createRuntime, type TaskvisorRuntime } from '../../src/index.js';
 import { listenHttp } from '../../src/transports/index.js';
@@ -20,6 +21,19 @@ let url = '';
 before(async () => {
   runtime = createRuntime({ store: new MemoryTaskStore() });
   runtime.use(...demoTools);
+  // A tool whose arguments a --arg value must be read by: a string that looks like a number, an enum, a boolean.
+  runtime.tool(
+    'release',
+    {
+      inputSchema: z.object({
+        version: z.string(),
+        channel: z.enum(['stable', 'beta']),
+        dry: z.boolean().optional(),
+        attempts: z.number().int().optional(),
+      }),
+    },
+    async (args) => JSON.stringify(args),
+  );
   await runtime.start();
   url = (await listenHttp(runtime, { port: 0 })).url;
 });
@@ -40,9 +54,14 @@ describe('taskvisor call', { concurrency: 2 }, () => {
     const run = await cli(['call', url, 'sleep', '--arg', 'ms=500', '--arg', 'message=rested']);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, 'rested\n');
-    assert.match(run.stderr, /^task [0-9a-f]{32}\n/);
-    assert.match(run.stderr, /\[[0-9a-f]{8}\] working: Sleeping for 500 ms\n/);
-    assert.match(run.stderr, /\[[0-9a-f]{8}\] completed/);
+    const [, taskId] = /^task ([0-9a-f]{32})\n/.exec(run.stderr) ?? [];
+    assert.ok(taskId, run.stderr);
+    // The whole id on every status line: the id a user copies from there is one `tasks get` takes.
+    assert.ok(run.stderr.includes(`[${taskId}] working: Sleeping for 500 ms\n`), run.stderr);
+    assert.ok(run.stderr.includes(`[${taskId}] completed`), run.stderr);
+    const got = await cli(['tasks', 'get', taskId, '--url', url]);
+    assert.equal(got.code, 0, got.stderr);
+    assert.match(got.stdout, /^task {6}[0-9a-f]{32}\nstatus {4}completed/);
   });
 
   it('input requests: asked field by field on stdin, or answered by --input; --no-input declines', async () => {
@@ -91,6 +110,23 @@ describe('taskvisor call', { concurrency: 2 }, () => {
     assert.match(usage.stderr, /give the server URL and the TOOL name/);
   });
 
+  it('--arg values are read by the tool schema: a string stays text, numbers and booleans parse, an enum names its values', async () => {
+    const [text, parsed, notNumber, outside] = await Promise.all([
+      cli(['call', url, 'echo', '--arg', 'text=1.2']),
+      cli(['call', url, 'release', '--arg', 'version=1.10', '--arg', 'channel=beta', '--arg', 'dry=true', '--arg', 'attempts=3']),
+      cli(['call', url, 'sleep', '--arg', 'ms=soon']),
+      cli(['call', url, 'release', '--arg', 'version=2', '--arg', 'channel=nightly']),
+    ]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.equal(text.stdout, '1.2\n');
+    assert.equal(parsed.code, 0, parsed.stderr);
+    assert.equal(parsed.stdout, '{"version":"1.10","channel":"beta","dry":true,"attempts":3}\n');
+    assert.equal(notNumber.code, 2);
+    assert.match(notNumber.stderr, /^taskvisor: --arg ms=soon: ms takes an integer\n/);
+    assert.equal(outside.code, 2);
+    assert.match(outside.stderr, /^taskvisor: --arg channel=nightly: channel must be one of "stable", "beta"\n/);
+  });
+
   it('--stdio CMD spawns the server and calls it', async () => {
     const command = `${process.execPath} --import ${TSX_IMPORT} ${CLI} serve --stdio --quiet --config ${REPO_ROOT}test/client/fixtures/stdio.yaml`;
     const run = await cli(['call', '--stdio', command, 'echo', '--arg', 'text=over stdio']);
@@ -121,7 +157,7 @@ describe('taskvisor tasks get|cancel|watch', { concurrency: 2 }, () => {
 
       const unknown = await runNode([CLI, 'tasks', 'get', '0'.repeat(32), '--url', url]);
       assert.equal(unknown.code, 4);
-      assert.match(unknown.stderr, /\(-32602\)/);
+      assert.match(unknown.stderr, /\(-32602\); a server knows a task by its whole id, as `taskvisor call` prints it\n$/);
     } finally {
       await client.close();
     }

@@ -80,7 +80,7 @@ describe('taskvisor --help everywhere', () => {
       [['token', 'add', '--file', 'x'], /--principal ID is required/],
       [['tasks'], /missing subcommand/],
       [['tasks', 'drop'], /unknown subcommand "drop"/],
-      [['tasks', 'list'], /--config FILE is required/],
+      [['tasks', 'list'], /--config FILE \(it names the store\) or --demo is required/],
       [['workflows'], /missing subcommand/],
       [['workflows', 'lint'], /unknown subcommand "lint"/],
       [['workflows', 'run', '--config', 'x.yaml'], /give exactly one workflow NAME/],
