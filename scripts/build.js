@@ -3,8 +3,8 @@
  * `npm run build` (also run by `prepare`, so `npm install` in a clone and
  * `npm pack` both produce it): compiles src/, machines/ and the demo tools to
  * dist/ as ESM JavaScript with .d.ts and source maps, then copies the demo
- * config with its tool module renamed to the compiled one (issue 15.1), and
- * bundles the CLI into dist/cli/ with esbuild (issue 15.5).
+ * config with its tool module renamed to the compiled one, and
+ * bundles the CLI into dist/cli/ with esbuild.
  * Plain JavaScript, so it needs nothing but the compiler and esbuild.
  */
 import { spawnSync } from 'node:child_process';
@@ -26,7 +26,7 @@ if (compiled.status !== 0) {
   process.exit(1);
 }
 
-// The CLI as one bundle (issue 15.5: MCP hosts spawn `taskvisor serve --stdio` for every
+// The CLI as one bundle (MCP hosts spawn `taskvisor serve --stdio` for every
 // conversation). Resolving and compiling ~400 module files cost a third of its cold start; a
 // bundle of the compiled CLI with its pure-JS dependencies, split where the CLI imports on demand
 // (the chunks of other commands and transports load only when used), does not.
@@ -101,7 +101,7 @@ await build({
 // The demo config's ./tools.js hands over to the bundled demo tools.
 await writeFile(
   new URL('examples/demo/tools.js', dist),
-  "// The demo tools, bundled with the CLI so that they share its modules (issue 15.5).\n// Their source: examples/demo/tools.ts in the repository.\nexport { default } from '../../cli/demo-tools.js';\n",
+  "// The demo tools, bundled with the CLI so that they share its modules.\n// Their source: examples/demo/tools.ts in the repository.\nexport { default } from '../../cli/demo-tools.js';\n",
 );
 await rm(new URL('examples/demo/tools.js.map', dist), { force: true });
 
@@ -114,6 +114,6 @@ if (builtConfig === demoConfig) {
 }
 await mkdir(new URL('examples/demo/', dist), { recursive: true });
 await writeFile(new URL('examples/demo/taskvisor.yaml', dist), builtConfig);
-// The dashboard's static files (issue 16.4) are read next to the compiled module that serves them.
+// The dashboard's static files are read next to the compiled module that serves them.
 await cp(new URL('../src/operations/dashboard/', import.meta.url), new URL('src/operations/dashboard/', dist), { recursive: true });
 process.stderr.write('build: dist/ written\n');

@@ -8,10 +8,10 @@
  * upstream call) is the runtime's, not a child actor: the runtime starts it
  * once the actor has started, sends its events to the actor, hears what the
  * machine asks of it as emitted events (`RunMessage`: `ABORT`, `INPUT`),
- * and stops it when the task leaves `active` (issue 20 item 2: an invoked
+ * and stops it when the task leaves `active` (an invoked
  * `worker` was a second actor per task). The ttl deadline (T-26) is the
  * runtime's too: one timer for every task sends `DEADLINE` when
- * `createdAt + ttlMs` comes (no actor per task, issue 20). The machine itself
+ * `createdAt + ttlMs` comes (no actor per task). The machine itself
  * only records what happened.
  *
  * Sleeps (`ctx.sleep`) are context only (`sleeps`, `sleepingUntil`): the
@@ -209,7 +209,7 @@ export const taskMachine = setup({
         STATUS: { guard: 'isNewStatusMessage', actions: ['setStatusMessage', 'touch'] },
         // Not a visible change: no touch (lastUpdatedAt is about what clients see).
         CHECKPOINT: { actions: 'recordCheckpoint' },
-        // Not visible either: where the run sleeps, kept for a replay and for passivation (issue 20 item 3).
+        // Not visible either: where the run sleeps, kept for a replay and for passivation.
         SLEEP: { actions: 'recordSleep' },
         WOKE: { actions: 'recordWoke' },
         WORK_DONE: { target: 'completed', actions: ['recordResult', 'clearInputRequests', 'touch'] },

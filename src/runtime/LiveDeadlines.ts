@@ -1,5 +1,5 @@
 /**
- * The ttl deadlines of live tasks (T-26, issue 20): one timer for the whole
+ * The ttl deadlines of live tasks (T-26): one timer for the whole
  * process, armed at the earliest deadline of a {@link DeadlineTimer}, instead
  * of an invoked timer actor per task (an xstate Actor, its snapshot and a
  * Timeout each: ~2.7 KB per live idle task). When a task's ttl runs out its

@@ -1,7 +1,7 @@
 /**
  * What a connection transport (stdio, WebSocket) does with a message that
  * arrives before the runtime serves — the same as Streamable HTTP
- * (http.ts, tasksFastLane.ts), in one place for both (issue 13 item 6):
+ * (http.ts, tasksFastLane.ts), in one place for both:
  *
  * - while the runtime recovers its unfinished tasks, a 2026-07-28
  *   `tasks/get`, `tasks/update` or `tasks/cancel` is answered at once by the

@@ -1,7 +1,7 @@
 /**
  * The request head as a hostile client sends it: the request target and the
  * Host header are judged here, before anything builds a `URL` or a web
- * `Request` from them (issue 12.1). Both constructors throw on inputs Node's
+ * `Request` from them. Both constructors throw on inputs Node's
  * HTTP parser lets through — `http://[/mcp`, credentials in the Host header
  * or the target — and a throw there used to end the process.
  *

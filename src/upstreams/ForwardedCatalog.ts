@@ -60,14 +60,14 @@ export function forwardedCatalog(
       throw error instanceof UpstreamUnavailableError ? options.unavailable(error) : error;
     }
     if (outcome.kind === 'result') return outcome.result;
-    // The upstream's error, in the names the client used (issue 14 item 5).
+    // The upstream's error, in the names the client used.
     let message = outcome.error.message;
     for (const [upstream, downstream] of names) message = message.split(upstream).join(downstream);
     throw new TaskvisorError(outcome.error.code, message, outcome.error.data);
   };
 
   // Casts: an upstream's listing entries are untyped JSON; the filters check the members we rely on (uri/name,
-  // uriTemplate/name) and the rest passes through as the upstream sent it, as the client expects (issue 14).
+  // uriTemplate/name) and the rest passes through as the upstream sent it, as the client expects.
   const resources: ListedResource[] = listing.resources
     .filter((r) => typeof r.uri === 'string' && typeof r.name === 'string')
     .map((r) => ({ ...(r as unknown as ListedResource), uri: down(r.uri as string) }));

@@ -2,7 +2,7 @@
  * Model-based tests of the task machine with `xstate/graph`.
  *
  * `createTestModel` refuses machines with `invoke`. The task machine has
- * none since its run became the runtime's (issue 20 item 2: before, the
+ * none since its run became the runtime's (before, the
  * model was a copy with the `worker` invoke rewritten to spawnChild and
  * stopChild), so the model is `taskMachine` itself; a test keeps it so.
  *

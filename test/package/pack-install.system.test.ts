@@ -1,5 +1,5 @@
 /**
- * The package as users get it (issue 15.1): `npm pack` (which builds dist/
+ * The package as users get it: `npm pack` (which builds dist/
  * through `prepare`), the tarball installed into a fresh project outside the
  * repository, then plain `node` (no tsx anywhere the project can see):
  * an embedding script importing `taskvisor` and its subpaths, a TypeScript
@@ -29,7 +29,7 @@ const SERVING = /serving MCP over Streamable HTTP at (\S+)\n/;
 
 /**
  * The first ```ts block after the `## heading` line of a document in the repository: the docs'
- * examples run as written (issue 15.7), with only the port changed (`port` for 3000).
+ * examples run as written, with only the port changed (`port` for 3000).
  */
 async function docExample(document: string, heading: string, port: number): Promise<string> {
   const text = await readFile(join(REPO_ROOT, document), 'utf8');
@@ -107,7 +107,7 @@ describe('the packed package, installed into a fresh project', { concurrency: 2 
       'dist/src/index.d.ts',
       'dist/src/index.js.map',
       'dist/src/cli/run.js',
-      // The bundled CLI bin/taskvisor.js runs (issue 15.5).
+      // The bundled CLI bin/taskvisor.js runs.
       'dist/cli/taskvisor.js',
       'dist/examples/demo/taskvisor.yaml',
     ]) {

@@ -1,5 +1,5 @@
 /**
- * Live tasks' ttl deadlines (T-26, issue 20): one timer for the process sends
+ * Live tasks' ttl deadlines (T-26): one timer for the process sends
  * `DEADLINE` to each live task actor whose ttl ran out, instead of an invoked
  * timer actor per task. The task machine no longer invokes a `deadline`
  * child, and a snapshot stored before (with one) restores without it.

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 6: recovery is not dark. The port is bound before recovery
+ * Recovery is not dark. The port is bound before recovery
  * (item 2), and while the runtime recovers its unfinished tasks a
  * 2026-07-28 `tasks/get` is answered from the store (it used to wait for the
  * whole recovery: 26.6 s for 50k tasks on sqlite), while `tasks/update` and

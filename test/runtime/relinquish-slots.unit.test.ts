@@ -34,7 +34,7 @@ async function supervisorAtLimit(limit: number) {
   return { supervisor, store, create };
 }
 
-describe('relinquished tasks give their owner slot back (issue 13.5)', () => {
+describe('relinquished tasks give their owner slot back', () => {
   it('after relinquishAll(), a principal that was at its limit can create again', async () => {
     const { supervisor, store, create } = await supervisorAtLimit(2);
     try {

@@ -108,7 +108,7 @@ const shape = (record: TaskRecord) => ({
   updatedWithCreation: record.lastUpdatedAt === record.createdAt,
 });
 
-describe('ctx.sleep and passivated sleeping tasks (issue 20 item 3)', () => {
+describe('ctx.sleep and passivated sleeping tasks', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   before(async () => {
     dir = await tempDir('taskvisor-sleep-passivation-');

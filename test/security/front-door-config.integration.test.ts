@@ -36,7 +36,7 @@ after(async () => dir?.remove());
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
 
-describe('store folders and the trace file (issue 12.5)', () => {
+describe('store folders and the trace file', () => {
   it('creates lowdb folders 0700 (root, tasks, shards), reports a wider existing one, and creates the sqlite folder 0700', async () => {
     const config = join(dir.path, 'lowdb.yaml');
     await writeFile(
@@ -111,7 +111,7 @@ describe('store folders and the trace file (issue 12.5)', () => {
   });
 });
 
-describe('JWT details (issue 12.7)', () => {
+describe('JWT details', () => {
   let runtime: TaskvisorRuntime;
   let issuer: Issuer;
   let pem: string;
@@ -176,7 +176,7 @@ describe('JWT details (issue 12.7)', () => {
   });
 });
 
-describe('non-loopback binds (issue 12.8)', () => {
+describe('non-loopback binds', () => {
   it('refuses to start without auth; with auth: { kind: none } it starts and refuses browser Origins on HTTP and WebSocket', async () => {
     const open = join(dir.path, 'open.yaml');
     await writeFile(open, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\n`);
@@ -220,7 +220,7 @@ describe('non-loopback binds (issue 12.8)', () => {
   });
 });
 
-describe('what clients are told (issue 12.10)', () => {
+describe('what clients are told', () => {
   it('a corrupt record answers a stable message with a reference id; the path and the bytes go to the log only', async () => {
     const config = join(dir.path, 'corrupt.yaml');
     await writeFile(

@@ -1,5 +1,5 @@
 /**
- * Issue 12.6: ownership is checked before a record is loaded, in every
+ * Ownership is checked before a record is loaded, in every
  * durable store. Over real HTTP, with a principal per request: alice's
  * completed task has its stored record corrupted behind the store's back.
  * Alice's own `tasks/get` now fails (the store reads and parses her record);
@@ -71,7 +71,7 @@ const SITES: Record<string, () => Promise<Site>> = {
   },
 };
 
-describe('a foreign task id costs what an unknown one costs (issue 12.6)', () => {
+describe('a foreign task id costs what an unknown one costs', () => {
   const cleanups: Array<() => Promise<void>> = [];
   after(async () => {
     for (const cleanup of cleanups) await cleanup();

@@ -81,7 +81,7 @@ async function otherClientAnswered(): Promise<void> {
   }
 }
 
-describe('WebSocket outbound budget (issue 12.3)', () => {
+describe('WebSocket outbound budget', () => {
   it('closes a client that does not read (even answering pings), bounds RSS growth, keeps serving others', async () => {
     const pid = child.process.pid!;
     global.gc?.();
