@@ -105,7 +105,7 @@ describe('LiveDeadlines', () => {
 });
 
 describe('task machine without a deadline child', () => {
-  it('invokes no child, and restores a snapshot stored with deadline and worker children (before issue 20) without them', () => {
+  it('invokes no child, and restores a snapshot stored with deadline and worker children (an older machine version) without them', () => {
     const input = { taskId: 't1', owner: 'alice', tool: 'wait', args: {}, now: 1000, ttlMs: 60_000 };
     const actor = createActor(taskMachine, { input }).start();
     assert.deepEqual(Object.keys(actor.getSnapshot().children), []);

@@ -1,7 +1,7 @@
 /**
  * A task this instance stops running without finishing it (lost lease,
- * fenced write: `relinquish`) gives its owner's live-task slot back (issue 13
- * item 5): after `relinquishAll()` a principal that was at
+ * fenced write: `relinquish`) gives its owner's live-task slot back:
+ * after `relinquishAll()` a principal that was at
  * `maxLiveTasksPerPrincipal` can create tasks again without a restart.
  */
 import assert from 'node:assert/strict';

@@ -78,7 +78,7 @@ describe('a foreign task id costs what an unknown one costs', () => {
   });
 
   for (const [kind, makeSite] of Object.entries(SITES)) {
-    // Since issue 13 item 3 a corrupt record is quarantined; the quarantine keeps its owner, so for mallory it stays unknown.
+    // A corrupt record is quarantined; the quarantine keeps its owner, so for mallory it stays unknown.
     it(`${kind}: another principal's corrupt record answers as an unknown id; its owner's get proves it was corrupt`, async () => {
       const site = await makeSite();
       cleanups.push(site.cleanup);

@@ -1,6 +1,6 @@
 /**
- * Issue 12, items 1 and 9, through real sockets against real `taskvisor
- * serve` processes: hostile request heads (bad targets, credentials in Host
+ * The front door's request checks, through real sockets against real
+ * `taskvisor serve` processes: hostile request heads (bad targets, credentials in Host
  * or target, absurd lengths, bad header bytes) sent as raw bytes to the HTTP
  * and the WebSocket listener of a token-file-authenticated server and of an
  * aggregator. Each gets a 4xx; after each, the process is alive and another

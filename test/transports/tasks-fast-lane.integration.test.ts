@@ -1,6 +1,6 @@
 /**
  * The HTTP fast lane for tasks/get|update|cancel and for
- * the tools/call that creates a task (item 2) answers exactly as the SDK
+ * the tools/call that creates a task answers exactly as the SDK
  * path does. A differential property test: generated
  * requests, valid and invalid — standard headers present, absent or
  * mismatched (T-60…T-62), protocol versions, the tasks capability present or
