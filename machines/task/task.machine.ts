@@ -22,9 +22,8 @@
  * Restore safety (I-8): no `after:` delays (the deadline lives in context,
  * where the runtime reads it back after a restore), no invoked children,
  * named guards and actions, nothing required in entry actions. Snapshots
- * from before the deadline and the run were the runtime's still hold a
- * `deadline` or `worker` child: xstate skips a child whose src the machine
- * no longer has, so they restore as they are (no version bump), and the
+ * of older machine versions may hold a `deadline` or `worker` child: xstate
+ * skips a child whose src the machine does not have, so they restore as they are (no version bump), and the
  * runtime starts the run of a restored task as the restored invoke did.
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';

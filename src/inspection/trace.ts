@@ -71,7 +71,7 @@ export class TraceFileRefusedError extends Error {
 /**
  * Opens `file` for writing, truncated, mode 0600 — only when it is a regular
  * file or does not exist. A symbolic link is refused, not
- * followed: `--trace` used to truncate whatever a link pointed at. So is a
+ * followed: otherwise `--trace` would truncate whatever a link pointed at. So is a
  * FIFO, a device or a folder. `O_NOFOLLOW` closes the race between the check
  * and the open; the truncation happens only after `fstat` confirms a regular
  * file (a FIFO opened non-blocking never blocks).

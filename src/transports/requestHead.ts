@@ -3,7 +3,7 @@
  * Host header are judged here, before anything builds a `URL` or a web
  * `Request` from them. Both constructors throw on inputs Node's
  * HTTP parser lets through — `http://[/mcp`, credentials in the Host header
- * or the target — and a throw there used to end the process.
+ * or the target — and a throw there would end the process.
  *
  * A head that passes is normalised: the target becomes a plain origin-form
  * path (`/mcp?x=1`), so whatever is built from `http://<Host><target>`
