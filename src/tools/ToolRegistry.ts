@@ -97,7 +97,7 @@ export class ToolRegistry {
     // Build the schema now so a schema zod cannot express as JSON Schema fails at registration, not on tools/list.
     const listed = toListed(name, options);
     // Cast: a handler of the schema's output type stored as one of JSON args; calls validate args with that schema first.
-    this.tools.set(name, { name, options, handler: handler as unknown as ToolHandler });
+    this.tools.set(name, { name, options, handler: handler as ToolHandler });
     this.listing?.push(listed);
     this.changed();
   }

@@ -162,7 +162,7 @@ export class ListenInterceptingTransport implements Transport {
         // A fanned-out frame comes serialised once for all streams (ListenFrame): written as is where the transport can.
         const sent =
           typeof frame !== 'string'
-            ? this.inner.send(frame as unknown as JSONRPCMessage)
+            ? this.inner.send(frame as JSONRPCMessage)
             : this.inner.sendSerialized
               ? this.inner.sendSerialized(frame)
               : this.inner.send(JSON.parse(frame) as JSONRPCMessage);

@@ -100,7 +100,7 @@ export class RecoveryGate {
     // Tasks of an upstream server (the aggregator) are the SDK path's.
     if (!request || requests.forwards(request.taskId)) return false;
     void answerTaskRequest(requests, request, this.principal, serverInfo, runtime.logger)
-      .then((answer) => this.send(answer.message as unknown as JSONRPCMessage))
+      .then((answer) => this.send(answer.message as JSONRPCMessage))
       .catch((error: unknown) => logTransportError(runtime.logger, 'answer while recovering', error));
     return true;
   }

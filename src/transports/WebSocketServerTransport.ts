@@ -195,7 +195,7 @@ export class WebSocketServerTransport implements Transport {
 
   private reject(code: number, message: string, id: string | number | null = null, data?: unknown): void {
     // Cast: JSON-RPC 2.0 §5 answers a request whose id could not be read with `id: null`; the SDK's JSONRPCMessage has no such response.
-    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } } as unknown as JSONRPCMessage).catch(
+    this.send({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } } as JSONRPCMessage).catch(
       (error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))),
     );
   }
