@@ -1,5 +1,5 @@
 /**
- * The floor of cold start (issue 15.5) for any server on the v2 SDK: a bare
+ * The floor of cold start for any server on the v2 SDK: a bare
  * `McpServer` with one zod tool on the SDK's stdio transport, in plain
  * JavaScript (no tsx, as the built package runs). bench/coldStart.ts times
  * its answer to `initialize` next to taskvisor's.

@@ -1,5 +1,5 @@
 /**
- * Cold start (issue 15.5): MCP hosts spawn a stdio server for every
+ * Cold start: MCP hosts spawn a stdio server for every
  * conversation, so the time from spawn to the first answer counts. Measures
  * `taskvisor serve --stdio --demo` from the built package (the bundled CLI in
  * dist/cli/, plain node: what `npx taskvisor` runs) until its answer to

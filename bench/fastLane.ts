@@ -1,5 +1,5 @@
 /**
- * The HTTP fast lane cell (issue 20 item 1): `tasks/get` through the fast
+ * The HTTP fast lane cell: `tasks/get` through the fast
  * lane and through the SDK path (the same runtime code with `fastLane:
  * false`), next to the bare v2 SDK echo and a raw `node:http` JSON-RPC echo
  * (the floor), all at one concurrency, in slices interleaved `p1…p4 p4…p1`

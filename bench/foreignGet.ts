@@ -1,5 +1,5 @@
 /**
- * Issue 12.6: `tasks/get` of an unknown id vs another principal's task
+ * `tasks/get` of an unknown id vs another principal's task
  * (small, and with a 3 MB result), as that other principal, over real HTTP
  * on one runtime with the given store. With ownership checked before the
  * record is loaded, the three medians are the same; before, the foreign

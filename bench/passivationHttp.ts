@@ -1,5 +1,5 @@
 /**
- * The passivation cell's HTTP half (issue 20 item 3: "a get/update on a
+ * The passivation cell's HTTP half ("a get/update on a
  * passivated task within 2× of a live one"): two taskvisor servers on the
  * SQLite store, alike but for `passivateIdleAfterMs` — 0 (every task that
  * waits for input leaves memory as soon as it is stored) and `false` (never)

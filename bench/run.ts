@@ -11,13 +11,13 @@
  * Progress goes to stderr.
  *
  * Benchmarks (names for `--only`): create, get, lane, heap, passivation, recovery, fanout, postgres, slowreader, foreign, coldstart.
- * `passivation` (issue 20 item 3): heap per input-waiting task passivated vs
+ * `passivation`: heap per input-waiting task passivated vs
  * live vs a bare xstate actor (the slope between two sizes, bench/passivation.ts),
  * the same for timer-waiting (`ctx.sleep`) tasks,
  * a million passivated tasks in one process (SQLite store, 4 GiB heap cap),
  * and tasks/get + tasks/update on passivated vs live tasks over HTTP in
  * interleaved slices (bench/passivationHttp.ts).
- * `lane` (the HTTP fast lane for tasks/*, issue 20) is driven by autocannon
+ * `lane` (the HTTP fast lane for tasks/*) is driven by autocannon
  * against its own four servers, the raw node:http floor among them (bench/fastLane.ts).
  * `postgres` (durable create through the Postgres store, interleaved with the
  * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
@@ -210,7 +210,7 @@ const raw = {
     error?: string;
   }>,
   fanout: {} as { one?: FanoutResult[]; many?: FanoutResult[]; big?: FanoutResult[] },
-  /** The same cell with the listens over WebSocket (issue 20 item 4). */
+  /** The same cell with the listens over WebSocket. */
   fanoutWs: {} as { one?: FanoutResult[]; many?: FanoutResult[]; big?: FanoutResult[] },
   coldStart: undefined as ColdStartResult | undefined,
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
@@ -545,7 +545,7 @@ async function prewarm(server: ServerChild): Promise<number> {
 /**
  * Create on the memory store at every concurrency, interleaved with the bare
  * SDK: the create path without a disk, so the durable stores' rows can be read
- * against it (issue 20 item 2: where the time goes, store or request path).
+ * against it (where the time goes, store or request path).
  */
 async function memoryCreateCells(bare: ServerChild): Promise<void> {
   for (const concurrency of SIZES.createConcurrency) {
@@ -636,7 +636,7 @@ function flushDisk(files: number): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Passivated idle tasks (issue 20 item 3)
+// Passivated idle tasks
 
 /** 4 GiB: the heap cap of the million-task run (the goal's bound). */
 const MILLION_HEAP_MB = 4096;
@@ -768,7 +768,7 @@ async function recoveryBenchmarks(dataDir: string, templates: Templates, stores:
     resume: 'fail',
   }));
   if (SIZES.replayN > 0) cases.push({ label: `${SIZES.replayN / 1000}k`, n: SIZES.replayN, resume: 'replay' });
-  // PostgreSQL (issue 13 item 6): the same start-up recovery over its keyset-paged scan, one schema per case. In a
+  // PostgreSQL: the same start-up recovery over its keyset-paged scan, one schema per case. In a
   // cluster the store's leases adopt tasks instead (claimExpired); this measures the scan-and-fail path of one instance.
   for (const kind of [...stores, ...(withPostgres ? (['postgres'] as const) : [])]) {
     for (const { label, n, resume } of cases) {
@@ -865,7 +865,7 @@ function logFanout(transport: string, results: FanoutResult[]): void {
 }
 
 /**
- * The fan-out cell with the listens over WebSocket (issue 20 item 4): the same listeners, pokes and sizes, each
+ * The fan-out cell with the listens over WebSocket: the same listeners, pokes and sizes, each
  * stream a `subscriptions/listen` sent as a text frame on its own socket (the pokes still go over HTTP). The floor
  * is a bare `ws` server sending the same frames, one per socket (bench/sseFloor.ts with `websocket`), interleaved
  * with taskvisor on the memory store (the store is not what differs from the SSE cell; its lowdb figure is there).
@@ -894,7 +894,7 @@ async function wsFanoutBenchmark(limits: Record<string, number>): Promise<void> 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Slow reader (issue 12.3): a WebSocket client that never reads, with and without the outbound budget
+// Slow reader: a WebSocket client that never reads, with and without the outbound budget
 
 async function slowReaderBenchmark(): Promise<void> {
   const attackMs = quick ? 4_000 : 10_000;
@@ -908,7 +908,7 @@ async function slowReaderBenchmark(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Foreign vs unknown task ids (issue 12.6)
+// Foreign vs unknown task ids
 
 async function foreignGetBenchmark(): Promise<void> {
   for (const store of ['lowdb', 'sqlite'] as const) {
@@ -924,7 +924,7 @@ async function foreignGetBenchmark(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Durable create through PostgreSQL (issue 8), with the sqlite store as the same-run baseline
+// Durable create through PostgreSQL, with the sqlite store as the same-run baseline
 
 const PG_URL = process.env.TASKVISOR_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -1088,7 +1088,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     });
   }
 
-  // Issue 20 item 1: the HTTP fast lane, every figure against the bare SDK echo and the raw floor of the same cell.
+  // The HTTP fast lane, every figure against the bare SDK echo and the raw floor of the same cell.
   const lane = raw.lane;
   if (lane) {
     const c = `c=${lane.concurrency}, autocannon, ${lane.rounds * 2} interleaved ${fmt(lane.sliceMs / 1000)} s slices`;
@@ -1168,7 +1168,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     const cells = [...raw.create].sort(
       (a, b) => storeOrder(a.store) - storeOrder(b.store) || seedOrder(a.seed) - seedOrder(b.seed) || a.concurrency - b.concurrency,
     );
-    // Issue 20 item 2: at c=64 sqlite ≥ 2× and lowdb ≥ 1× the bare SDK echo; the memory store is a reference, not a goal.
+    // At c=64 sqlite ≥ 2× and lowdb ≥ 1× the bare SDK echo; the memory store is a reference, not a goal.
     const c64Target: Partial<Record<CreateCell['store'], number>> = { sqlite: 2, lowdb: 1 };
     for (const cell of cells) {
       const c = cell.concurrency;
@@ -1452,7 +1452,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       });
   }
 
-  // 3. Passivated idle tasks (issue 20 item 3).
+  // 3. Passivated idle tasks.
   if (enabled('passivation')) {
     const heap = raw.passivation.heap ?? {};
     const xs = heap.xstate;
@@ -1558,7 +1558,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       }
       const value = (r.partial ? (r.projectedStartMs ?? NaN) : r.startMs) / 1000;
       const read = (r.openMs + r.listMs) / 1000;
-      // The goal is sqlite's (issue 20 item 5); the other stores' rows are ratios only.
+      // The goal is sqlite's; the other stores' rows are ratios only.
       const isTarget = entry.store === 'sqlite' && entry.resume === 'fail' && entry.label === bigLabel;
       add({
         bench: '4. restart recovery',
@@ -1653,7 +1653,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     });
     fanoutRows(raw.fanoutWs, { streams: 'WebSocket listen stream', baseline: 'bare ws server', stores: ['memory'] });
   }
-  // 6. Durable create through PostgreSQL against the sqlite store (issue 8: at c=64 at least the sqlite throughput).
+  // 6. Durable create through PostgreSQL against the sqlite store (at c=64 at least the sqlite throughput).
   if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
     if (postgresSkip) add({ bench: '6. postgres durable create', case: '', figure: 'skipped', value: NaN, unit: '', note: postgresSkip });
     for (const cell of raw.postgres) {
@@ -1684,7 +1684,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       });
     }
   }
-  // 6. Slow reader (issue 12.3).
+  // 6. Slow reader.
   const { budget: slow, unbounded } = raw.slowReader;
   if (enabled('slowreader') && slow && unbounded) {
     const MiB = 2 ** 20;
@@ -1728,7 +1728,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     });
   }
 
-  // 7. Foreign vs unknown ids (issue 12.6).
+  // 7. Foreign vs unknown ids.
   for (const r of enabled('foreign') ? raw.foreign : []) {
     const name = `tasks/get as another principal, ${r.store}, median of ${r.n}`;
     for (const [figure, value] of [
@@ -1752,7 +1752,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     }
   }
 
-  // 8. Cold start (issue 15.5).
+  // 8. Cold start.
   const cold = raw.coldStart;
   if (enabled('coldstart') && cold && cold.built.length > 0) {
     const built = median(cold.built);
@@ -1767,7 +1767,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       baselineValue: floor,
       baselineUnit: 'ms',
       ratio: ratio(built, floor),
-      // Issue 15.5 asks ≤ 300 ms where node -e 0 takes 100 ms: as a ratio, so a loaded machine
+      // The goal is ≤ 300 ms where node -e 0 takes 100 ms: as a ratio, so a loaded machine
       // (which slows both alike) does not decide the verdict.
       target: '≤ 3× node -e 0 (300 ms at 100 ms)',
       verdict: verdict(ratio(built, floor) <= 3),
@@ -1800,7 +1800,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         baselineValue: built,
         baselineUnit: 'ms',
         ratio: ratio(source, built),
-        note: 'what bin/taskvisor.js ran before issue 15',
+        note: 'the TypeScript sources without the bundle',
       });
     }
   }

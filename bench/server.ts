@@ -36,7 +36,7 @@ import { registerBenchTools } from './tools.js';
 
 export interface ServerConfig {
   mode: 'bare' | 'raw' | 'sse' | 'taskvisor';
-  /** taskvisor only: the HTTP fast lane for tasks/* (default on; issue 20). */
+  /** taskvisor only: the HTTP fast lane for tasks/* (default on). */
   fastLane?: boolean;
   /** `sse` and taskvisor: listens over WebSocket (READY's `listenUrl`), for the WebSocket fan-out cell. */
   websocket?: boolean;

@@ -1,5 +1,5 @@
 /**
- * The slow-reader attack of issue 12.3 against a real `taskvisor serve`
+ * The slow-reader attack (a client that never reads what it asked for) against a real `taskvisor serve`
  * child: a WebSocket client that never reads asks 100 times for a task with
  * a 3 MB result and sends unsolicited pongs, while another client keeps
  * asking `tools/list`. Measures the server's RSS growth (peak − before),

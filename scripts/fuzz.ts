@@ -5,7 +5,7 @@
  *
  * `stdio-child` fuzzes the stdin of a real `taskvisor serve --stdio` process.
  * `bytes` writes raw bytes to a real `taskvisor serve` (request heads, the
- * WebSocket upgrade, WebSocket frames, stdio line framing: issue 12.2).
+ * WebSocket upgrade, WebSocket frames, stdio line framing).
  * Also FUZZ_RUNS and FUZZ_SEED. The seed is printed first; a failure prints
  * the (shrunk) frames and the seed to replay it with.
  */

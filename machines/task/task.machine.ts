@@ -8,10 +8,10 @@
  * upstream call) is the runtime's, not a child actor: the runtime starts it
  * once the actor has started, sends its events to the actor, hears what the
  * machine asks of it as emitted events (`RunMessage`: `ABORT`, `INPUT`),
- * and stops it when the task leaves `active` (issue 20 item 2: an invoked
+ * and stops it when the task leaves `active` (an invoked
  * `worker` was a second actor per task). The ttl deadline (T-26) is the
  * runtime's too: one timer for every task sends `DEADLINE` when
- * `createdAt + ttlMs` comes (no actor per task, issue 20). The machine itself
+ * `createdAt + ttlMs` comes (no actor per task). The machine itself
  * only records what happened.
  *
  * Sleeps (`ctx.sleep`) are context only (`sleeps`, `sleepingUntil`): the
@@ -22,9 +22,8 @@
  * Restore safety (I-8): no `after:` delays (the deadline lives in context,
  * where the runtime reads it back after a restore), no invoked children,
  * named guards and actions, nothing required in entry actions. Snapshots
- * from before the deadline and the run were the runtime's still hold a
- * `deadline` or `worker` child: xstate skips a child whose src the machine
- * no longer has, so they restore as they are (no version bump), and the
+ * of older machine versions may hold a `deadline` or `worker` child: xstate
+ * skips a child whose src the machine does not have, so they restore as they are (no version bump), and the
  * runtime starts the run of a restored task as the restored invoke did.
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
@@ -209,7 +208,7 @@ export const taskMachine = setup({
         STATUS: { guard: 'isNewStatusMessage', actions: ['setStatusMessage', 'touch'] },
         // Not a visible change: no touch (lastUpdatedAt is about what clients see).
         CHECKPOINT: { actions: 'recordCheckpoint' },
-        // Not visible either: where the run sleeps, kept for a replay and for passivation (issue 20 item 3).
+        // Not visible either: where the run sleeps, kept for a replay and for passivation.
         SLEEP: { actions: 'recordSleep' },
         WOKE: { actions: 'recordWoke' },
         WORK_DONE: { target: 'completed', actions: ['recordResult', 'clearInputRequests', 'touch'] },

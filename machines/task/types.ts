@@ -103,7 +103,7 @@ export type TaskEvent =
   | { type: 'WORK_ABORTED'; at: number }
   /**
    * `idle`: nothing runs on the task's behalf (a passivated task: its handler
-   * only slept, issue 20 item 3), so there is nothing to cancel cooperatively
+   * only slept), so there is nothing to cancel cooperatively
    * and a `working` task is cancelled at once, as one in `input_required` is (T-24).
    */
   | { type: 'CANCEL'; at: number; idle?: true }
@@ -111,7 +111,7 @@ export type TaskEvent =
   | {
       type: 'SERVER_RESTARTED';
       at: number;
-      /** Why, when it was not a plain restart (an adopted task: issue 13 item 4). */ message?: string;
+      /** Why, when it was not a plain restart (an adopted task: another instance's lease ran out). */ message?: string;
     }
   /** The run saved durable progress (replaces the previous checkpoint). */
   | { type: 'CHECKPOINT'; at: number; checkpoint: unknown }

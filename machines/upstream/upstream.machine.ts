@@ -49,10 +49,9 @@ export const upstreamMachine = setup({
     pingFailuresExhausted: ({ context }) => context.pingFailures + 1 >= context.maxPingFailures,
   },
   actions: {
-    // Casts (here and in noteConnectError): a named action sees the machine's event union, which does not hold the
-    // invoke's done/error events; these actions run only on the connect actor's onDone/onError.
-    noteConnected: assign(({ event }) => {
-      const output = (event as unknown as { output: ConnectOutput }).output;
+    // Params, not the event: a named action sees the machine's event union, which does not hold the invoke's
+    // done/error events; the connect actor's onDone/onError hand these actions what they need.
+    noteConnected: assign((_, output: ConnectOutput) => {
       return {
         attempt: 0,
         pingFailures: 0,
@@ -63,9 +62,9 @@ export const upstreamMachine = setup({
         tasks: output.tasks,
       };
     }),
-    noteConnectError: assign(({ context, event }) => ({
+    noteConnectError: assign(({ context }, params: { error: unknown }) => ({
       attempt: context.attempt + 1,
-      lastError: errorText((event as unknown as { error: unknown }).error),
+      lastError: errorText(params.error),
       toolCount: 0,
     })),
     noteDisconnected: assign(({ context, event }) => ({
@@ -109,10 +108,14 @@ export const upstreamMachine = setup({
         id: 'connect',
         src: 'connect',
         input: ({ context }) => ({ name: context.name }),
-        onDone: { target: 'online', actions: 'noteConnected' },
+        onDone: { target: 'online', actions: { type: 'noteConnected', params: ({ event }) => event.output } },
         onError: [
-          { guard: 'attemptsExhausted', target: 'failed', actions: 'noteConnectError' },
-          { target: 'backoff', actions: 'noteConnectError' },
+          {
+            guard: 'attemptsExhausted',
+            target: 'failed',
+            actions: { type: 'noteConnectError', params: ({ event }) => ({ error: event.error }) },
+          },
+          { target: 'backoff', actions: { type: 'noteConnectError', params: ({ event }) => ({ error: event.error }) } },
         ],
       },
     },

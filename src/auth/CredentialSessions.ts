@@ -1,7 +1,7 @@
 /**
  * Long-lived sessions opened with a bearer token — WebSocket connections and
- * SSE listen streams — and what ends them when the token stops being valid
- * (issue 12.4). A request is authenticated once, at its start; a connection
+ * SSE listen streams — and what ends them when the token stops being valid.
+ * A request is authenticated once, at its start; a connection
  * lives on, so without this a token removed from the token file (and
  * SIGHUP) or a JWT past its `exp` kept calling tools on an open WebSocket.
  *

@@ -28,7 +28,7 @@ export interface TokenVerifier {
   verify(token: string): Promise<VerifiedToken>;
   /**
    * Subscribes to changes of the set of valid tokens (a token file reloaded):
-   * open sessions are then verified again and revoked ones end (issue 12.4).
+   * open sessions are then verified again and revoked ones end.
    * Returns the unsubscribe function. Optional.
    */
   onChange?(listener: () => void): () => void;

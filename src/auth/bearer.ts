@@ -51,7 +51,7 @@ export interface BearerGate {
   /**
    * Ties a long-lived session (a WebSocket connection, a listen stream) of a
    * principal this gate authenticated to its token: `end(reason)` is called
-   * when the token expires or is revoked (issue 12.4). Returns the untrack
+   * when the token expires or is revoked. Returns the untrack
    * function (a no-op for principals the gate did not authenticate).
    */
   trackSession(principal: Principal, end: (reason: string) => void): () => void;

@@ -9,6 +9,7 @@ import type { AuthConfig } from '../config/schema.js';
 import type { BearerAuthOptions } from './bearer.js';
 import { jwtVerifier, JwtConfigError } from './jwt.js';
 import { tokenFileVerifier, TokenFileError } from './tokenFile.js';
+import { definedProps } from '../core/definedProps.js';
 
 /** Builds the bearer options of `auth`; `loaded` resolves relative paths and positions errors. */
 export async function authFromConfig(
@@ -18,9 +19,7 @@ export async function authFromConfig(
 ): Promise<BearerAuthOptions> {
   const where = (field: string) => `${loaded?.file ?? 'config'}${loaded?.positionOf?.(['auth', field]) ?? ''}: auth.${field}`;
   const common = {
-    ...(auth.resource !== undefined ? { resource: auth.resource } : {}),
-    ...(auth.requiredScopes !== undefined ? { requiredScopes: auth.requiredScopes } : {}),
-    ...(resourceName !== undefined ? { resourceName } : {}),
+    ...definedProps({ resource: auth.resource, requiredScopes: auth.requiredScopes, resourceName }),
   };
   if (auth.kind === 'token-file') {
     try {
@@ -39,10 +38,12 @@ export async function authFromConfig(
       ...(auth.keyFile !== undefined ? { keyFile: resolveFromConfig(loaded, auth.keyFile) } : {}),
       issuer: auth.issuer,
       audience: auth.audience,
-      ...(auth.principalClaim !== undefined ? { principalClaim: auth.principalClaim } : {}),
-      ...(auth.clockToleranceSec !== undefined ? { clockToleranceSec: auth.clockToleranceSec } : {}),
-      ...(auth.algorithms !== undefined ? { algorithms: auth.algorithms } : {}),
-      ...(auth.maxTokenAgeMs !== undefined ? { maxTokenAgeMs: auth.maxTokenAgeMs } : {}),
+      ...definedProps({
+        principalClaim: auth.principalClaim,
+        clockToleranceSec: auth.clockToleranceSec,
+        algorithms: auth.algorithms,
+        maxTokenAgeMs: auth.maxTokenAgeMs,
+      }),
     });
     return { verifier, ...common, authorizationServers: auth.authorizationServers ?? [auth.issuer] };
   } catch (error) {

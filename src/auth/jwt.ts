@@ -100,7 +100,7 @@ export async function loadKeyFile(file: string): Promise<KeyObject | JWTVerifyGe
  * Algorithms accepted when none are configured: public-key signatures only.
  * HS256 "signed" with the PEM public key as the HMAC secret is the classic
  * key-confusion forgery; it is refused as a bad token (401), not left to
- * fail inside `jose` as a server fault (503, issue 12.7).
+ * fail inside `jose` as a server fault (503).
  */
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
@@ -146,14 +146,14 @@ export async function jwtVerifier(options: JwtVerifierOptions): Promise<TokenVer
         if (options.keyFile !== undefined) throw new InvalidTokenError('The access token does not fit the key this server checks it with');
         throw error; // JWKS unreachable or broken: a server fault (503), not the client's.
       }
-      // Issue 12.7: a token issued in the future (beyond the clock tolerance) is refused; jose checks it only with maxTokenAge.
+      // A token issued in the future (beyond the clock tolerance) is refused; jose checks it only with maxTokenAge.
       const nowSec = Date.now() / 1000;
       if (typeof payload.iat === 'number' && payload.iat > nowSec + toleranceSec) {
         throw new InvalidTokenError('The access token failed the iat claim check (issued in the future)');
       }
       const id = payload[claim];
       if (typeof id !== 'string' || id === '') throw new InvalidTokenError(`The access token has no ${claim} claim naming the caller`);
-      // When the token stops being valid: its exp, or sooner by maxTokenAgeMs (open connections end then, issue 12.4).
+      // When the token stops being valid: its exp, or sooner by maxTokenAgeMs (open connections end then).
       const expiries = [typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity];
       if (options.maxTokenAgeMs !== undefined && typeof payload.iat === 'number') expiries.push(payload.iat * 1000 + options.maxTokenAgeMs);
       const expiresAt = Math.min(...expiries);

@@ -133,7 +133,7 @@ export async function tokenFileVerifier(file: string, options: TokenFileOptions 
     },
     async reload() {
       tokens = await loadTokenFile(file, options);
-      // Open sessions whose token is gone end now (issue 12.4).
+      // Open sessions whose token is gone end now.
       for (const listener of [...listeners]) listener();
     },
     onChange(listener) {

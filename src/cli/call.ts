@@ -1,6 +1,6 @@
 /**
- * `taskvisor call`: run a tool of any MCP server from the terminal (issue
- * 15.3), as a task when the server makes it one.
+ * `taskvisor call`: run a tool of any MCP server from the terminal,
+ * as a task when the server makes it one.
  */
 import { EXIT, connectOrReport, endpointOf, inputHandler, lineReader, runRemote, statusReporter } from './remote.js';
 import { ArgumentError, coerceArgument, type ToolListing } from './toolSchema.js';

@@ -4,8 +4,8 @@
  *   taskvisor machines list
  *   taskvisor machines export --format json|mermaid|dot [--out DIR] [--machine NAME]...
  *
- * Without `--out` the export goes to stdout as one valid document (issue
- * 15.4): one machine exactly as its file would hold it; several as one JSON
+ * Without `--out` the export goes to stdout as one valid document:
+ * one machine exactly as its file would hold it; several as one JSON
  * object keyed by machine name, or one DOT file holding a digraph per machine
  * (each after a `//` comment naming it). A Mermaid document holds one
  * diagram, so Mermaid on stdout takes one `--machine`. With `--out` each

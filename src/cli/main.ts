@@ -1,7 +1,7 @@
 /**
  * The `taskvisor` command line: dispatches to the commands and turns what
  * they throw into exit codes (0 ok, 1 a refused value or a failure, 2 a
- * command line that cannot be understood; issue 15.4). `run.ts` calls it.
+ * command line that cannot be understood). `run.ts` calls it.
  */
 import { ConfigError } from '../config/loadConfig.js';
 import { isHelpWord, parseCommandLine, USAGE_EXIT_CODE, UsageError, type CliIo } from './usage.js';
@@ -62,7 +62,7 @@ Exit codes: 0 after SIGINT/SIGTERM, 1 for a bad config or a port in use,
 
 /**
  * Every command and its subcommands: `--help` must answer for each (a test
- * walks this tree, issue 15.4). A new command is added here and to USAGE.
+ * walks this tree). A new command is added here and to USAGE.
  */
 export const COMMAND_TREE: Readonly<Record<string, readonly string[]>> = {
   serve: [],

@@ -1,6 +1,6 @@
 /**
- * What `taskvisor call` and `taskvisor tasks get|cancel|watch` share (issue
- * 15.3): reaching a server (URL or a stdio command), showing a task's status
+ * What `taskvisor call` and `taskvisor tasks get|cancel|watch` share:
+ * reaching a server (URL or a stdio command), showing a task's status
  * live, asking input requests on the terminal, printing a result, and the
  * exit code of an outcome.
  */

@@ -1,7 +1,7 @@
 /**
  * The v2 SDK's Node shims (`@modelcontextprotocol/server/_shims`) as the
  * bundled CLI sees them: scripts/build.js resolves the SDK's own import of
- * them to this module (issue 15.5, cold start).
+ * them to this module (cold start).
  *
  * The SDK's shim module imports its bundled copy of Ajv at load to export
  * `DefaultJsonSchemaValidator`, which every SDK server builds but only uses

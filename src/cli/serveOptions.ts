@@ -11,6 +11,7 @@ import type { Logger } from '../runtime/Logger.js';
 import { DEFAULT_STORE_DIR, type RuntimeOptions, type WorkflowsOption } from '../server/TaskvisorRuntime.js';
 import { DEFAULT_SQLITE_FILE, type TaskStoreConfig } from '../store/index.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
+import { definedProps } from '../core/definedProps.js';
 
 /** What the flags add to the config: the logger, the inspection hook, and the operations they turn on. */
 export interface ServeFlagOptions {
@@ -27,12 +28,14 @@ export function runtimeOptionsOf(loaded: LoadedConfig | undefined, flags: ServeF
     ...(config.server?.version ? { version: config.server.version } : {}),
     ...(config.server?.instructions ? { instructions: config.server.instructions } : {}),
     store: storeConfigOf(loaded),
-    ...(config.tasks?.ttlMs !== undefined ? { ttlMs: config.tasks.ttlMs } : {}),
-    ...(config.tasks?.pollIntervalMs !== undefined ? { pollIntervalMs: config.tasks.pollIntervalMs } : {}),
-    ...(config.tasks?.promoteAfterMs !== undefined ? { promoteAfterMs: config.tasks.promoteAfterMs } : {}),
-    ...(config.tasks?.reapIntervalMs !== undefined ? { reapIntervalMs: config.tasks.reapIntervalMs } : {}),
-    ...(config.tasks?.finishedRetentionMs !== undefined ? { finishedRetentionMs: config.tasks.finishedRetentionMs } : {}),
-    ...(config.tasks?.passivateIdleAfterMs !== undefined ? { passivateIdleAfterMs: config.tasks.passivateIdleAfterMs } : {}),
+    ...definedProps({
+      ttlMs: config.tasks?.ttlMs,
+      pollIntervalMs: config.tasks?.pollIntervalMs,
+      promoteAfterMs: config.tasks?.promoteAfterMs,
+      reapIntervalMs: config.tasks?.reapIntervalMs,
+      finishedRetentionMs: config.tasks?.finishedRetentionMs,
+      passivateIdleAfterMs: config.tasks?.passivateIdleAfterMs,
+    }),
     ...(config.tasks?.poll ? { poll: config.tasks.poll } : {}),
     ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
     ...(config.limits ? { limits: config.limits } : {}),
@@ -74,9 +77,11 @@ export function storeConfigOf(loaded: LoadedConfig | undefined): TaskStoreConfig
 function workflowsOptionOf(loaded: LoadedConfig, section: NonNullable<LoadedConfig['config']['workflows']>): WorkflowsOption {
   return {
     dir: resolveFromConfig(loaded, section.dir),
-    ...(section.prefix !== undefined ? { prefix: section.prefix } : {}),
-    ...(section.watch !== undefined ? { watch: section.watch } : {}),
-    ...(section.historyRetentionMs !== undefined ? { historyRetentionMs: section.historyRetentionMs } : {}),
-    ...(section.historyMaxRuns !== undefined ? { historyMaxRuns: section.historyMaxRuns } : {}),
+    ...definedProps({
+      prefix: section.prefix,
+      watch: section.watch,
+      historyRetentionMs: section.historyRetentionMs,
+      historyMaxRuns: section.historyMaxRuns,
+    }),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * What every `taskvisor` command shares about its command line (issue 15.4):
+ * What every `taskvisor` command shares about its command line:
  * `--help`/`-h` (and a `help` subcommand) print the command's usage on stdout
  * and exit 0; a command line that cannot be understood (unknown command,
  * subcommand or option, a missing argument or required option) is a

@@ -1,5 +1,5 @@
 /**
- * `taskvisor/client` (issue 15.2): a small client for MCP servers speaking
+ * `taskvisor/client`: a small client for MCP servers speaking
  * the Tasks extension (2026-07-28), on the v2 SDK `Client` and the official
  * `@modelcontextprotocol/ext-tasks` session. One call gives a tool's result
  * whether the server answers directly or with a task; a task is settled with

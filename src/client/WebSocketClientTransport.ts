@@ -1,5 +1,5 @@
 /**
- * A client-side SDK `Transport` over WebSocket (issue 15.2): the v2 client
+ * A client-side SDK `Transport` over WebSocket: the v2 client
  * SDK ships Streamable HTTP and stdio only. One JSON-RPC message per text
  * frame, subprotocol `mcp` offered (as the v1 SDK client does), which is what
  * `taskvisor serve --ws` speaks. Built on `ws`, so it runs on Node 20, which

@@ -61,7 +61,7 @@ export const AuthConfigSchema = z
     }),
     /**
      * No authentication, said explicitly: required to serve HTTP or WebSocket on
-     * a non-loopback address without auth (issue 12.8). Every caller is the one
+     * a non-loopback address without auth. Every caller is the one
      * principal `anonymous`.
      */
     z.strictObject({ kind: z.literal('none') }),
@@ -226,7 +226,7 @@ export const ConfigSchema = z.strictObject({
   resources: z.array(ToolModuleEntrySchema).exactOptional(),
   /** Modules of prompts (any definition kind is accepted). */
   prompts: z.array(ToolModuleEntrySchema).exactOptional(),
-  /** Bearer authentication for `http` and `ws` (issue 7; docs/security.md). */
+  /** Bearer authentication for `http` and `ws` (docs/security.md). */
   auth: AuthConfigSchema.exactOptional(),
   /** YAML workflows served as tools (docs/workflows.md). */
   workflows: z
@@ -269,7 +269,7 @@ export const ConfigSchema = z.strictObject({
         .exactOptional(),
     })
     .exactOptional(),
-  /** Health, readiness, metrics, the dashboard (docs/operations.md, issue 16). */
+  /** Health, readiness, metrics, the dashboard (docs/operations.md). */
   operations: z
     .strictObject({
       /** Serve Prometheus metrics at /metrics (operators only). Default false. */

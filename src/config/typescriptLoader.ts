@@ -1,5 +1,5 @@
 /**
- * TypeScript tool modules (issue 15.1): the published package is plain
+ * TypeScript tool modules: the published package is plain
  * JavaScript and does not depend on a TypeScript loader. When a config names
  * a `.ts`/`.mts`/`.cts` tool module, tsx (an optional peer dependency) is
  * registered once, then; `.js`/`.mjs` modules need nothing.

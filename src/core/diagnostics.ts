@@ -1,6 +1,6 @@
 /**
- * What taskvisor reports about its own work, on `node:diagnostics_channel`
- * (issue 16): metrics, the dashboard's activity feed and OpenTelemetry spans
+ * What taskvisor reports about its own work, on `node:diagnostics_channel`:
+ * metrics, the dashboard's activity feed and OpenTelemetry spans
  * subscribe here, so the code doing the work knows nothing of them, and a
  * channel nobody subscribes to costs one boolean check (the message is only
  * built when someone listens).
@@ -84,7 +84,7 @@ export interface UpstreamCallMessage {
   durationMs: number;
   /** `result`, `error` (a JSON-RPC error answer) or `unavailable` (no answer). */
   outcome: 'result' | 'error' | 'unavailable';
-  /** The W3C traceparent sent with the request, when it carried one (issue 16.3). */
+  /** The W3C traceparent sent with the request, when it carried one. */
   traceparent?: string;
 }
 

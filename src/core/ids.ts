@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-/** CSPRNG bytes drawn 4 KiB at a time: one `randomBytes(16)` per id cost 2 % of a create's CPU (issue 20 item 2). */
+/** CSPRNG bytes drawn 4 KiB at a time: one `randomBytes(16)` per id cost 2 % of a create's CPU. */
 const pool = Buffer.alloc(4096);
 /** Next unused byte of {@link pool}; at its end the pool is refilled (each byte is handed out once). */
 let next = pool.length;

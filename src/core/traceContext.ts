@@ -1,6 +1,6 @@
 /**
  * W3C Trace Context carried in a request's `_meta` (spec §4.1: `traceparent`,
- * `tracestate`, `baggage`; issue 16.3). A task keeps the context of the
+ * `tracestate`, `baggage`). A task keeps the context of the
  * `tools/call` that created it, hands it to its tool (`ctx.trace`), and
  * sends it on with the upstream calls and workflow steps it makes, so one
  * trace spans the client, taskvisor and every server behind it, across

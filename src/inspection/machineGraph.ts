@@ -6,7 +6,7 @@
  * `setup({ guards, actions })`); an inline function has no name, so it is
  * left out, which is one more reason machines use named ones only (I-8).
  */
-import type { AnyStateMachine } from 'xstate';
+import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
 
 export type StateKind = 'atomic' | 'compound' | 'parallel' | 'final' | 'history';
 
@@ -82,31 +82,13 @@ export function describeMachine(machine: AnyStateMachine): MachineGraph {
     for (const child of children) visit(child, [...ancestorIds, node.id]);
     return graphNode;
   };
-  // Cast: LiveStateNode names the few StateNode members read here; xstate's StateNode generics do not narrow to it.
-  const root = visit(machine.root as unknown as LiveStateNode, []);
+  const root = visit(machine.root, []);
   return { id: root.id, root, nodes, transitions };
 }
 
-/** The parts of an XState `StateNode` read here (all public). */
-interface LiveStateNode {
-  id: string;
-  key: string;
-  type: StateKind;
-  history: false | 'shallow' | 'deep';
-  parent?: LiveStateNode;
-  states?: Record<string, LiveStateNode>;
-  initial?: { target: Array<{ id: string }> };
-  transitions: Map<string, LiveTransition[]>;
-  always?: LiveTransition[];
-}
-
-interface LiveTransition {
-  eventType: string;
-  target?: Array<{ id: string }>;
-  guard?: unknown;
-  actions: unknown[];
-  reenter?: boolean;
-}
+/** An XState state node and transition, as read here (public members only). */
+type LiveStateNode = AnyStateNode;
+type LiveTransition = AnyTransitionDefinition;
 
 function describeTransition(source: LiveStateNode, transition: LiveTransition): TransitionEdge {
   const guard = transition.guard === undefined ? undefined : guardName(transition.guard);

@@ -43,11 +43,11 @@ export interface TraceLine {
   /** The actor's sessionId (`x:12`). */
   actorId?: string;
   systemId?: string;
-  /** The root actor's sessionId, on lines about its children (a task actor has none since issue 20 item 2). */
+  /** The root actor's sessionId, on lines about its children (a task actor has none: its run is the runtime's). */
   rootId?: string;
   /** The task the actor belongs to, when known. */
   taskId?: string;
-  /** The W3C traceparent of the call that created the task (issue 16.3): joins the line to the caller's trace. */
+  /** The W3C traceparent of the call that created the task: joins the line to the caller's trace. */
   traceparent?: string;
   /** `@xstate.actor`: the actor's id (a child's invoke id, or the sessionId of a root) and its parent. */
   name?: string;
@@ -63,15 +63,15 @@ export interface TraceLine {
 
 const TRACED = new Set(['@xstate.actor', '@xstate.event', '@xstate.snapshot', '@xstate.action']);
 
-/** Why a `--trace` file was refused before anything was written (issue 12.5). */
+/** Why a `--trace` file was refused before anything was written. */
 export class TraceFileRefusedError extends Error {
   override name = 'TraceFileRefusedError';
 }
 
 /**
  * Opens `file` for writing, truncated, mode 0600 — only when it is a regular
- * file or does not exist (issue 12.5). A symbolic link is refused, not
- * followed: `--trace` used to truncate whatever a link pointed at. So is a
+ * file or does not exist. A symbolic link is refused, not
+ * followed: otherwise `--trace` would truncate whatever a link pointed at. So is a
  * FIFO, a device or a folder. `O_NOFOLLOW` closes the race between the check
  * and the open; the truncation happens only after `fstat` confirms a regular
  * file (a FIFO opened non-blocking never blocks).

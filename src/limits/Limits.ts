@@ -81,7 +81,7 @@ export interface Limits {
    * +0.6 GB at 1).
    */
   maxPipelinedRequests: number;
-  /** Open 2025-11-25 Streamable HTTP sessions (issue 14.3), all principals together; an `initialize` past it gets 503. Default 1000. */
+  /** Open 2025-11-25 Streamable HTTP sessions, all principals together; an `initialize` past it gets 503. Default 1000. */
   maxHttpSessions: number;
   /** Open 2025-11-25 Streamable HTTP sessions of one principal; an `initialize` past it gets 429. Default 32. */
   maxHttpSessionsPerPrincipal: number;

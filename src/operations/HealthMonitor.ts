@@ -1,5 +1,5 @@
 /**
- * Liveness and readiness (issue 16.1).
+ * Liveness and readiness.
  *
  * - Liveness (`/healthz`): the process answers and its event loop is
  *   responsive: the p99 of the event-loop delay over the last window (and

@@ -1,5 +1,5 @@
 /**
- * Bounded label values (issue 16.2: bounded cardinality): the first `max`
+ * Bounded label values (bounded cardinality): the first `max`
  * distinct values of a label are kept, every later one is reported as
  * `other`, so a flood of tool names (an upstream listing thousands) cannot
  * grow the metrics without end.

@@ -1,5 +1,5 @@
 /**
- * The read-only operator API behind the dashboard (issue 16.4), under
+ * The read-only operator API behind the dashboard, under
  * `/ops/api/`. Every request passes the {@link OperatorGate} first: an
  * ordinary principal's credentials never reach it, and it is the only way
  * the page reads tasks (never through a principal's task ids on MCP).

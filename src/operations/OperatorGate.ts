@@ -1,6 +1,6 @@
 /**
- * Who may read the operator surfaces (`/metrics`, the dashboard's API: issue
- * 16). Operators see every principal's tasks, so ordinary MCP credentials
+ * Who may read the operator surfaces (`/metrics`, the dashboard's API).
+ * Operators see every principal's tasks, so ordinary MCP credentials
  * are never enough:
  *
  * - with bearer auth configured: a token carrying the operator scope

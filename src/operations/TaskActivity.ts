@@ -1,5 +1,5 @@
 /**
- * What the tasks of one runtime are doing, as an operator sees it (issue 16):
+ * What the tasks of one runtime are doing, as an operator sees it:
  * live tasks by status, finished counts, and a bounded timeline per task
  * (created, status changes, status messages, input requests, result or
  * error). Fed from `taskvisor:store.operation`: only what was durably

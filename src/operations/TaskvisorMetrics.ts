@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one runtime (issue 16.2), with prom-client in a
+ * Prometheus metrics of one runtime, with prom-client in a
  * registry of its own (never the library's global one: two runtimes, or an
  * embedder's own metrics, never collide).
  *
@@ -20,7 +20,7 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const RUN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400];
 
 /**
- * prom-client, loaded when the first metrics are made (issue 15.5: a server
+ * prom-client, loaded when the first metrics are made (a server
  * without metrics does not pay for it at start). Synchronously: it is
  * CommonJS, and {@link createOperations} builds the metrics synchronously.
  */

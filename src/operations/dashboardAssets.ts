@@ -1,5 +1,5 @@
 /**
- * The dashboard's files (issue 16.4): three static files shipped in the
+ * The dashboard's files: three static files shipped in the
  * package (`src/operations/dashboard/`), read once and served with a strict
  * Content-Security-Policy: scripts, styles and connections from this origin
  * only, no inline code, no framing. No CDN: the machines may be offline.

@@ -1,4 +1,4 @@
-/** Small response builders shared by the operations routes (issue 16). */
+/** Small response builders shared by the operations routes. */
 
 /** Headers every operations response carries: never cached, never sniffed. */
 export const BASE_HEADERS: Readonly<Record<string, string>> = {

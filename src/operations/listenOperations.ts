@@ -34,7 +34,7 @@ export async function listenOperations(
   options: OperationsListenOptions = {},
 ): Promise<OperationsListener> {
   const host = options.host ?? '127.0.0.1';
-  // The same containment as the MCP listener: no request head can end the process (issue 12).
+  // The same containment as the MCP listener: no request head can end the process.
   const guard = new ListenerGuard('operations', runtime.logger);
   const server = createServer(
     guard.request((req, res) => {

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry spans through `@opentelemetry/api` only (issue 16.3): no
+ * OpenTelemetry spans through `@opentelemetry/api` only: no
  * SDK is forced on anyone. The API is an optional peer dependency, loaded
  * when spans are asked for; the application registers whatever SDK and
  * exporter it wants (without one, the API's no-op tracer records nothing).

@@ -5,7 +5,7 @@
  * for `_meta["io.modelcontextprotocol/subscriptionId"]` (T-31, D-07). The
  * message is serialised once into the JSON text before and after that id's
  * value; each stream's frame is the two halves around its own id, so the
- * cost of a change no longer grows with a full serialisation per stream.
+ * cost of a change does not grow with a full serialisation per stream.
  *
  * A transport that writes bytes (WebSocket) takes the frame as UTF-8: the
  * halves are encoded once per frame, and the bytes for one subscription id

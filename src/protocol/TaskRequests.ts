@@ -4,7 +4,7 @@
  * {@link TasksExtension} and the Streamable HTTP fast lane
  * (transports/tasksFastLane.ts). Both paths decode the request their own way
  * and hand the same values here, so they can differ only in parsing and
- * writing, never in what they decide (issue 20 item 1).
+ * writing, never in what they decide.
  *
  * Errors are thrown as the runtime throws them (`TaskvisorError`s,
  * `ProtocolError`s); each path maps them with `toProtocolError`.

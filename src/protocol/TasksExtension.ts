@@ -24,7 +24,7 @@ export interface TasksExtensionOptions {
   requests: TaskRequests;
   /** The principal of the request this server instance serves (I-7). */
   principal: string;
-  /** Where server faults go (the client gets a stable message and a reference id, issue 12.10). */
+  /** Where server faults go (the client gets a stable message and a reference id). */
   logger?: Logger;
 }
 

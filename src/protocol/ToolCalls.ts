@@ -4,7 +4,7 @@
  * lane (transports/tasksFastLane.ts), which answers the calls that create a
  * task at once. Both paths decode the request their own way and hand the same
  * values here, so they can differ only in parsing and writing, never in what
- * they decide (issue 20 item 2) — as {@link TaskRequests} does for `tasks/*`.
+ * they decide — as {@link TaskRequests} does for `tasks/*`.
  *
  * Errors are thrown as the runtime throws them (`TaskvisorError`s,
  * `ProtocolError`s); each path maps them with `toProtocolError`.

@@ -18,11 +18,11 @@ export type { MrtrState } from './ToolCalls.js';
 
 export interface ToolsSurfaceOptions {
   tools: ToolRegistry;
-  /** The decisions of `tools/call`, shared with the HTTP fast lane (issue 20). */
+  /** The decisions of `tools/call`, shared with the HTTP fast lane. */
   calls: ToolCalls;
   principal: string;
   era: 'modern' | 'legacy';
-  /** Where server faults go (the client gets a stable message and a reference id, issue 12.10). */
+  /** Where server faults go (the client gets a stable message and a reference id). */
   logger?: Logger;
 }
 
@@ -56,7 +56,7 @@ export const ToolsSurface = {
   },
 };
 
-/** The W3C trace context in this request's `_meta` (issue 16.3), as a spreadable field. */
+/** The W3C trace context in this request's `_meta`, as a spreadable field. */
 function traceOf(ctx: ServerContext): { trace?: TraceContext } {
   const trace = traceContextOf(ctx.mcpReq._meta);
   return trace ? { trace } : {};

@@ -8,7 +8,7 @@
  * Anything else — a store that cannot read a file, a database that refused a
  * connection, a bug — is a server fault whose message names what the client
  * must not see: absolute store paths, the PostgreSQL URL with its user name,
- * bytes of a corrupt record (issue 12.10). The client gets a stable
+ * bytes of a corrupt record. The client gets a stable
  * `-32603 Internal error (ref <id>)` and the detail goes to the log under
  * the same id.
  */

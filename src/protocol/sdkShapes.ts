@@ -1,6 +1,6 @@
 /**
  * The domain's JSON shapes named as the SDK's types, one function per shape, at the one place they are handed to
- * `Server.setRequestHandler` (issue 19 item 3). Why these are assertions and not conversions: the domain (tools,
+ * `Server.setRequestHandler`. Why these are assertions and not conversions: the domain (tools,
  * prompts, resources, machines) keeps listings and results as plain JSON with no SDK types (layers: no SDK below
  * adapters) and builds them to the SDK's schemas (tools/ToolSchema.ts, the surfaces' normalize(), protocol/envelope.ts;
  * forwarded results were parsed by the SDK client that received them). The SDK's types are zod-inferred and narrower

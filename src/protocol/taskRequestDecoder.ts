@@ -1,7 +1,7 @@
 /**
  * A hand decoder for the one message shape the fast lane answers: a single
  * 2026-07-28 JSON-RPC request for `tasks/get`, `tasks/update` or
- * `tasks/cancel` (issue 20 item 1). No zod on the way: each check is a
+ * `tasks/cancel`. No zod on the way: each check is a
  * plain test of the parsed body.
  *
  * The decoder is deliberately narrower than the SDK. It accepts a message

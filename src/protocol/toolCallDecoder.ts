@@ -1,6 +1,6 @@
 /**
- * A hand decoder for the `tools/call` the fast lane answers (issue 20
- * item 2): a single 2026-07-28 JSON-RPC request whose params are a tool
+ * A hand decoder for the `tools/call` the fast lane answers:
+ * a single 2026-07-28 JSON-RPC request whose params are a tool
  * name, optional arguments (an object) and a valid `_meta` envelope — the
  * shape a client creating a task sends. No zod on the way.
  *
@@ -26,7 +26,7 @@ export interface DecodedToolCall {
   protocolVersion: string;
   /** This request's own `clientCapabilities` (T-01, T-33). */
   capabilities: JsonObject | undefined;
-  /** The request's `_meta` (trace context, issue 16.3). */
+  /** The request's `_meta` (trace context). */
   meta: Record<string, unknown>;
 }
 

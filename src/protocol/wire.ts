@@ -21,8 +21,8 @@ function isoTime(ms: number): string {
 
 /**
  * The `Task` fields shared by every wire shape, written into `out` after its
- * own keys (no intermediate objects: a poll builds its answer once, issue 20
- * item 1); `ttlMs` is always present (null = unlimited).
+ * own keys (no intermediate objects: a poll builds its answer once);
+ * `ttlMs` is always present (null = unlimited).
  */
 function taskFields(record: TaskRecord, out: JsonObject): JsonObject {
   out.taskId = record.taskId;

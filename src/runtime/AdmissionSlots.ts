@@ -68,7 +68,7 @@ export class AdmissionSlots {
 /**
  * A slot as a class, not a literal with a `release` closure: one small object
  * per live task instead of an object, a closure and its context (~110 B of
- * every live task, issue 20).
+ * every live task).
  */
 class HeldSlot implements Slot {
   private released = false;

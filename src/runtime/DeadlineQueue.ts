@@ -1,8 +1,8 @@
 /**
  * Task ids by deadline, earliest first: a binary min-heap in two parallel
  * arrays (16 bytes a task, no object per entry). Passivation keeps one item
- * per passivated task with a ttl and one timer for the earliest (issue 20
- * item 3): ending the tasks whose deadline came costs O(log n) each, not a
+ * per passivated task with a ttl and one timer for the earliest:
+ * ending the tasks whose deadline came costs O(log n) each, not a
  * scan of every passivated task each time the timer fires.
  *
  * Items are never removed from the middle: an item whose task has left (it

@@ -1,9 +1,9 @@
 /**
- * The ttl deadlines of live tasks (T-26, issue 20): one timer for the whole
+ * The ttl deadlines of live tasks (T-26): one timer for the whole
  * process, armed at the earliest deadline of a {@link DeadlineTimer}, instead
  * of an invoked timer actor per task (an xstate Actor, its snapshot and a
  * Timeout each: ~2.7 KB per live idle task). When a task's ttl runs out its
- * actor gets the `DEADLINE` event the invoked timer used to send; the machine
+ * actor gets the `DEADLINE` event; the machine
  * decides what it does (a finished task ignores it, I-2).
  *
  * Every start of a task actor (create, recovery, rehydration) queues its

@@ -1,6 +1,6 @@
 /**
- * The ttl deadlines and wake times of passivated tasks (T-26, issue 20 item
- * 3): a passivated task has no actor, so no timer of its own. One timer,
+ * The ttl deadlines and wake times of passivated tasks (T-26):
+ * a passivated task has no actor, so no timer of its own. One timer,
  * armed at the earliest item of a {@link DeadlineTimer}, ends each task whose
  * ttl ran out by delivering it a `DEADLINE` event, as its live timer would
  * have, and wakes each task whose handler's sleep (`ctx.sleep`) is over by

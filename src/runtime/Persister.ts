@@ -3,9 +3,8 @@
  * subscription to the actor (the task machine has no children, so every
  * change is a root snapshot: xstate-notes §1; an `inspect` hook would make
  * xstate copy and deliver every event, action and microstep of every task
- * too, issue 20 item 2), and publishes each record once
- * it is stored: the one durable-publish path (issue 13 item 1, issue 19 item
- * 2). What clients see of a live task (`tasks/get`, listen, the runtime API)
+ * too), and publishes each record once it is stored: the one durable-publish
+ * path, so no reader sees a record before it is durable. What clients see of a live task (`tasks/get`, listen, the runtime API)
  * is {@link Persister.durable}, never the actor's unwritten state (I-1, I-2).
  *
  * At most one write per task is in flight; changes made meanwhile coalesce
@@ -46,7 +45,7 @@ export class Persister {
    * record is a function of them (xstate replaces a snapshot object on every
    * change, never edits one): while they are the same objects there is
    * nothing to write, found without projecting and comparing a record (the
-   * two snapshot events of every task's start: issue 20 item 2).
+   * two snapshot events of every task's start).
    */
   private projectedFrom: unknown;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -54,8 +53,8 @@ export class Persister {
   private waiters: Array<() => void> | undefined;
 
   /**
-   * `options` may be shared by every persister (the runtime's are: one object, not one per live task,
-   * issue 20); `version` is the version of the record already stored (1 after create).
+   * `options` may be shared by every persister (the runtime's are: one object, not one per live task);
+   * `version` is the version of the record already stored (1 after create).
    */
   constructor(
     private readonly options: PersisterOptions,
@@ -66,7 +65,7 @@ export class Persister {
 
   /*
    * The persister is its own observer of the actor (`next`, `error`): no observer literal and no bound
-   * `changed` closure per live task (issue 20).
+   * `changed` closure per live task.
    */
   /** Observer of the actor: its snapshot changed. */
   next(): void {
@@ -150,9 +149,9 @@ export class Persister {
       const actor = this.actor;
       const tree = snapshotsOf(actor);
       if (this.projectedFrom && sameObjects(tree, this.projectedFrom)) continue;
-      // Lazily: the final record keeps no snapshot (issue 20 item 2: the walk cost ~2 % of a create's CPU).
+      // Lazily: the final record keeps no snapshot (the walk cost ~2 % of a create's CPU).
       const record = recordOf(snapshot, () => actor.getPersistedSnapshot(), this.attempted + 1, this.options.machineVersion);
-      // Compared with the record last stored, not a JSON copy of it: no ~1 KB string kept per live task (issue 20).
+      // Compared with the record last stored, not a JSON copy of it: no ~1 KB string kept per live task.
       if (this.durableRecord && sameRecordContent(record, this.durableRecord)) {
         this.projectedFrom = tree;
         continue;
@@ -191,7 +190,7 @@ export class Persister {
 /**
  * The snapshot objects of `actor` and of its children, depth first: what its persisted snapshot is made of.
  * An actor without children (every task actor: the machine invokes none) gives its snapshot alone, not a
- * one-element array: a live task keeps it as {@link Persister.projectedFrom} (issue 20).
+ * one-element array: a live task keeps it as {@link Persister.projectedFrom}.
  */
 function snapshotsOf(actor: AnyActorRef): unknown {
   const root = actor.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> };

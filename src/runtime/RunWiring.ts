@@ -1,6 +1,6 @@
 /**
  * The run of each task actor (a {@link ToolExecution}), wired to its actor
- * without a child actor (issue 20 item 2: the task machine's invoked `worker`
+ * without a child actor (the task machine's invoked `worker`
  * was a second xstate Actor per task, a relayed event per run event, a child
  * to stop and to persist). From the actor's start to the moment its task
  * leaves `active` (final state, error or stop), the run's events go to
@@ -23,7 +23,7 @@ export type TaskActor = Actor<typeof taskMachine>;
 
 export interface RunWiringOptions {
   tools: Pick<ToolRegistry, 'get'>;
-  /** Where a failed actor is reported (one function for every task: no closure per live task, issue 20). */
+  /** Where a failed actor is reported (one function for every task: no closure per live task). */
   onActorError: (error: unknown, taskId: string) => void;
   now: () => number;
   /** Input requests a run may have outstanding at once. */
@@ -33,7 +33,7 @@ export interface RunWiringOptions {
 /**
  * What the run of one task needs, kept from build until the task ends; once
  * started, also the observer of its actor (`complete`, `error`): a class, so
- * a live task holds no observer literal and no closures for it (issue 20).
+ * a live task holds no observer literal and no closures for it.
  */
 class Wiring {
   constructor(
@@ -104,7 +104,7 @@ export class RunWiring {
     // Emitted in the transition's deferred effects, where the invoke's `sendTo` delivered them.
     actor.on('*', (message) => (message.type === 'ABORT' ? execution.cancel() : execution.deliver(message.responses)));
     // The persister is what `saveCheckpoint` waits on (ToolExecution lets the event reach the actor first).
-    // eslint-disable-next-line @typescript-eslint/unbound-method -- xstate's Actor binds `send` in its constructor: no sink closure per task (issue 20)
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- xstate's Actor binds `send` in its constructor: no sink closure per task
     execution.attach(actor.send, persister);
   }
 
@@ -140,7 +140,7 @@ export class RunWiring {
       answers: context.answers,
       issuedKeys: context.issuedKeys,
       ...(context.sleeps ? { sleeps: context.sleeps } : {}),
-      // Only when there are some: the run keeps its options, and most tasks start with none (issue 20).
+      // Only when there are some: the run keeps its options, and most tasks start with none.
       ...(hasOwnKeys(context.inputRequests) ? { outstandingKeys: Object.keys(context.inputRequests) } : {}),
       ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
       ...(context.trace ? { trace: context.trace } : {}),
@@ -154,7 +154,7 @@ export class RunWiring {
  * The reason `ctx.signal` gives when a task ends: an `AbortError` without a
  * stack (it would show only the actor's cleanup inside xstate). One for every
  * task: it says nothing about a particular one, and building a DOMException
- * per task cost 0.8% of a durable create's CPU at c=64 (issue 20 item 2).
+ * per task cost 0.8% of a durable create's CPU at c=64.
  */
 const TASK_ENDED: DOMException = (() => {
   const limit = Error.stackTraceLimit;

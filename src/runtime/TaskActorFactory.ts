@@ -1,6 +1,6 @@
 /**
  * Builds task actors: the task machine, each actor wired to its own
- * persister and to its run (RunWiring: no child actor, issue 20 item 2);
+ * persister and to its run (RunWiring: no child actor);
  * each started actor's ttl deadline goes to the process's one deadline timer
  * (LiveDeadlines).
  *
@@ -48,7 +48,7 @@ export class TaskActorFactory {
   /** The user's inspector, wrapped once (see `inspection`). */
   private userInspect: ((event: InspectionEvent) => void) | undefined;
 
-  /** The options of every task's persister: one object and one `onError` closure, not one per live task (issue 20). */
+  /** The options of every task's persister: one object and one `onError` closure, not one per live task. */
   private readonly persisterOptions: PersisterOptions;
 
   constructor(private readonly options: TaskActorFactoryOptions) {
@@ -81,7 +81,7 @@ export class TaskActorFactory {
    * The actor of a stored unfinished task, restored from its snapshot, not
    * started. A snapshot the machine cannot restore throws here (recovery then
    * fails the task), never starts into an actor in error that xstate would
-   * rethrow from a timer (issue 13 item 3).
+   * rethrow from a timer.
    */
   restore(record: TaskRecord): TaskHandle {
     const persister = this.newPersister(record.version);

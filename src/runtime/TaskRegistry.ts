@@ -1,7 +1,7 @@
 /**
  * The live task registry: the unfinished tasks whose actors run in this
  * process, by task id, each holding its owner's admission slot; and the
- * passivated ones (issue 20 item 3): unfinished tasks of this process whose
+ * passivated ones: unfinished tasks of this process whose
  * actors were stopped while they waited for input or slept (`ctx.sleep`), kept as a compact entry
  * that still holds the slot (they count against their owner's limit exactly
  * as a live task does).
@@ -20,8 +20,8 @@ import type { TaskActor, TaskHandle } from './TaskActorFactory.js';
 
 /**
  * A task of this process whose actor was stopped while it waited for input or slept:
- * its record in the store is all there is of it. Kept small (issue 20 item 3:
- * at most a few hundred bytes per task).
+ * its record in the store is all there is of it. Kept small
+ * (at most a few hundred bytes per task).
  */
 export interface PassivatedTask {
   readonly owner: string;
@@ -136,7 +136,7 @@ export class TaskRegistry {
   /** Registers a built task whose record (`stored`) is in the store; `slot` is its owner's claim. */
   add(handle: TaskHandle, stored: TaskRecord, slot: Slot): LiveTask {
     // A literal with every member, not `{ ...handle, … }`: V8 gives a spread copy made in optimized code a
-    // hidden class of its own (a map and descriptor array per task, ~300 B of every live task, issue 20).
+    // hidden class of its own (a map and descriptor array per task, ~300 B of every live task).
     const live: LiveTask = {
       actor: handle.actor,
       persister: handle.persister,

@@ -46,8 +46,8 @@ export interface TaskSupervisorOptions {
   /**
    * How long a task of a re-runnable tool (`resume: 'replay' | 'resume'`)
    * waits for input, with all its changes stored, before its actor leaves
-   * memory and the task lives in the store only (passivation, issue 20
-   * item 3); the next `update` runs the tool again with its answers replayed,
+   * memory and the task lives in the store only (passivation);
+   * the next `update` runs the tool again with its answers replayed,
    * `cancel` and the ttl end it from the store. Clients cannot tell. `false`:
    * never. Default 60 s.
    */
@@ -61,7 +61,7 @@ export interface CreateTaskOptions {
   ttlMs: number | null;
   pollIntervalMs?: number;
   clientCapabilities?: JsonObject;
-  /** W3C trace context of the creating call (issue 16.3). */
+  /** W3C trace context of the creating call. */
   trace?: TaskInput['trace'];
   /** A run already under way (`auto` promotion); otherwise one starts with the actor, after the write. */
   execution?: ToolExecution;
@@ -81,7 +81,7 @@ export function taskInputOf(options: CreateTaskOptions, taskId: string, now: num
     ttlMs: options.ttlMs,
     ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
     ...(options.execution?.statusMessage !== undefined ? { statusMessage: options.execution.statusMessage } : {}),
-    // The run already waits for input: the task is created input_required with it (issue 14 item 5).
+    // The run already waits for input: the task is created input_required with it.
     ...(options.execution?.pendingInputRequests ? { inputRequests: options.execution.pendingInputRequests } : {}),
     ...(options.clientCapabilities !== undefined ? { clientCapabilities: options.clientCapabilities } : {}),
     ...(options.trace !== undefined ? { trace: options.trace } : {}),

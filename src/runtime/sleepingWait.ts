@@ -1,5 +1,5 @@
 /**
- * Passivation of sleeping tasks (issue 20 item 3): a `working` task whose
+ * Passivation of sleeping tasks: a `working` task whose
  * handler sleeps (`ctx.sleep`) is passivated like one waiting for input,
  * as soon as everything is durable, when the sleep has more than
  * `idleAfterMs` left: the threshold is about the time remaining, not the

@@ -35,6 +35,7 @@ import { WrappedTaskIds } from '../upstreams/WrappedTaskIds.js';
 import { composeWorkflows } from './composeWorkflows.js';
 import { RuntimeLifecycle } from './RuntimeLifecycle.js';
 import { defaultStateFile, isStore, type RuntimeOptions } from './RuntimeOptions.js';
+import { definedProps } from '../core/definedProps.js';
 
 /** A composed runtime: every part, built and wired. */
 export interface RuntimeParts {
@@ -189,9 +190,11 @@ function composeSupervisor(
     store: storeTimeoutMs === 0 ? store : new TimeoutTaskStore(store, storeTimeoutMs, (message, error) => logger.error(message, error)),
     tools: parts.tools,
     logger,
-    ...(options.reapIntervalMs !== undefined ? { reapIntervalMs: options.reapIntervalMs } : {}),
-    ...(options.finishedRetentionMs !== undefined ? { finishedRetentionMs: options.finishedRetentionMs } : {}),
-    ...(options.passivateIdleAfterMs !== undefined ? { passivateIdleAfterMs: options.passivateIdleAfterMs } : {}),
+    ...definedProps({
+      reapIntervalMs: options.reapIntervalMs,
+      finishedRetentionMs: options.finishedRetentionMs,
+      passivateIdleAfterMs: options.passivateIdleAfterMs,
+    }),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     pollPolicy: parts.pollPolicy,
     limits: parts.limits,

@@ -11,6 +11,7 @@ import type { TaskStore } from '../store/TaskStore.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { WorkflowCatalog } from '../workflows/loading/WorkflowCatalog.js';
 import type { WorkflowsOption } from './RuntimeOptions.js';
+import { definedProps } from '../core/definedProps.js';
 
 /** What the workflows are wired to. */
 export interface WorkflowsWiring {
@@ -37,8 +38,7 @@ export async function composeWorkflows(option: WorkflowsOption, wiring: Workflow
   const history = new RunHistory({
     store: wiring.store,
     logger: wiring.logger,
-    ...(option.historyRetentionMs !== undefined ? { retentionMs: option.historyRetentionMs } : {}),
-    ...(option.historyMaxRuns !== undefined ? { maxRuns: option.historyMaxRuns } : {}),
+    ...definedProps({ retentionMs: option.historyRetentionMs, maxRuns: option.historyMaxRuns }),
   });
   const catalog = new WorkflowCatalog({
     tools: wiring.tools,

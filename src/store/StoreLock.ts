@@ -1,5 +1,5 @@
 /**
- * One store, one owner (issue 13 item 2): an exclusive, OS-level lock on an
+ * One store, one owner: an exclusive, OS-level lock on an
  * embedded store (a lowdb folder, a sqlite file), taken by `open()` before
  * anything is read or written and released by `close()`. A second process
  * opening the same store is refused with {@link StoreInUseError} instead of

@@ -22,6 +22,7 @@ export {
   type TaskChange,
   type TaskFeedHandlers,
 } from './TaskStore.js';
+import { definedProps } from '../core/definedProps.js';
 export { PostgresTaskStore, POSTGRES_SCHEMA_VERSION, type PostgresTaskStoreOptions } from './PostgresTaskStore.js';
 export { DEFAULT_POSTGRES_SCHEMA, DEFAULT_POSTGRES_POOL_SIZE, DEFAULT_LEASE_MS, POSTGRES_SCHEMA_PATTERN } from './postgres/options.js';
 export { MemoryTaskStore, type MemoryTaskStoreOptions } from './MemoryTaskStore.js';
@@ -67,10 +68,7 @@ export function createTaskStore(config: TaskStoreConfig, options: CreateTaskStor
     case 'postgres':
       return new PostgresTaskStore({
         url: config.url,
-        ...(config.schema !== undefined ? { schema: config.schema } : {}),
-        ...(config.poolSize !== undefined ? { poolSize: config.poolSize } : {}),
-        ...(config.leaseMs !== undefined ? { leaseMs: config.leaseMs } : {}),
-        ...(config.instanceId !== undefined ? { instanceId: config.instanceId } : {}),
+        ...definedProps({ schema: config.schema, poolSize: config.poolSize, leaseMs: config.leaseMs, instanceId: config.instanceId }),
         ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}),
         ...(options.lock === false ? { readOnly: true } : {}),
       });

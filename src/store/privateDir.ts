@@ -1,5 +1,5 @@
 /**
- * Store folders are private (issue 12.5): lowdb names each record file after
+ * Store folders are private: lowdb names each record file after
  * its task id, and without auth a task id is the only secret guarding the
  * task, so a folder any local user can list leaks every task. Folders
  * taskvisor creates get mode 0700; an existing folder with group or other

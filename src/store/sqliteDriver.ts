@@ -5,7 +5,7 @@
  * Loaded with `require`, not `import()`: it is a CommonJS package, and an ES
  * import of it makes Node parse its source for named exports
  * (cjs-module-lexer, compiled on first use) and wrap it in a module record —
- * about 5 ms of a stdio server's cold start (issue 15.5) for the one value
+ * about 5 ms of a stdio server's cold start for the one value
  * `require` returns as is. Node's require cache keeps it loaded once; a
  * failed load (the addon not built for this Node) is retried on the next call,
  * as the import was.

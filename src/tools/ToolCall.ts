@@ -34,7 +34,7 @@ export interface ToolCallRequest {
    * instead of an `input-required` outcome.
    */
   cannotAnswerInput?: boolean;
-  /** W3C trace context of the request (`_meta.traceparent`...), kept on a task and sent on upstream (issue 16.3). */
+  /** W3C trace context of the request (`_meta.traceparent`...), kept on a task and sent on upstream. */
   trace?: TraceContext;
 }
 

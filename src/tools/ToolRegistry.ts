@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { JsonObject } from '../core/json.js';
 import type { ForwardedToolCall, ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
 import { schemasOf } from './ToolSchema.js';
+import { definedProps } from '../core/definedProps.js';
 
 /** Tool names as MCP recommends them: 1–128 of `A-Z a-z 0-9 _ - .` */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -55,8 +56,7 @@ export class ToolRegistry {
     const definition: ToolDefinition = {
       name,
       options: {
-        ...(listed.title !== undefined ? { title: listed.title } : {}),
-        ...(listed.description !== undefined ? { description: listed.description } : {}),
+        ...definedProps({ title: listed.title, description: listed.description }),
       },
       handler: () => {
         throw new Error(`${name} is a forwarded tool`);
@@ -97,7 +97,7 @@ export class ToolRegistry {
     // Build the schema now so a schema zod cannot express as JSON Schema fails at registration, not on tools/list.
     const listed = toListed(name, options);
     // Cast: a handler of the schema's output type stored as one of JSON args; calls validate args with that schema first.
-    this.tools.set(name, { name, options, handler: handler as unknown as ToolHandler });
+    this.tools.set(name, { name, options, handler: handler as ToolHandler });
     this.listing?.push(listed);
     this.changed();
   }
@@ -197,8 +197,7 @@ function toListed(name: string, options: ToolOptions): ListedTool {
   }
   return {
     name,
-    ...(options.title !== undefined ? { title: options.title } : {}),
-    ...(options.description !== undefined ? { description: options.description } : {}),
+    ...definedProps({ title: options.title, description: options.description }),
     inputSchema: input.json,
     ...(output ? { outputSchema: output.json } : {}),
     ...(options.annotations ? { annotations: { ...options.annotations } } : {}),

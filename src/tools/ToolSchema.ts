@@ -1,6 +1,6 @@
 /**
  * A tool's argument or `structuredContent` schema, given either as a zod
- * schema or as a JSON Schema document (issue 14 item 2): what `tools/list`
+ * schema or as a JSON Schema document: what `tools/list`
  * publishes and how a value is checked against it.
  *
  * A JSON Schema is published exactly as given (`$schema`, `$defs`, `$ref`
@@ -98,7 +98,7 @@ export function schemasOf(tool: { name: string; options: SchemaOptions }): { inp
 
 /**
  * The argument schema of a tool that declared none: any object. Checked
- * without Ajv (issue 15.5: Ajv costs start-up time, and only a tool with a
+ * without Ajv (Ajv costs start-up time, and only a tool with a
  * JSON Schema of its own needs it), with Ajv's wording for the one problem.
  */
 function anyObject(): ToolSchema {

@@ -13,7 +13,7 @@ export function defineTool<S extends z.ZodType<JsonObject>>(
   handler: ToolHandler<z.output<S>>,
 ): ToolDefinition {
   // Cast: a handler of the schema's output type stored as one of JSON args; the runtime validates args with that schema first.
-  return { name, options: options, handler: handler as unknown as ToolHandler };
+  return { name, options: options, handler: handler as ToolHandler };
 }
 
 /** What a tool module may export (default export or `tools`): definitions, or a function registering them. */

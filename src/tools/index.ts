@@ -1,5 +1,5 @@
 /**
- * `taskvisor/tools`: what a tool module needs and nothing else (issue 15.5):
+ * `taskvisor/tools`: what a tool module needs and nothing else:
  * `defineTool`, `defineResource`, `defineResourceTemplate`, `definePrompt`, `ToolError` and the types. A module a config names imports
  * from here, not from the root entry, so loading it costs no start-up time.
  */

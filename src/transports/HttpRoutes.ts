@@ -1,6 +1,6 @@
 /**
  * Extra routes an HTTP listener serves next to MCP (health, metrics, the
- * dashboard: issue 16). They are asked first and answer outside the MCP
+ * dashboard). They are asked first and answer outside the MCP
  * front door: each route applies the checks it needs itself.
  */
 export interface HttpRoutes {

@@ -1,5 +1,5 @@
 /**
- * The JSON-RPC request ids in flight on one connection (issue 12.9). JSON-RPC
+ * The JSON-RPC request ids in flight on one connection. JSON-RPC
  * lets a client pick ids, and a connection transport (WebSocket, stdio)
  * matches answers to requests by id alone: two requests with one id would
  * both run and both answers would carry it, so neither can be told apart.

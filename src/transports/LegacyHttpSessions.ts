@@ -1,5 +1,5 @@
 /**
- * Stateful Streamable HTTP for 2025-11-25 clients (issue 14.3). That era
+ * Stateful Streamable HTTP for 2025-11-25 clients. That era
  * serves server-to-client requests (elicitation, sampling, roots),
  * notifications and `notifications/cancelled` on a session: `initialize`
  * opens one and the answer names it in `Mcp-Session-Id`; every later request
@@ -43,7 +43,7 @@ export interface LegacyHttpSessionsOptions {
   logger: Logger;
   onerror: (error: Error) => void;
   maxBodyBytes: number;
-  /** Ends the session when the credentials it was opened with expire or are revoked (issue 12.4); returns the unwatch. */
+  /** Ends the session when the credentials it was opened with expire or are revoked; returns the unwatch. */
   trackSession?: (principal: Principal, end: (reason: string) => void) => () => void;
 }
 

@@ -9,11 +9,11 @@
  * naming the listen id (§4.6); a closed connection ends all of its streams.
  *
  * Request ids: a request whose id is still in flight on this connection
- * (listens included) is answered -32600 and never reaches the SDK (issue 12.9).
+ * (listens included) is answered -32600 and never reaches the SDK.
  *
  * Before the runtime serves, messages pass its {@link RecoveryGate} first
  * (given the runtime): `tasks/*` answered while it recovers, the rest held
- * until it serves — what Streamable HTTP does (issue 13 item 6).
+ * until it serves — what Streamable HTTP does.
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../core/json.js';
@@ -87,7 +87,7 @@ export class ListenInterceptingTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    // The SDK's answer frees its id (issue 12.9).
+    // The SDK's answer frees its id.
     const answered = responseIdOf(message);
     if (answered !== undefined) this.inflight.release(answered);
     return this.inner.send(clippedEnvelopeError(message), options);
@@ -99,7 +99,7 @@ export class ListenInterceptingTransport implements Transport {
     await this.inner.close();
   }
 
-  /** Ends every listen stream of this connection with `error` (revoked credentials, issue 12.4). */
+  /** Ends every listen stream of this connection with `error` (revoked credentials). */
   endStreams(error: { code: number; message: string }): void {
     for (const stream of [...this.streams.values()]) stream.close({ graceful: false, error });
   }
@@ -117,7 +117,7 @@ export class ListenInterceptingTransport implements Transport {
         .catch((error: unknown) => logTransportError(this.logger, 'duplicate request id', error));
       return;
     }
-    // Not serving yet: answered now (tasks/* while recovering) or held until the runtime serves (issue 13 item 6).
+    // Not serving yet: answered now (tasks/* while recovering) or held until the runtime serves.
     if (this.gate?.take(message, () => this.route(message, extra))) return;
     this.route(message, extra);
   }
@@ -162,7 +162,7 @@ export class ListenInterceptingTransport implements Transport {
         // A fanned-out frame comes serialised once for all streams (ListenFrame): written as is where the transport can.
         const sent =
           typeof frame !== 'string'
-            ? this.inner.send(frame as unknown as JSONRPCMessage)
+            ? this.inner.send(frame as JSONRPCMessage)
             : this.inner.sendSerialized
               ? this.inner.sendSerialized(frame)
               : this.inner.send(JSON.parse(frame) as JSONRPCMessage);

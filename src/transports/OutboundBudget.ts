@@ -1,7 +1,7 @@
 import type { OutboundShare } from './PrincipalOutbound.js';
 
 /**
- * The outbound budget of one connection (issue 12.3): how many bytes may sit
+ * The outbound budget of one connection: how many bytes may sit
  * queued for a client that does not read them. A client that stops reading
  * while asking for large answers would otherwise grow the server's memory
  * without bound (measured before: +570 MB RSS in 10 s for one WebSocket),

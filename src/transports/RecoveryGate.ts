@@ -1,7 +1,7 @@
 /**
  * What a connection transport (stdio, WebSocket) does with a message that
  * arrives before the runtime serves — the same as Streamable HTTP
- * (http.ts, tasksFastLane.ts), in one place for both (issue 13 item 6):
+ * (http.ts, tasksFastLane.ts), in one place for both:
  *
  * - while the runtime recovers its unfinished tasks, a 2026-07-28
  *   `tasks/get`, `tasks/update` or `tasks/cancel` is answered at once by the
@@ -100,7 +100,7 @@ export class RecoveryGate {
     // Tasks of an upstream server (the aggregator) are the SDK path's.
     if (!request || requests.forwards(request.taskId)) return false;
     void answerTaskRequest(requests, request, this.principal, serverInfo, runtime.logger)
-      .then((answer) => this.send(answer.message as unknown as JSONRPCMessage))
+      .then((answer) => this.send(answer.message as JSONRPCMessage))
       .catch((error: unknown) => logTransportError(runtime.logger, 'answer while recovering', error));
     return true;
   }

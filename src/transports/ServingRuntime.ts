@@ -18,10 +18,10 @@ export interface ServingRuntime {
   /**
    * The answers to `tasks/get|update|cancel` the SDK handlers give, and the
    * `serverInfo` stamped on results: what the Streamable HTTP fast lane
-   * needs to answer those three itself (issue 20). Absent: no fast lane.
+   * needs to answer those three itself. Absent: no fast lane.
    */
   readonly taskRequests?: TaskRequests;
-  /** The answers to `tools/call` the SDK handler gives: the fast lane answers creates with them (issue 20 item 2). */
+  /** The answers to `tools/call` the SDK handler gives: the fast lane answers creates with them. */
   readonly toolCalls?: ToolCalls;
   readonly serverInfo?: { readonly name: string; readonly version: string };
   /** Open `subscriptions/listen` streams: transports hand every modern listen to it (P8). */
@@ -36,14 +36,14 @@ export interface ServingRuntime {
   ): McpServerFactory;
   /**
    * Resolves once the runtime serves (recovery done); rejects when it closed
-   * first. A transport bound before recovery (issue 13 item 2) holds requests
+   * first. A transport bound before recovery holds requests
    * on it. Absent: the runtime was started before the transport was built.
    */
   ready?(): Promise<void>;
   /**
    * True while the runtime recovers its unfinished tasks (store open, not yet
    * serving): a transport may then let `tasks/get|update|cancel` through, which
-   * answer from the store or with a retryable error (issue 13 item 6).
+   * answer from the store or with a retryable error.
    */
   recovering?(): boolean;
   /** Runs `close` (sync or async) when the runtime closes; returns the unregistration. */

@@ -1,6 +1,6 @@
 /**
- * The bytes of one SSE listen stream on their way to the client (issue 20
- * item 4). Two carriers, one contract:
+ * The bytes of one SSE listen stream on their way to the client.
+ * Two carriers, one contract:
  *
  * - {@link NodeSseOutput}: served by a Node listener, frames are written
  *   straight to the `ServerResponse`. A change watched by 1,000 streams used
@@ -11,7 +11,7 @@
  *   response; the frames go through the `ReadableStream` it returns.
  *
  * Either way "queued" means what it always meant for the outbound budget
- * (issue 12.3) and the backlog bound: frames the client's connection has not
+ * and the backlog bound: frames the client's connection has not
  * taken yet — held here while the response refuses more (`res.write` returned
  * false until `drain`; for the web stream, chunks its reader has not pulled).
  * A failed stream drops what is still queued, and the response ends.

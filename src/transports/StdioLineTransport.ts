@@ -192,7 +192,7 @@ export class StdioLineTransport implements Transport {
 
   private answer({ id, error }: FrameError): void {
     // Cast: JSON-RPC 2.0 §5 answers a frame whose id could not be read with `id: null`; the SDK's JSONRPCMessage has no such response.
-    this.send({ jsonrpc: '2.0', id, error } as unknown as JSONRPCMessage).catch((failure: unknown) =>
+    this.send({ jsonrpc: '2.0', id, error } as JSONRPCMessage).catch((failure: unknown) =>
       this.onerror?.(failure instanceof Error ? failure : new Error(String(failure))),
     );
   }

@@ -24,7 +24,7 @@ import { WebSocket, type RawData } from 'ws';
 export const WS_CLOSE_NORMAL = 1000;
 /** The endpoint is going away (server shutdown). */
 export const WS_CLOSE_GOING_AWAY = 1001;
-/** Policy violation: used for a client that does not read what it asked for (issue 12.3) and for revoked credentials (12.4). */
+/** Policy violation: used for a client that does not read what it asked for and for revoked credentials. */
 export const WS_CLOSE_POLICY_VIOLATION = 1008;
 
 export interface WebSocketServerTransportOptions {
@@ -73,7 +73,7 @@ export class WebSocketServerTransport implements Transport {
   /** Messages that arrived before `start()`: delivered by it, in order. */
   private readonly early: JSONRPCMessage[] = [];
   private readonly socketClosed: Promise<void>;
-  /** Issue 12.3: past the budget the socket is paused, then closed 1008 if it does not drain. */
+  /** Past the budget the socket is paused, then closed 1008 if it does not drain. */
   private readonly budget: OutboundBudget;
   private readonly share: OutboundShare | undefined;
   private readonly shapeLimits: JsonShapeLimits;
@@ -166,7 +166,7 @@ export class WebSocketServerTransport implements Transport {
     if (this.closedValue || this.socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(new Error('WebSocket is closed'));
     }
-    // Issue 12.3: never queue past twice the budget for a client that is not reading.
+    // Never queue past twice the budget for a client that is not reading.
     if (!this.budget.admit(Buffer.byteLength(text))) return Promise.reject(new Error('WebSocket closed: the client is not reading'));
     return new Promise((resolve, reject) => {
       this.socket.send(text, (error) => (error ? reject(error) : resolve()));
@@ -181,12 +181,12 @@ export class WebSocketServerTransport implements Transport {
    * other sockets: a server frame is not masked). `written` is called once
    * when ws has written it (with the error if the write failed; a failed write
    * also closes the socket, which ends its streams). Returns false when the
-   * message was not queued (the socket is closed, or the budget closed it,
-   * issue 12.3): `written` is then never called.
+   * message was not queued (the socket is closed, or the budget closed it):
+   * `written` is then never called.
    */
   sendBytes(json: Buffer, written: (error?: Error) => void): boolean {
     if (this.closedValue || this.socket.readyState !== WebSocket.OPEN) return false;
-    // Issue 12.3: never queue past twice the budget for a client that is not reading.
+    // Never queue past twice the budget for a client that is not reading.
     if (!this.budget.admit(json.length)) return false;
     this.socket.send(json, TEXT_FRAME, written);
     this.budget.check();

@@ -19,7 +19,7 @@ import { LOOPBACK_HOSTS as LOOPBACK_HOST_NAMES } from '../core/constants.js';
 export const isLoopbackHost = (host: string): boolean => host === '127.0.0.1' || host === 'localhost' || host === '::1';
 
 /**
- * The Origin names a listener accepts when none are configured (issue 12.8):
+ * The Origin names a listener accepts when none are configured:
  * the loopback names on a loopback bind; elsewhere the configured Host names,
  * or none at all — a browser request (it carries `Origin`) is then refused
  * unless listed, so no web page can drive the server through a visitor's
@@ -82,7 +82,7 @@ export async function admit(request: Request, options: AdmissionOptions): Promis
 /**
  * `undefined` once the runtime serves; otherwise the answer to give when it
  * never will (it closed, or its store failed to open). Listeners bound before
- * recovery (issue 13 item 2) hold each request here until recovery is done.
+ * recovery hold each request here until recovery is done.
  */
 export async function untilServing(runtime: Pick<ServingRuntime, 'ready'>): Promise<Response | undefined> {
   try {

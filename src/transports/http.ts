@@ -1,7 +1,7 @@
 /**
  * Streamable HTTP: the SDK's `createMcpHandler` (modern serving, the SEP-2243
  * header ladder incl. `Mcp-Name` on `tasks/*`: T-60…T-63) and, for
- * 2025-11-25 clients, sessions (`LegacyHttpSessions`, issue 14.3), behind a
+ * 2025-11-25 clients, sessions (`LegacyHttpSessions`), behind a
  * front door that owns the path, the Host check and authentication (I-7).
  */
 import { createServer, type IncomingMessage, type Server as NodeHttpServer, type ServerResponse } from 'node:http';
@@ -60,14 +60,14 @@ export interface HttpEntryOptions {
    * Origin host names accepted from browsers (a request without `Origin`,
    * i.e. a non-browser client, always passes); others get 403. `listenHttp`
    * defaults to the loopback names on loopback binds and to the
-   * `allowedHosts` names (or none: every browser Origin refused) elsewhere
-   * (issue 12.8); a mounted entry checks nothing unless given a list.
+   * `allowedHosts` names (or none: every browser Origin refused) elsewhere;
+   * a mounted entry checks nothing unless given a list.
    * `false` turns it off. No CORS headers are ever sent, wildcard or not.
    */
   allowedOrigins?: string[] | false;
   /**
    * The fast lane for `tasks/get|update|cancel` and task-creating
-   * `tools/call`s (transports/tasksFastLane.ts, issue 20): answered without
+   * `tools/call`s (transports/tasksFastLane.ts): answered without
    * the SDK's per-request machinery, with the same answers. Default on (not with a custom `authenticate` hook);
    * `false`, or `TASKVISOR_HTTP_FAST_LANE=0`, sends every request through the SDK.
    */
@@ -101,7 +101,7 @@ export interface HttpEntry {
   close(): Promise<void>;
 }
 
-/** Methods a recovering runtime answers instead of holding (issue 13 item 6): from the store, or a retryable error. */
+/** Methods a recovering runtime answers instead of holding: from the store, or a retryable error. */
 const ANSWERED_WHILE_RECOVERING: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
 const optionalHeader = <K extends string>(key: K, value: string | null) =>
@@ -156,9 +156,9 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
     });
     if (admitted instanceof Response) return admitted;
     if (nodeResponse) connections.bind(nodeResponse, admitted.id);
-    // Bound before recovery (issue 13 item 2): requests wait for the runtime to serve — except, while it
+    // Bound before recovery: requests wait for the runtime to serve — except, while it
     // recovers, a 2026-07-28 tasks/get|update|cancel (named by its Mcp-Method header, T-60), answered from the
-    // store or with a retryable error naming the state (issue 13 item 6): recovery is not dark.
+    // store or with a retryable error naming the state: recovery is not dark.
     if (!(runtime.recovering?.() === true && ANSWERED_WHILE_RECOVERING.has(request.headers.get('mcp-method')?.trim() ?? ''))) {
       const notServing = await untilServing(runtime);
       if (notServing) return notServing;
@@ -257,7 +257,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
         publish('taskvisor:backpressure.close', () => ({ stream: 'sse' }));
       },
       ...(nodeResponse ? { countQueued: (queued: () => number) => connections.count(nodeResponse, queued) } : {}),
-      // Issue 12.4: the stream ends when the token it was opened with expires or is revoked.
+      // The stream ends when the token it was opened with expires or is revoked.
       ...(bearer ? { trackSession: (end: (reason: string) => void) => bearer.trackSession(principal, end) } : {}),
       direct: nodeResponse,
     });
@@ -268,7 +268,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   // the principal admitted is bound to the request's connection (outbound budget per principal).
   const node = (req: IncomingMessage, res: ServerResponse) =>
     nodeRequestHandler({ fetch: (request: Request) => serve(request, res) })(req, res);
-  // Issue 20: polls skip the Fetch conversion and the per-request SDK server; anything unusual still takes `node`.
+  // Polls skip the Fetch conversion and the per-request SDK server; anything unusual still takes `node`.
   const lane =
     options.fastLane === false || fastLaneDisabledByEnv() || options.authenticate
       ? undefined
@@ -280,7 +280,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
           ...bodyLimits,
           onAdmitted: (res, principal) => connections.bind(res, principal.id),
         });
-  // Mounted in someone else's server too: the head check and failure containment travel with the entry (issue 12.1).
+  // Mounted in someone else's server too: the head check and failure containment travel with the entry.
   const guard = new ListenerGuard('http', runtime.logger);
   const detach = runtime.onClose(async () => {
     await sessions.close();

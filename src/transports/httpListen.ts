@@ -25,19 +25,19 @@ export interface HttpListenOptions {
   signal: AbortSignal;
   /** Interval of SSE keep-alive comments; 0 disables. */
   keepAliveMs: number;
-  /** Bytes that may wait for a client not reading the stream, and for how long, ms (issue 12.3). */
+  /** Bytes that may wait for a client not reading the stream, and for how long, ms. */
   maxOutboundBufferBytes: number;
   outboundGraceMs: number;
   /** Told when the budget ends the stream (for the log). */
   onOverBudget?: (reason: string) => void;
   /** Counts the frames held back for the client in its connection's budget too; returns the removal. */
   countQueued?: (queued: () => number) => () => void;
-  /** Ties the stream to its credentials: `end(reason)` when they expire or are revoked; returns the untrack function (issue 12.4). */
+  /** Ties the stream to its credentials: `end(reason)` when they expire or are revoked; returns the untrack function. */
   trackSession?: (end: (reason: string) => void) => () => void;
   /**
    * The Node response the returned `Response` will be written to by the SDK's
    * Node adapter: frames then go to it directly instead of through the web
-   * stream (issue 20 item 4). Absent for a web-standard `fetch` caller.
+   * stream. Absent for a web-standard `fetch` caller.
    */
   direct?: ServerResponse | undefined;
 }
@@ -97,7 +97,7 @@ export function serveHttpListen(options: HttpListenOptions): Response {
     },
   };
   opened = options.hub.openListen({ id: options.id, principal: options.principal, requested: parsed.filter, sink });
-  // Issue 12.3: a client that leaves the stream unread past the budget loses it (not gracefully: it is not reading).
+  // A client that leaves the stream unread past the budget loses it (not gracefully: it is not reading).
   closeForBudget = (reason) => {
     options.onOverBudget?.(reason);
     dropped();

@@ -1,5 +1,5 @@
 /**
- * Failure containment on a Node HTTP listener (issue 12.1): a failure while
+ * Failure containment on a Node HTTP listener: a failure while
  * serving one request or one upgrade ends that request or connection, never
  * the process. Every listener of taskvisor (HTTP, WebSocket, the inspection
  * relay) wraps its handlers here instead of relying on a process-wide
@@ -12,7 +12,7 @@
  *   limit) arrives as `clientError`: 400 (431 for oversized headers), then
  *   the socket is destroyed.
  * - A handler that throws or rejects answers 500 with a reference id; the
- *   detail goes to the log under the same id, never to the client (12.10).
+ *   detail goes to the log under the same id, never to the client (it may name paths or URLs).
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -1,9 +1,9 @@
 /**
  * The request head as a hostile client sends it: the request target and the
  * Host header are judged here, before anything builds a `URL` or a web
- * `Request` from them (issue 12.1). Both constructors throw on inputs Node's
+ * `Request` from them. Both constructors throw on inputs Node's
  * HTTP parser lets through — `http://[/mcp`, credentials in the Host header
- * or the target — and a throw there used to end the process.
+ * or the target — and a throw there would end the process.
  *
  * A head that passes is normalised: the target becomes a plain origin-form
  * path (`/mcp?x=1`), so whatever is built from `http://<Host><target>`

@@ -48,7 +48,7 @@ export function serveStdio(runtime: ServingRuntime, options: StdioOptions = {}):
     runtime.subscriptions,
     principal.id,
     runtime.logger,
-    // Served from before recovery: tasks/* answered while it runs, the rest held until serving (issue 13 item 6).
+    // Served from before recovery: tasks/* answered while it runs, the rest held until serving.
     runtime,
   );
   let onClosed: () => void = () => {};

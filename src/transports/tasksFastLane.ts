@@ -1,7 +1,7 @@
 /**
  * The Streamable HTTP fast lane for `tasks/get`, `tasks/update` and
- * `tasks/cancel` (issue 20 item 1), and for the `tools/call` that creates a
- * task (item 2): polling is most of a Tasks server's traffic and creates the
+ * `tasks/cancel`, and for the `tools/call` that creates a
+ * task: polling is most of a Tasks server's traffic and creates the
  * rest, and on the SDK path each pays for a web `Request`/`Response`
  * conversion, a per-request SDK server and zod, several times the work of
  * the answer itself.
@@ -196,7 +196,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     const principal = door instanceof Promise ? await door : door;
     if (!principal) return handOn(req, res, sdk, chunks);
     options.onAdmitted?.(res, principal);
-    // Issue 13 item 6: while recovering, tasks/* are answered (from the store, or a retryable error); otherwise
+    // While recovering, tasks/* are answered (from the store, or a retryable error); otherwise
     // a request waits until the runtime serves, and one that never will is the SDK path's 503.
     if (!serving && runtime.recovering?.() !== true && !(await waitServing())) return handOn(req, res, sdk, chunks);
     write(res, await answerTaskRequest(requests, request, principal.id, serverInfo, runtime.logger));
@@ -253,7 +253,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
   }
 
   /**
-   * Issue 20 item 2: a `tools/call` that creates a task, answered with the
+   * A `tools/call` that creates a task, answered with the
    * runtime's answer (the record durable before it leaves, I-1); `undefined`
    * = the SDK path's (nothing was done yet).
    */
@@ -277,7 +277,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     const principal = door instanceof Promise ? await door : door;
     if (!principal) return undefined;
     options.onAdmitted?.(res, principal);
-    // Creates wait until the runtime serves (issue 13 item 2); one that never will is the SDK path's 503.
+    // Creates wait until the runtime serves; one that never will is the SDK path's 503.
     if (!serving && !(await waitServing())) return undefined;
     // Asked after the last await, so the answer below is the one this decision describes: an unknown tool, bad
     // arguments, a limit, or a local task tool's new task — never tool code on the request, an input round or

@@ -62,7 +62,7 @@ export interface WebSocketListenOptions {
    * Origin host names accepted from browsers (an upgrade without `Origin`,
    * i.e. a non-browser client, always passes). Default: the loopback names
    * on loopback binds; elsewhere the `allowedHosts` names, or none (every
-   * browser Origin refused: cross-site WebSocket hijacking, issue 12.8).
+   * browser Origin refused: cross-site WebSocket hijacking).
    * `false` turns it off.
    */
   allowedOrigins?: string[] | false;
@@ -95,7 +95,7 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   const path = options.path ?? '/mcp';
   const isLoopback = isLoopbackHost(host);
   const allowedHosts = options.allowedHosts ?? (isLoopback ? LOOPBACK_HOSTS : false);
-  // Checked on every bind (issue 12.8): see defaultAllowedOrigins.
+  // Checked on every bind: see defaultAllowedOrigins.
   const allowedOrigins = options.allowedOrigins ?? defaultAllowedOrigins(isLoopback, allowedHosts);
   if (options.auth && options.authenticate)
     throw new TypeError('listenWebSocket: give either auth (bearer tokens) or authenticate (a custom hook), not both');
@@ -109,7 +109,7 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   // Offered subprotocols: ws picks the first by default; the v1 SDK client offers `mcp` and fails without it.
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes ?? runtime.limits.maxRequestBodyBytes });
 
-  // Head check and failure containment per request and per upgrade (issue 12.1).
+  // Head check and failure containment per request and per upgrade.
   const guard = new ListenerGuard('websocket', runtime.logger);
   const server = createServer(
     guard.request((req, res) => {
@@ -133,8 +133,8 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
     guard.upgrade(async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const outcome = await admitUpgrade(req);
       if (outcome instanceof Response) return refuse(socket, outcome);
-      // Bound before recovery (issue 13 item 2): the upgrade waits for the runtime to serve — except while it
-      // recovers: then the connection opens, and its messages pass the RecoveryGate like HTTP requests (issue 13 item 6).
+      // Bound before recovery: the upgrade waits for the runtime to serve — except while it
+      // recovers: then the connection opens, and its messages pass the RecoveryGate like HTTP requests.
       if (runtime.recovering?.() !== true) {
         const notServing = await untilServing(runtime);
         if (notServing) return refuse(socket, notServing);
@@ -178,7 +178,7 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
       inboundTurns,
       onOverBudget: (reason) => {
         runtime.logger.info(`websocket: closing a connection of ${principal.id} (1008): ${reason}`);
-        publish('taskvisor:backpressure.close', () => ({ stream: 'websocket' })); // metrics (issue 16)
+        publish('taskvisor:backpressure.close', () => ({ stream: 'websocket' })); // metrics
       },
     });
     // Listens are served by taskvisor's hub: the SDK's listen router strips taskIds (P8).
@@ -192,7 +192,7 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
     );
     const connection: Connection = { socket, transport, close: () => handle.close(), alive: true };
     connections.add(connection);
-    // Issue 12.4: the token this connection was opened with expires or is revoked → the connection ends (1008).
+    // The token this connection was opened with expires or is revoked → the connection ends (1008).
     const untrack = bearer?.trackSession(principal, (reason) => {
       wire.endStreams({ code: -32600, message: `Unauthorized: subscription closed: ${reason}` });
       transport.closeCode = WS_CLOSE_POLICY_VIOLATION;

@@ -9,8 +9,8 @@
  */
 import type { JsonObject } from '../core/json.js';
 import { ErrorCode, TaskvisorError } from '../core/errors.js';
-import type { ForwardedPrompt, ListedPrompt, PromptResult } from '../prompts/PromptDefinition.js';
-import type { ListedResource, ListedResourceTemplate, ReadResourceResult } from '../resources/ResourceDefinition.js';
+import type { ForwardedPrompt, ListedPrompt, PromptMessage, PromptResult } from '../prompts/PromptDefinition.js';
+import type { ListedResource, ListedResourceTemplate, ReadResourceResult, ResourceContents } from '../resources/ResourceDefinition.js';
 import type { CompletionAnswer, ForwardedResourceSpace } from '../resources/ResourceRegistry.js';
 import type { RawOutcome } from './UpstreamConnection.js';
 import { forwardedResourceUri, upstreamResourceUri } from './resourceUris.js';
@@ -60,20 +60,18 @@ export function forwardedCatalog(
       throw error instanceof UpstreamUnavailableError ? options.unavailable(error) : error;
     }
     if (outcome.kind === 'result') return outcome.result;
-    // The upstream's error, in the names the client used (issue 14 item 5).
+    // The upstream's error, in the names the client used.
     let message = outcome.error.message;
     for (const [upstream, downstream] of names) message = message.split(upstream).join(downstream);
     throw new TaskvisorError(outcome.error.code, message, outcome.error.data);
   };
 
-  // Casts: an upstream's listing entries are untyped JSON; the filters check the members we rely on (uri/name,
-  // uriTemplate/name) and the rest passes through as the upstream sent it, as the client expects (issue 14).
-  const resources: ListedResource[] = listing.resources
-    .filter((r) => typeof r.uri === 'string' && typeof r.name === 'string')
-    .map((r) => ({ ...(r as unknown as ListedResource), uri: down(r.uri as string) }));
+  // An upstream's listing entries are untyped JSON; the guards check the members we rely on (uri/name,
+  // uriTemplate/name) and the rest passes through as the upstream sent it, as the client expects.
+  const resources: ListedResource[] = listing.resources.filter(isResourceEntry).map((r) => ({ ...r, uri: down(r.uri) }));
   const templates: ListedResourceTemplate[] = listing.templates
-    .filter((t) => typeof t.uriTemplate === 'string' && typeof t.name === 'string')
-    .map((t) => ({ ...(t as unknown as ListedResourceTemplate), uriTemplate: down(t.uriTemplate as string) }));
+    .filter(isTemplateEntry)
+    .map((t) => ({ ...t, uriTemplate: down(t.uriTemplate) }));
 
   const completion = (answer: JsonObject): CompletionAnswer => {
     const completion = (answer.completion ?? {}) as JsonObject;
@@ -91,8 +89,7 @@ export function forwardedCatalog(
     read: async (uri) => {
       const original = up(uri);
       const result = await send('resources/read', { uri: original }, [[original, uri]]);
-      // Cast: the upstream's own read result, passed through with its URIs renamed (the SDK checked its shape).
-      return rewriteContents(result, down) as unknown as ReadResourceResult;
+      return rewriteContents(result, down);
     },
     ...(options.completes
       ? {
@@ -116,14 +113,13 @@ export function forwardedCatalog(
     const name = forwardedToolName(namespace, prefix, original);
     if (seen.has(name)) continue;
     seen.add(name);
-    // Cast: an upstream's prompt entry is untyped JSON passed through; only its name is ours (checked above).
-    const listed = { ...(prompt as unknown as ListedPrompt), name };
+    // An upstream's prompt entry is untyped JSON passed through; only its name is ours (checked above).
+    const listed: ListedPrompt = { ...prompt, name };
     prompts.push({
       listed,
       get: async (args) => {
         const result = await send('prompts/get', { name: original, arguments: args }, [[original, name]]);
-        // Cast: the upstream's own prompts/get result, passed through with its names rewritten.
-        return rewriteMessages(result, down) as unknown as PromptResult;
+        return rewriteMessages(result, down);
       },
       ...(options.completes
         ? {
@@ -142,30 +138,46 @@ export function forwardedCatalog(
   return { space, prompts };
 }
 
-/** `resources/read` contents with every `uri` ours; the upstream's serverInfo `_meta` is dropped (ours is stamped). */
-function rewriteContents(result: JsonObject, down: (uri: string) => string): JsonObject {
+/** A `resources/list` entry with the members the catalog relies on. */
+function isResourceEntry(entry: JsonObject): entry is JsonObject & { uri: string; name: string } {
+  return typeof entry.uri === 'string' && typeof entry.name === 'string';
+}
+
+/** A `resources/templates/list` entry with the members the catalog relies on. */
+function isTemplateEntry(entry: JsonObject): entry is JsonObject & { uriTemplate: string; name: string } {
+  return typeof entry.uriTemplate === 'string' && typeof entry.name === 'string';
+}
+
+/**
+ * `resources/read` contents with every `uri` ours; the upstream's serverInfo `_meta` is dropped (ours is stamped).
+ * The upstream's own read result, passed through with its URIs renamed: the items are its (the SDK checked their shape).
+ */
+function rewriteContents(result: JsonObject, down: (uri: string) => string): ReadResourceResult {
   if (!Array.isArray(result.contents)) {
     throw new TaskvisorError(ErrorCode.InternalError, 'The upstream answered resources/read without a contents array');
   }
   const { _meta: _ignored, resultType: _type, ...rest } = result;
-  return { ...rest, contents: result.contents.map((item) => withUri(item as JsonObject, down)) };
+  return {
+    ...rest,
+    contents: result.contents.map((item: ResourceContents) => (typeof item.uri === 'string' ? { ...item, uri: down(item.uri) } : item)),
+  };
 }
 
-/** `prompts/get` messages with embedded resources' and resource links' URIs ours. */
-function rewriteMessages(result: JsonObject, down: (uri: string) => string): JsonObject {
+/** `prompts/get` messages with embedded resources' and resource links' URIs ours; the rest is the upstream's own result. */
+function rewriteMessages(result: JsonObject, down: (uri: string) => string): PromptResult {
   if (!Array.isArray(result.messages)) {
     throw new TaskvisorError(ErrorCode.InternalError, 'The upstream answered prompts/get without a messages array');
   }
   const { _meta: _ignored, resultType: _type, ...rest } = result;
   return {
     ...rest,
-    messages: result.messages.map((message) => {
-      const content = (message as JsonObject).content as JsonObject | undefined;
+    messages: result.messages.map((message: PromptMessage): PromptMessage => {
+      const content = message.content as PromptMessage['content'] | undefined;
       if (content?.type === 'resource' && content.resource && typeof content.resource === 'object') {
-        return { ...(message as JsonObject), content: { ...content, resource: withUri(content.resource as JsonObject, down) } };
+        return { ...message, content: { ...content, resource: withUri(content.resource as JsonObject, down) } };
       }
       if (content?.type === 'resource_link' && typeof content.uri === 'string') {
-        return { ...(message as JsonObject), content: { ...content, uri: down(content.uri) } };
+        return { ...message, content: { ...content, uri: down(content.uri) } };
       }
       return message;
     }),

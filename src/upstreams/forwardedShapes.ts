@@ -69,5 +69,5 @@ export function inputRequestsOf(value: JsonObject): Record<string, InputRequest>
   const requests = value.inputRequests;
   if (requests === null || typeof requests !== 'object' || Array.isArray(requests)) return undefined;
   // Cast: an upstream's input requests are relayed as it sent them; the client that answers them checks each (T-19).
-  return Object.keys(requests).length > 0 ? (requests as unknown as Record<string, InputRequest>) : undefined;
+  return Object.keys(requests).length > 0 ? (requests as Record<string, InputRequest>) : undefined;
 }

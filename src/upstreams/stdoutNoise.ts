@@ -3,7 +3,7 @@
  * are not JSON without a word (its `ReadBuffer` skips a `SyntaxError`), so an
  * upstream that prints a banner or a log line to stdout looks exactly like
  * one that never answers ("connecting timed out"). This taps the child's
- * stdout to say what it wrote instead (issue 18 item 3). The child process is
+ * stdout to say what it wrote instead. The child process is
  * the transport's private `_process`: there is no public hook; the test in
  * test/aggregator/stdout-noise.integration.test.ts fails if the SDK changes that.
  */

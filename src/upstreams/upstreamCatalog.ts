@@ -33,7 +33,7 @@ export async function listUpstreamTools(client: Client, timeoutMs: number): Prom
       () => `tools/list timed out after ${timeoutMs} ms`,
     );
     // Cast: the SDK's Tool type (zod-inferred, exact inputSchema) vs our JSON ListedTool; the SDK validated the listing.
-    tools.push(...(result.tools as unknown as UpstreamTool[]));
+    tools.push(...(result.tools as UpstreamTool[]));
     cursor = result.nextCursor;
     if (!cursor) break;
   }

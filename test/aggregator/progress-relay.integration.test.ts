@@ -1,5 +1,5 @@
 /**
- * Upstream progress and log messages reach the caller (issue 18):
+ * Upstream progress and log messages reach the caller:
  * server-everything's `trigger-long-running-operation` sends
  * `notifications/progress` for the progress token taskvisor sends upstream;
  * taskvisor relays each step to the caller's own `progressToken`, for a
@@ -156,7 +156,7 @@ describe("a forwarded 2025-11-25 task's upstream progress becomes its statusMess
     assert.ok(progress.length >= 2, `progress shown as statusMessage: ${[...messages].join(' | ')}`);
   });
 
-  it("the caller's W3C traceparent reaches the 2025-11-25 upstream with the task-augmented call (issue 16.3)", async () => {
+  it("the caller's W3C traceparent reaches the 2025-11-25 upstream with the task-augmented call", async () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const created = resultOf(
       await rawRequest(tasksClient, {

@@ -1,6 +1,6 @@
 /**
  * Upstream resources, resource templates and prompts forwarded by the
- * aggregator (issue 14 item 2), against the real server-everything (stdio
+ * aggregator, against the real server-everything (stdio
  * child): URIs behind the upstream's scheme prefix
  * (`x-everything+<uri>`, reversible), prompts named like tools
  * (`x_everything_<prompt>`), reads, gets and completions forwarded with the

@@ -1,5 +1,5 @@
 /**
- * Issue 18 item 3: a stdio upstream that writes something other than
+ * A stdio upstream that writes something other than
  * JSON-RPC to stdout is reported as such (the SDK's transport drops those
  * lines silently, so it used to look like an upstream that never answers:
  * "connecting timed out"). Also pins the SDK internal the tap relies on.

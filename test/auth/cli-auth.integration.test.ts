@@ -163,7 +163,7 @@ describe('serve with auth', () => {
 });
 
 describe('serve without auth on a public interface', () => {
-  it('with auth: { kind: none } (required there, issue 12.8) warns that every caller is the same anonymous principal', async () => {
+  it('with auth: { kind: none } (required there) warns that every caller is the same anonymous principal', async () => {
     const config = join(dir.path, 'public.yaml');
     await writeFile(config, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\nauth:\n  kind: none\n`);
     const child = spawnNode([CLI, 'serve', '--config', config, '--http', '0.0.0.0:0'], { cwd: dir.path });

@@ -1,5 +1,5 @@
 /**
- * Issue 12.4: revoked or expired credentials end that principal's open
+ * Revoked or expired credentials end that principal's open
  * sessions. Through real sockets:
  * - `taskvisor serve` with a token file: alice's token removed + SIGHUP →
  *   her WebSocket closes 1008 "credentials revoked", her HTTP listen stream
@@ -43,7 +43,7 @@ async function listenEnd(rest: AsyncGenerator<Json[]>): Promise<Json | undefined
   return undefined;
 }
 
-describe('revocation (issue 12.4)', () => {
+describe('revocation', () => {
   it('a token removed from the token file + SIGHUP ends that principal’s WebSocket and listen stream, not others’', async () => {
     const tokens = join(dir.path, 'tokens.yaml');
     await writeFile(

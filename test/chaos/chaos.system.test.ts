@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 7, bounded: the crash checker of `npm run chaos` (real
+ * Bounded: the crash checker of `npm run chaos` (real
  * `taskvisor serve` children, SIGKILL at seeded random points, every
  * acknowledged id checked) on lowdb and sqlite, two runs of one kill each (`npm run chaos` runs more);
  * any lost, stuck, duplicated, changed or wrong task fails the test. The

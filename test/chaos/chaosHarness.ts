@@ -1,5 +1,5 @@
 /**
- * The crash checker (issue 13 item 7): a real `taskvisor serve` child over a
+ * The crash checker: a real `taskvisor serve` child over a
  * real store, driven over HTTP by the ext-tasks client, killed with SIGKILL
  * at seeded random points while creates, input answers and polls are in
  * flight, restarted, and finally every acknowledged task id is checked:

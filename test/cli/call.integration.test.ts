@@ -1,5 +1,5 @@
 /**
- * `taskvisor call` and `taskvisor tasks get|cancel|watch` (issue 15.3) as a
+ * `taskvisor call` and `taskvisor tasks get|cancel|watch` as a
  * user runs them: real processes against a real taskvisor serving the demo
  * tools over Streamable HTTP, and one spawned over stdio. Live status lines
  * (not a TTY here: a line per change), input asked on stdin or given with

@@ -1,5 +1,5 @@
 /**
- * Cold start (issue 15.5): MCP hosts spawn a stdio server for every
+ * Cold start: MCP hosts spawn a stdio server for every
  * conversation, so `taskvisor serve --stdio --demo` must load only what its
  * first answers need. The speed itself is a benchmark cell (`npm run bench
  * -- --only coldstart`, a ratio to `node -e 0`); this test pins *what* is

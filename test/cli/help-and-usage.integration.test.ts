@@ -1,5 +1,5 @@
 /**
- * A consistent command line (issue 15.4): every command and subcommand of
+ * A consistent command line: every command and subcommand of
  * `taskvisor` answers `--help`, `-h` (and `help` in the place of a
  * subcommand) with its usage on stdout and exit 0; a command line that cannot
  * be understood exits 2 with the message and the usage on stderr. Walked

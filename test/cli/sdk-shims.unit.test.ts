@@ -26,7 +26,7 @@ const INPUTS: unknown[] = [
   'text',
 ];
 
-describe('the bundled CLI’s SDK shims (cold start, issue 15.5)', () => {
+describe('the bundled CLI’s SDK shims (cold start)', () => {
   it('validates as the SDK’s own validator does, valid and invalid inputs, every dialect', () => {
     const ours = new DefaultJsonSchemaValidator();
     const theirs = new SdkValidator();

@@ -1,5 +1,5 @@
 /**
- * examples/client/demo.ts (issue 15.2: the examples use taskvisor/client) as
+ * examples/client/demo.ts (the examples use taskvisor/client) as
  * a user runs it: it spawns the demo server over stdio itself, and its output
  * shows a task's status changes, an input request answered in a callback,
  * and a task cancelled through an AbortSignal.

@@ -1,5 +1,5 @@
 /**
- * `taskvisor/client` (issue 15.2) against a real taskvisor serving the demo
+ * `taskvisor/client` against a real taskvisor serving the demo
  * tools over real Streamable HTTP, WebSocket and a stdio child process:
  * direct results and tasks alike, status callbacks, input answered through a
  * callback, cancel through an AbortSignal, failed and isError outcomes,

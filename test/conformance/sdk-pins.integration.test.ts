@@ -1,5 +1,5 @@
 /**
- * Pins of the SDK behaviour each SDK workaround answers (issue 19 item 3;
+ * Pins of the SDK behaviour each SDK workaround answers (see
  * docs/conformance.md, "SDK workarounds"). Each test asserts the stock SDK
  * still behaves the way the workaround assumes: when one fails after an SDK
  * upgrade, the workaround it names can probably go (or must change).
@@ -129,7 +129,7 @@ describe('SDK pins', () => {
     assert.equal('validateStandardRequestHeaders' in serverSdk, false, 'exported now: use it instead of the mirror in transports/http.ts');
   });
 
-  it('issue 12.1 (transports/requestHead.ts): the Node adapter still builds a URL from the Host header unchecked', async () => {
+  it('request head (transports/requestHead.ts): the Node adapter still builds a URL from the Host header unchecked', async () => {
     const hostile: NodeIncomingMessageLike = {
       headers: { host: 'user:pass@[' },
       url: '/mcp',

@@ -1,5 +1,5 @@
 /**
- * docs/api.md lists the public API (issue 19 item 4): for every package.json "exports" subpath,
+ * docs/api.md lists the public API: for every package.json "exports" subpath,
  * one table row naming exactly what that entry exports, values and types. This fails when an
  * entry gains or loses an export the row does not show, or a subpath has no row.
  * The entries are read with TypeScript's parser only (no type checking: it stays fast).

@@ -1,5 +1,5 @@
 /**
- * docs/getting-started.md "Call it by hand", as written (issue 14 item 5):
+ * docs/getting-started.md "Call it by hand", as written:
  * the `_meta` envelope of its `META=` line and the JSON bodies of its
  * `hello_world` call and `tasks/update` are read from the document and sent
  * to the demo tools over real HTTP. With the envelope as written the call

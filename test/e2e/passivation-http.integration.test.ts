@@ -1,5 +1,5 @@
 /**
- * Passivated idle tasks over real HTTP (issue 20 item 3): two runtimes on
+ * Passivated idle tasks over real HTTP: two runtimes on
  * SQLite files, one passivating tasks the moment they only wait for input,
  * one never. The same client traffic (tools/call, tasks/get, tasks/update,
  * tasks/cancel, a subscriptions/listen stream read as raw SSE) gets the same
@@ -168,7 +168,7 @@ async function napScript(server: { runtime: TaskvisorRuntime; http: HttpListener
   return seenByClient;
 }
 
-describe('passivated tasks over Streamable HTTP (issue 20 item 3)', () => {
+describe('passivated tasks over Streamable HTTP', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let passivating: Awaited<ReturnType<typeof serve>>;
   let live: Awaited<ReturnType<typeof serve>>;

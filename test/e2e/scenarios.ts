@@ -619,7 +619,7 @@ export function registerScenarios(label: string, startServer: () => Promise<E2eS
       });
     });
 
-    describe('the demo shows every outcome (issue 15.6)', () => {
+    describe('the demo shows every outcome', () => {
       it('demo fail and tool_error with ms become tasks ending failed, and completed with isError', async () => {
         const failing = await ops.createTask('fail', { code: -32000, message: 'late boom', ms: 400 });
         const answering = await ops.createTask('tool_error', { message: 'late error', ms: 400 });

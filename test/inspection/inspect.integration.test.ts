@@ -237,7 +237,7 @@ describe('the JSONL trace', () => {
     }
     const root = mine.find((line) => line.type === '@xstate.actor' && line.parentId === undefined)!;
     assert.ok(root, 'the task actor is announced');
-    // No child actor any more (issue 20 item 2): the task's run is the runtime's, not an invoked `worker`.
+    // No child actor: the task's run is the runtime's, not an invoked `worker`.
     assert.ok(!mine.some((line) => line.type === '@xstate.actor' && line.parentId === root.actorId), 'and no child actor');
     const snapshots = mine.filter((line) => line.type === '@xstate.snapshot' && line.actorId === root.actorId);
     const values = new Set(snapshots.map((line) => JSON.stringify(line.snapshot?.value)));

@@ -1,5 +1,5 @@
 /**
- * The task runtime stays in parts a newcomer can name (issue 19 item 2):
+ * The task runtime stays in parts a newcomer can name:
  * registry, actor factory, recovery, reaper, and a supervisor that routes,
  * each small; and a task's status is only ever the machine's (I-3): nothing
  * in the runtime writes one by hand.

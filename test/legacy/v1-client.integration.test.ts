@@ -10,7 +10,7 @@
  * `hello_world` (elicits a name) works the same on both: the SDK's legacy
  * input-required shim turns our MRTR `input_required` into a server→client
  * `elicitation/create`, the client's handler answers, the tool completes.
- * Over HTTP that needs the client's session (`Mcp-Session-Id`, issue 14.3):
+ * Over HTTP that needs the client's session (`Mcp-Session-Id`):
  * per-request serving had no connection to send the request on.
  */
 import assert from 'node:assert/strict';

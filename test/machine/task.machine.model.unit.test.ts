@@ -2,9 +2,8 @@
  * Model-based tests of the task machine with `xstate/graph`.
  *
  * `createTestModel` refuses machines with `invoke`. The task machine has
- * none since its run became the runtime's (issue 20 item 2: before, the
- * model was a copy with the `worker` invoke rewritten to spawnChild and
- * stopChild), so the model is `taskMachine` itself; a test keeps it so.
+ * none (its run is the runtime's), so the model is `taskMachine` itself; a
+ * test keeps it so.
  *
  * States are abstracted to `[value, cancelRequested, sorted inputRequests keys]`
  * (timestamps would make the state space infinite), with one concrete payload

@@ -533,7 +533,7 @@ test('regression: a restored task holds in its context what its run starts from,
   original.send({ type: 'INPUT_NEEDED', at: 3, key: 'b', request: { method: 'roots/list' } });
   const snapshot = JSON.parse(JSON.stringify(original.getPersistedSnapshot()));
   original.stop();
-  assert.deepEqual(snapshot.children, {}, 'no invoked child is persisted (issue 20 item 2)');
+  assert.deepEqual(snapshot.children, {}, 'no invoked child is persisted');
   const restored = createActor(taskMachine, { snapshot, input: INPUT_WITH_ARGS }).start(); // input ignored (statelyai/xstate#4915)
   try {
     const { context } = restored.getSnapshot();

@@ -1,5 +1,5 @@
 /**
- * The task machine's sleeps (`ctx.sleep`, issue 20 item 3): `SLEEP` keeps a
+ * The task machine's sleeps (`ctx.sleep`): `SLEEP` keeps a
  * key's first wake time and the earliest pending one, `WOKE` clears or moves
  * it, neither is a visible change (no `lastUpdatedAt` touch); an idle
  * `CANCEL` (a passivated sleeping task: nothing runs) ends a working task at

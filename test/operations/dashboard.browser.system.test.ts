@@ -1,5 +1,5 @@
 /**
- * The dashboard in a real headless Chromium (issue 16.4), driven with
+ * The dashboard in a real headless Chromium, driven with
  * playwright-core against Debian's /usr/bin/chromium: the page loads with no
  * console error, shows a task going working → input_required → completed
  * live (from the event stream, no reload), its timeline, and a workflow

@@ -1,5 +1,5 @@
 /**
- * Health and readiness over real HTTP (issue 16.1): `/healthz` and `/readyz`
+ * Health and readiness over real HTTP: `/healthz` and `/readyz`
  * on the MCP listener and on a port of their own, readiness while recovery
  * runs, upstream states reported and gating only when configured, liveness
  * failing on a blocked event loop, and the `serve` wiring (config + flag).

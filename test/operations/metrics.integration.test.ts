@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics over real HTTP (issue 16.2): tasks driven through a
+ * Prometheus metrics over real HTTP: tasks driven through a
  * real 2026-07-28 client, then /metrics scraped and parsed: counts by tool
  * and terminal status, live tasks by status, latency histograms, polls,
  * store writes; no task id or argument in any label; off unless asked for.

@@ -1,5 +1,5 @@
 /**
- * Who may read the operator surfaces (issue 16): with bearer auth, a token
+ * Who may read the operator surfaces: with bearer auth, a token
  * carrying the operator scope (an ordinary principal's token gets 403, no
  * token 401); `serve` refuses, before anything starts, metrics that would be
  * exposed without auth or served nowhere.
@@ -116,7 +116,7 @@ describe('taskvisor serve --metrics', () => {
     const dir = await tempDir('taskvisor-metrics-serve-');
     dirs.push(dir);
     const config = join(dir.path, 'taskvisor.yaml');
-    // `auth: none` says in so many words that the exposed MCP listener is meant to be open (issue 12.8).
+    // `auth: none` says in so many words that the exposed MCP listener is meant to be open.
     await writeFile(config, 'store: { kind: memory }\nauth: { kind: none }\n');
     return config;
   };

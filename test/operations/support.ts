@@ -1,5 +1,5 @@
 /**
- * Shared set-up of the operations tests (issue 16): a real runtime on a
+ * Shared set-up of the operations tests: a real runtime on a
  * memory store served over real HTTP on 127.0.0.1 with the operations routes
  * mounted, and small readers of their JSON answers.
  */

@@ -1,5 +1,5 @@
 /**
- * W3C trace context (issue 16.3) end to end over real HTTP: the
+ * W3C trace context end to end over real HTTP: the
  * `traceparent`/`tracestate` of a `tools/call`'s `_meta` is kept on the task,
  * handed to the tool (`ctx.trace`), to each workflow step, sent on to an
  * upstream server (a second taskvisor behind the aggregator, over HTTP),

@@ -1,5 +1,5 @@
 /**
- * Registrations after start reach clients (issue 14 item 1): a 2026-07-28
+ * Registrations after start reach clients: a 2026-07-28
  * client hears `notifications/{tools,prompts,resources}/list_changed` on a
  * `subscriptions/listen` stream that asked for them (§4.6); a 2025-11-25
  * client on a connection (stdio) gets them unsolicited, for the lists whose

@@ -1,5 +1,5 @@
 /**
- * `ctx.log` and `ctx.progress` from a tool (issue 14 item 1): log messages as
+ * `ctx.log` and `ctx.progress` from a tool: log messages as
  * `notifications/message` filtered by the client's level (`logging/setLevel`
  * on 2025-11-25, the request's `io.modelcontextprotocol/logLevel` on
  * 2026-07-28, where no level means no messages), progress as

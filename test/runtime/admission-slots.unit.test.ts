@@ -1,5 +1,5 @@
 /**
- * Per-principal admission slots (issue 13.5, issue 19): one acquire/release
+ * Per-principal admission slots: one acquire/release
  * API. Property: whatever the interleaving of acquires (refused at the limit),
  * adoptions and releases (including double releases), a principal never holds
  * more than the limit through `acquire`, counts match the slots still held,

@@ -1,5 +1,5 @@
 /**
- * The passivated tasks' deadline queue (issue 20 item 3): a min-heap in place
+ * The passivated tasks' deadline queue: a min-heap in place
  * of a scan of every passivated task. Property: for any interleaving of
  * pushes, pops of what is due and compactions, what comes out is exactly
  * what a sorted list would give (every due item, earliest first, none twice,

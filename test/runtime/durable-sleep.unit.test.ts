@@ -1,5 +1,5 @@
 /**
- * `ctx.sleep` on one handler run (issue 20 item 3): a key slept for the first
+ * `ctx.sleep` on one handler run: a key slept for the first
  * time is recorded with its wake time (a `SLEEP` event for the task); a run
  * again that sleeps a stored key wakes at the stored time, at once when it
  * has passed; a key sleeps once per run; a bad `ms` is a `TypeError`; the

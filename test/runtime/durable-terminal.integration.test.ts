@@ -61,7 +61,7 @@ describe('terminal status becomes visible only once durable', () => {
       while (!store.terminalPutStarted) await settle();
 
       // While the terminal write waits, the task answers its stored state (working), never `completed`;
-      // it does not wait for the write either (a hung store must not hang tasks/get: issue 13 item 1).
+      // it does not wait for the write either (a hung store must not hang tasks/get).
       const wire = (await client.raw({ method: 'tasks/get', params: { taskId, _meta: envelope() } } as never)) as unknown as {
         result: { status: string };
       };

@@ -1,10 +1,9 @@
 /**
- * Issue 13 item 1, the reported reproduction on a real full filesystem: a
- * store on a 2 MiB tmpfs, a task finishing while the disk is full. Before the
- * fix `tasks/get` answered `completed` while the log said "could not store
- * task …; retrying" and the file still said `working` (kill -9 then brought
- * it back `failed`). Now the task answers what is on disk until space comes
- * back and the retry lands. Needs `mount -t tmpfs` (root): skipped otherwise.
+ * A task finishing while the disk is full, on a real full filesystem (a
+ * store on a 2 MiB tmpfs): `tasks/get` must not answer `completed` while the
+ * log says "could not store task …; retrying" and the file still says
+ * `working` (kill -9 would then bring it back `failed`). The task answers
+ * what is on disk until space comes back and the retry lands. Needs `mount -t tmpfs` (root): skipped otherwise.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

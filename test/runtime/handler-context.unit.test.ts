@@ -1,5 +1,5 @@
 /**
- * The handler's `ctx` (issue 20): one hidden class shared by every run, never
+ * The handler's `ctx`: one hidden class shared by every run, never
  * a dictionary-mode object. An object literal with a `get taskId()` accessor
  * was kept by V8 in dictionary mode with a closure per member, +1.0 KB per
  * live idle task (bisected to f701754); `bench/heap.ts` measures the cost,

@@ -1,5 +1,5 @@
 /**
- * Live tasks' ttl deadlines (T-26, issue 20): one timer for the process sends
+ * Live tasks' ttl deadlines (T-26): one timer for the process sends
  * `DEADLINE` to each live task actor whose ttl ran out, instead of an invoked
  * timer actor per task. The task machine no longer invokes a `deadline`
  * child, and a snapshot stored before (with one) restores without it.
@@ -105,7 +105,7 @@ describe('LiveDeadlines', () => {
 });
 
 describe('task machine without a deadline child', () => {
-  it('invokes no child, and restores a snapshot stored with deadline and worker children (before issue 20) without them', () => {
+  it('invokes no child, and restores a snapshot stored with deadline and worker children (an older machine version) without them', () => {
     const input = { taskId: 't1', owner: 'alice', tool: 'wait', args: {}, now: 1000, ttlMs: 60_000 };
     const actor = createActor(taskMachine, { input }).start();
     assert.deepEqual(Object.keys(actor.getSnapshot().children), []);

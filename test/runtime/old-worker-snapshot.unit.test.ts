@@ -1,6 +1,6 @@
 /**
  * Restore safety (I-8) across the removal of the task machine's invoked
- * `worker` child (issue 20 item 2): records stored by the machine that had
+ * `worker` child: records stored by the machine that had
  * it hold `children.worker` in their snapshot. test/fixtures/old-worker-snapshots.json
  * was captured from that machine (6 Dec 2026, before the change): a `resume`
  * task with a checkpoint, and a `replay` task answered once and waiting for a

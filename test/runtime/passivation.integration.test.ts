@@ -1,5 +1,5 @@
 /**
- * Passivated idle tasks (issue 20 item 3, ARCHITECTURE "Passivation"): a task
+ * Passivated idle tasks (ARCHITECTURE "Passivation"): a task
  * of a re-runnable tool waiting for input leaves memory and lives in its
  * store (a real SQLite file); clients cannot tell. Through the supervisor's
  * public API: get answers the same record, update rehydrates it (the handler
@@ -71,7 +71,7 @@ async function passivatedAsking(opened: Opened, taskId: string, key: string): Pr
   );
 }
 
-describe('passivated idle tasks (issue 20 item 3)', () => {
+describe('passivated idle tasks', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   before(async () => {
     dir = await tempDir('taskvisor-passivation-');

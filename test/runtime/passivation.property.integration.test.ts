@@ -1,5 +1,5 @@
 /**
- * Passivation is invisible (issue 20 item 3, ARCHITECTURE "Passivation"): a
+ * Passivation is invisible (ARCHITECTURE "Passivation"): a
  * differential property. The same random sequence of get / update / cancel /
  * idle operations runs against two supervisors on real SQLite files, one
  * passivating tasks the moment they only wait for input (0 ms), one never;
@@ -104,7 +104,7 @@ async function run(dir: string, passivateIdleAfterMs: number | false, ops: reado
   }
 }
 
-describe('passivation is invisible (differential, issue 20 item 3)', () => {
+describe('passivation is invisible (differential)', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   before(async () => {
     dir = await tempDir('taskvisor-passivation-property-');

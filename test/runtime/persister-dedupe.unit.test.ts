@@ -1,7 +1,7 @@
 /**
  * The Persister skips a write that would store what is already stored, by
  * comparing the new record with the last one stored, not with a JSON copy of
- * it (issue 20: no ~1 KB string kept per live task). Equality is JSON's: key
+ * it (no ~1 KB string kept per live task). Equality is JSON's: key
  * order and properties holding `undefined` make no difference, so a task
  * recovered from a store that gives keys back in another order is not written
  * again for nothing.

@@ -1,8 +1,8 @@
 /**
- * Issue 13 item 6: recovery is not dark. The port is bound before recovery
- * (item 2), and while the runtime recovers its unfinished tasks a
- * 2026-07-28 `tasks/get` is answered from the store (it used to wait for the
- * whole recovery: 26.6 s for 50k tasks on sqlite), while `tasks/update` and
+ * Recovery is not dark. The port is bound before recovery, and while the
+ * runtime recovers its unfinished tasks a 2026-07-28 `tasks/get` is answered
+ * from the store (waiting for the whole recovery would take 26.6 s for 50k
+ * tasks on sqlite), while `tasks/update` and
  * `tasks/cancel` of a task not yet taken over answer a retryable -32603
  * naming the state (acknowledging them would drop the answers). Real HTTP,
  * a real sqlite file; recovery is held at its store listing by a gate so

@@ -1,6 +1,6 @@
 /**
- * Recovery ends every task it cannot resume through the task machine (I-3,
- * issue 19 item 2), also when the stored snapshot cannot be restored (a tool
+ * Recovery ends every task it cannot resume through the task machine (I-3),
+ * also when the stored snapshot cannot be restored (a tool
  * that is gone, an older machine version, a synchronous run's history
  * entry): the failed record says why, keeps what the task showed (progress
  * checkpoint, trace, ttl), moves forward in time and version, and change

@@ -370,7 +370,7 @@ describe('(d) ttl expiry and the reaper', () => {
       if (ended.status === 'completed') {
         assert.deepEqual(ended.result, { resultType: 'complete', content: [{ type: 'text', text: 'quick result' }] });
         // Within its ttl tasks/get shows it as stored (working until the completed record is durable,
-        // then completed: issue 13 item 1); past it, "not found" (both are right, T-14).
+        // then completed: I-1); past it, "not found" (both are right, T-14).
         if (first.kind === 'result') assert.match(String(resultOf(first).status), /^(working|completed)$/);
         else assert.ok(Date.now() >= ended.createdAt + 200, `tasks/get failed within the ttl: ${JSON.stringify(first)}`);
       } else {

@@ -1,7 +1,7 @@
 /**
  * A task this instance stops running without finishing it (lost lease,
- * fenced write: `relinquish`) gives its owner's live-task slot back (issue 13
- * item 5): after `relinquishAll()` a principal that was at
+ * fenced write: `relinquish`) gives its owner's live-task slot back:
+ * after `relinquishAll()` a principal that was at
  * `maxLiveTasksPerPrincipal` can create tasks again without a restart.
  */
 import assert from 'node:assert/strict';
@@ -34,7 +34,7 @@ async function supervisorAtLimit(limit: number) {
   return { supervisor, store, create };
 }
 
-describe('relinquished tasks give their owner slot back (issue 13.5)', () => {
+describe('relinquished tasks give their owner slot back', () => {
   it('after relinquishAll(), a principal that was at its limit can create again', async () => {
     const { supervisor, store, create } = await supervisorAtLimit(2);
     try {

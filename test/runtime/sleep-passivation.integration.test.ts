@@ -1,6 +1,6 @@
 /**
- * Durable sleeps (`ctx.sleep`) and passivated sleeping tasks (issue 20 item
- * 3): a task of a re-runnable tool whose handler sleeps leaves memory and
+ * Durable sleeps (`ctx.sleep`) and passivated sleeping tasks:
+ * a task of a re-runnable tool whose handler sleeps leaves memory and
  * lives in its store (a real SQLite file) until its wake time, then runs
  * again from the start, its sleep over. Through the supervisor's public API:
  * get shows what a live sleeping task shows, it wakes and completes, cancel
@@ -108,7 +108,7 @@ const shape = (record: TaskRecord) => ({
   updatedWithCreation: record.lastUpdatedAt === record.createdAt,
 });
 
-describe('ctx.sleep and passivated sleeping tasks (issue 20 item 3)', () => {
+describe('ctx.sleep and passivated sleeping tasks', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   before(async () => {
     dir = await tempDir('taskvisor-sleep-passivation-');

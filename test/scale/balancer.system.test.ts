@@ -1,5 +1,5 @@
 /**
- * The load-balancer examples work as written (issue 18): Debian's nginx and
+ * The load-balancer examples work as written: Debian's nginx and
  * HAProxy run examples/cluster/nginx.conf and haproxy.cfg — only the listen
  * address and the instance addresses are changed — in front of two real
  * `taskvisor serve` instances on one PostgreSQL schema. Instance A is
@@ -130,7 +130,7 @@ for (const [name, path, start] of [
 ] as const) {
   const skip = path ? false : `${name} is not installed: run scripts/ensure-balancers.sh (apt-get install nginx-light haproxy)`;
   describe(`examples/cluster with ${name}`, { skip }, () => {
-    it('a 2025-11-25 client keeps its HTTP session: every request reaches the instance that opened it (issue 14.3)', async () => {
+    it('a 2025-11-25 client keeps its HTTP session: every request reaches the instance that opened it', async () => {
       const dir = await tempDir('taskvisor-balancer-');
       const { schema, drop } = await freshSchema('tv_balancer');
       const instances: Instance[] = [];

@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 8): real `taskvisor serve` processes on one PostgreSQL
+ * Scale-out: real `taskvisor serve` processes on one PostgreSQL
  * schema, driven by the ext-tasks client over real HTTP. A task created on A
  * is visible, updatable, cancellable and listenable on B; the tasks of a
  * SIGKILLed owner are adopted by survivors (replayed, or failed with a
@@ -128,7 +128,7 @@ describe('scale-out on PostgreSQL', { timeout: 600_000 }, () => {
       assert.equal(textOf(finished), 'finished on B');
       const { task: failed } = await pollTask(b!.client, once, isTerminalTask, { timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
       assert.equal(failed.status, 'failed');
-      // Its instance did not restart: it lost its lease, and the message says so (issue 13 item 4).
+      // Its instance did not restart: it lost its lease, and the message says so.
       assert.match(String(failed.statusMessage), /lost its cluster lease/);
       const { task: cancelled } = await pollTask(b!.client, toCancel, isTerminalTask, { timeoutMs: ADOPTION_TIMEOUT_MS, intervalMs: 100 });
       assert.equal(cancelled.status, 'cancelled', 'the cancel sent while the owner was dead reached the adopter');

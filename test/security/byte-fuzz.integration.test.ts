@@ -1,5 +1,5 @@
 /**
- * The bounded byte-level fuzz run of `npm test` (issue 12.2; the long one:
+ * The bounded byte-level fuzz run of `npm test` (the long one:
  * `npm run fuzz -- --transport bytes --runs N --seed S`). A fixed seed unless
  * FUZZ_SEED is set, so a failure here replays exactly.
  */

@@ -1,5 +1,5 @@
 /**
- * Byte-level fuzzing of the front door (issue 12.2): where the JSON-RPC
+ * Byte-level fuzzing of the front door: where the JSON-RPC
  * fuzzer (fuzzHarness.ts) sends well-framed messages, this one writes raw
  * bytes to a real `taskvisor serve` child —
  *

@@ -1,13 +1,13 @@
 /**
- * Issue 12, items 5, 7, 8 and 10, each through real processes, sockets and
+ * Front-door configuration checks, each through real processes, sockets and
  * files:
- * - 5: store folders are created 0700 and wider existing ones are reported;
+ * - store folders are created 0700 and wider existing ones are reported;
  *   `--trace` refuses a symlink and a FIFO and leaves their targets alone.
- * - 7: HS256 "signed" with the PEM public key is 401 (not 503), a token
+ * - JWT: HS256 "signed" with the PEM public key is 401 (not 503), a token
  *   issued in the future is 401, `maxTokenAgeMs` refuses old tokens.
- * - 8: a non-loopback bind without auth does not start unless the config
+ * - binds: a non-loopback bind without auth does not start unless the config
  *   says `auth: { kind: none }`; then browsers' Origins are refused there.
- * - 10: a corrupt record answers a stable message with a reference id; the
+ * - client messages: a corrupt record answers a stable message with a reference id; the
  *   path and the file's bytes go to the log only.
  */
 import assert from 'node:assert/strict';
@@ -36,7 +36,7 @@ after(async () => dir?.remove());
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
 
-describe('store folders and the trace file (issue 12.5)', () => {
+describe('store folders and the trace file', () => {
   it('creates lowdb folders 0700 (root, tasks, shards), reports a wider existing one, and creates the sqlite folder 0700', async () => {
     const config = join(dir.path, 'lowdb.yaml');
     await writeFile(
@@ -111,7 +111,7 @@ describe('store folders and the trace file (issue 12.5)', () => {
   });
 });
 
-describe('JWT details (issue 12.7)', () => {
+describe('JWT details', () => {
   let runtime: TaskvisorRuntime;
   let issuer: Issuer;
   let pem: string;
@@ -176,7 +176,7 @@ describe('JWT details (issue 12.7)', () => {
   });
 });
 
-describe('non-loopback binds (issue 12.8)', () => {
+describe('non-loopback binds', () => {
   it('refuses to start without auth; with auth: { kind: none } it starts and refuses browser Origins on HTTP and WebSocket', async () => {
     const open = join(dir.path, 'open.yaml');
     await writeFile(open, `store:\n  kind: memory\ntools:\n  - ${JSON.stringify(DEMO_TOOLS)}\n`);
@@ -220,7 +220,7 @@ describe('non-loopback binds (issue 12.8)', () => {
   });
 });
 
-describe('what clients are told (issue 12.10)', () => {
+describe('what clients are told', () => {
   it('a corrupt record answers a stable message with a reference id; the path and the bytes go to the log only', async () => {
     const config = join(dir.path, 'corrupt.yaml');
     await writeFile(
@@ -250,7 +250,7 @@ describe('what clients are told (issue 12.10)', () => {
       const error = answer.message?.error as { code: number; message: string; data?: { ref?: string } } | undefined;
       assert.ok(error, answer.text);
       assert.equal(error.code, -32603);
-      // Since issue 13 item 3 a damaged record is quarantined: a stable text; the log names it by task id.
+      // A damaged record is quarantined: a stable text; the log names it by task id.
       assert.match(error.message, /cannot read this task.s stored record; it was set aside for the operator$/);
       assert.ok(!answer.text.includes(MARKER) && !answer.text.includes(dir.path) && !answer.text.includes('corrupt-store'), answer.text);
       await child.waitForOutput(new RegExp(taskId), { stream: 'stderr', timeoutMs: 10_000 });

@@ -1,7 +1,7 @@
 /**
  * limits: maxJsonDepth judged two ways — on the text before parsing
  * (`exceedsJsonDepth`) and on a short message's parsed value
- * (`exceedsValueDepth`, the HTTP fast lane, issue 20 item 1). The lane's
+ * (`exceedsValueDepth`, the HTTP fast lane). The lane's
  * answers equal the SDK path's only while both judges agree on every input.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Issue 12.6: ownership is checked before a record is loaded, in every
+ * Ownership is checked before a record is loaded, in every
  * durable store. Over real HTTP, with a principal per request: alice's
  * completed task has its stored record corrupted behind the store's back.
  * Alice's own `tasks/get` now fails (the store reads and parses her record);
@@ -71,14 +71,14 @@ const SITES: Record<string, () => Promise<Site>> = {
   },
 };
 
-describe('a foreign task id costs what an unknown one costs (issue 12.6)', () => {
+describe('a foreign task id costs what an unknown one costs', () => {
   const cleanups: Array<() => Promise<void>> = [];
   after(async () => {
     for (const cleanup of cleanups) await cleanup();
   });
 
   for (const [kind, makeSite] of Object.entries(SITES)) {
-    // Since issue 13 item 3 a corrupt record is quarantined; the quarantine keeps its owner, so for mallory it stays unknown.
+    // A corrupt record is quarantined; the quarantine keeps its owner, so for mallory it stays unknown.
     it(`${kind}: another principal's corrupt record answers as an unknown id; its owner's get proves it was corrupt`, async () => {
       const site = await makeSite();
       cleanups.push(site.cleanup);

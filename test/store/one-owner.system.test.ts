@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 2: one store, one owner. Two real `taskvisor serve`
+ * One store, one owner. Two real `taskvisor serve`
  * processes on the same embedded store: the second one (also one whose port
  * is taken) exits 1 with "store … is in use by process N" having read and
  * written nothing, so the first one's live tasks are never rewritten `failed`

@@ -1,5 +1,5 @@
 /**
- * Fan-out to many listen streams (issue 20 item 4): each change is serialised
+ * Fan-out to many listen streams: each change is serialised
  * once and written straight to every watching stream's Node response. These
  * tests pin what must not change while that path gets faster:
  *
@@ -197,7 +197,7 @@ describe('fan-out: each frame once, to its own streams only', () => {
       await second.ended;
       assert.equal([...second.text().matchAll(/"n":(\d+)/g)].length, m, 'a close delivers what was held');
 
-      // 3. Failed while frames are held: they are dropped (issue 12.3: the client was not reading).
+      // 3. Failed while frames are held: they are dropped (the client was not reading).
       const third = await open();
       const failed = outputs[2]!;
       let k = 0;

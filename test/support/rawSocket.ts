@@ -1,7 +1,7 @@
 /**
  * Bytes over a raw TCP socket, as an attacker sends them: no client library
  * fixes up the request line, the Host header or the framing. Used by the
- * request-head and byte-level fuzz tests (issue 12).
+ * request-head and byte-level fuzz tests.
  */
 import { connect, type Socket } from 'node:net';
 

@@ -1,5 +1,5 @@
 /**
- * Tools described by JSON Schema (issue 14 item 2): published unchanged
+ * Tools described by JSON Schema: published unchanged
  * (`$schema`, `$defs`, `$ref` kept), arguments checked by Ajv in the schema's
  * dialect, `structuredContent` checked against `outputSchema` (JSON Schema or
  * zod) — through real Streamable HTTP with a 2026-07-28 client and a v1 client.

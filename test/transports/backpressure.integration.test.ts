@@ -1,5 +1,5 @@
 /**
- * Issue 12.3 through a real `taskvisor serve` process and raw sockets: a
+ * The outbound budget, through a real `taskvisor serve` process and raw sockets: a
  * WebSocket client that stops reading and asks 100 times for a task with a
  * 3 MB result, while sending unsolicited pongs. The server closes it (1008,
  * one log line), its RSS grows by no more than the outbound budget plus a
@@ -81,7 +81,7 @@ async function otherClientAnswered(): Promise<void> {
   }
 }
 
-describe('WebSocket outbound budget (issue 12.3)', () => {
+describe('WebSocket outbound budget', () => {
   it('closes a client that does not read (even answering pings), bounds RSS growth, keeps serving others', async () => {
     const pid = child.process.pid!;
     global.gc?.();

@@ -1,5 +1,5 @@
 /**
- * Stateful Streamable HTTP for 2025-11-25 clients (issue 14.3): `initialize`
+ * Stateful Streamable HTTP for 2025-11-25 clients: `initialize`
  * opens a session named in `Mcp-Session-Id`; the session carries
  * server→client requests and `notifications/cancelled`; DELETE ends it; it
  * belongs to the principal that opened it (another's use is an unknown id,

@@ -1,5 +1,5 @@
 /**
- * ListenerGuard (issue 12.1) on a real Node HTTP server: a handler that
+ * ListenerGuard on a real Node HTTP server: a handler that
  * throws or rejects, and an upgrade handler that throws, answer 500 with a
  * reference id that the log line carries too — the detail (here a path)
  * reaches the log only — and the server keeps answering.

@@ -1,5 +1,5 @@
 /**
- * Issue 13 item 6 on the connection transports: stdio and WebSocket are
+ * Recovery is not dark on the connection transports either: stdio and WebSocket are
  * served from before recovery like Streamable HTTP, and behave like it while
  * the runtime recovers — `tasks/get` answered from the store, `tasks/update`
  * and `tasks/cancel` of a task not yet taken over a retryable -32603 naming

@@ -1,6 +1,6 @@
 /**
- * Issue 12, items 1 and 9, through real sockets against real `taskvisor
- * serve` processes: hostile request heads (bad targets, credentials in Host
+ * The front door's request checks, through real sockets against real
+ * `taskvisor serve` processes: hostile request heads (bad targets, credentials in Host
  * or target, absurd lengths, bad header bytes) sent as raw bytes to the HTTP
  * and the WebSocket listener of a token-file-authenticated server and of an
  * aggregator. Each gets a 4xx; after each, the process is alive and another
@@ -144,7 +144,7 @@ after(async () => {
   await dir?.remove();
 });
 
-describe('hostile request heads (issue 12.1)', () => {
+describe('hostile request heads', () => {
   for (const hostile of HOSTILE_HEADS) {
     it(`${hostile.name}: 4xx on every listener, and the process keeps serving`, async () => {
       for (const server of servers) {
@@ -180,7 +180,7 @@ describe('hostile request heads (issue 12.1)', () => {
   });
 });
 
-describe('duplicate in-flight JSON-RPC ids on one WebSocket (issue 12.9)', () => {
+describe('duplicate in-flight JSON-RPC ids on one WebSocket', () => {
   it('answers the second request with -32600 and runs only the first', async () => {
     const server = servers[0]!;
     const ws = await RawWs.open(server.wsUrl, server.headers);

@@ -1,6 +1,6 @@
 /**
- * The HTTP fast lane for tasks/get|update|cancel (issue 20 item 1) and for
- * the tools/call that creates a task (item 2) answers exactly as the SDK
+ * The HTTP fast lane for tasks/get|update|cancel and for
+ * the tools/call that creates a task answers exactly as the SDK
  * path does. A differential property test: generated
  * requests, valid and invalid — standard headers present, absent or
  * mismatched (T-60…T-62), protocol versions, the tasks capability present or
@@ -272,7 +272,7 @@ function requestOf(c: Case, taskId: string): { headers: Record<string, string>; 
   return { headers, body };
 }
 
-// ---- generated tools/call requests (issue 20 item 2) ---------------------------------------------------------------
+// ---- generated tools/call requests ---------------------------------------------------------------
 
 /** always_task/unlimited_task: local task tools (the lane's); never_task: not a task tool; no_such_tool: unknown. */
 const toolArb = fc.constantFrom('always_task', 'always_task', 'always_task', 'unlimited_task', 'never_task', 'no_such_tool');
@@ -376,7 +376,7 @@ function callOf(c: Call): { headers: Record<string, string>; body: string } {
 
 // ---- the servers and the tasks -----------------------------------------------------------------------------------
 
-describe('HTTP fast lane for tasks/* answers as the SDK path does (issue 20, differential)', () => {
+describe('HTTP fast lane for tasks/* answers as the SDK path does (differential)', () => {
   let runtime: TaskvisorRuntime;
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let laneUrl = '';

@@ -1,5 +1,5 @@
 /**
- * A workflow step's retry backoff is a durable sleep (issue 20 item 3): a
+ * A workflow step's retry backoff is a durable sleep: a
  * task waiting between two attempts of a top-level step, nothing else of
  * its run working, is "waiting for a timer" and is passivated like any
  * sleeping task (its actor leaves memory, its record stays in the store);
@@ -116,7 +116,7 @@ const retrying = (attempts: number, backoff: string): Json => ({
 
 const structured = (task: Json) => (task.result as { structuredContent?: Json } | undefined)?.structuredContent;
 
-describe('a workflow retry backoff is a durable sleep (issue 20 item 3)', () => {
+describe('a workflow retry backoff is a durable sleep', () => {
   it('a step failing twice is passivated during each backoff, then completes after exactly 3 calls', async (t) => {
     const dir = await tempDir('taskvisor-wf-backoff-a-');
     t.after(() => dir.remove());

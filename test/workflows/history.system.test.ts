@@ -1,5 +1,5 @@
 /**
- * Run history (issue 17 item 7) through the public interface: a real server
+ * Run history through the public interface: a real server
  * from a real config (sqlite store, token-file auth with two principals) over
  * HTTP with the ext-tasks client, muster's `core_workflow_execution_list` /
  * `core_workflow_execution_get`, the `taskvisor workflows runs` command

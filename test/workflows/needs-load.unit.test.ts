@@ -1,5 +1,5 @@
 /**
- * `needs:` at load time (issue 17 item 6): unknown ids, a step needing
+ * `needs:` at load time: unknown ids, a step needing
  * itself or an onFailure step, cycles (named step by step, implicit "follows"
  * edges included) and a fromStep outside what the step needs are refused with
  * file:line:col, path and field; a valid DAG loads.

@@ -1,5 +1,5 @@
 /**
- * `needs:` across a kill -9 (issue 17 item 6, restart table): steps of a DAG
+ * `needs:` across a kill -9 (restart table): steps of a DAG
  * that had ended do not run again, the step that was in flight runs again
  * from its start (at-least-once), and the steps waiting on it start once it
  * ends. Real child processes (`taskvisor serve`), a real sqlite file, real HTTP.

@@ -1,5 +1,5 @@
 /**
- * Nested loops at load time (issue 17 item 6): a forEach inside a forEach or
+ * Nested loops at load time: a forEach inside a forEach or
  * a parallel loads, with its templates and ids checked at every depth; a loop
  * variable that hides an enclosing one, a duplicate id inside an inner loop
  * and loops nested deeper than MAX_LOOP_DEPTH are refused with file:line:col

@@ -1,5 +1,5 @@
 /**
- * Workflows are a runtime option like upstreams (issue 19 item 4):
+ * Workflows are a runtime option like upstreams:
  * `createRuntime({ workflows: { dir } })` loads the folder's workflow files
  * as tools on `start()`, before recovery, records their runs (history tools),
  * and a task-capable client runs one to completion over real HTTP.

@@ -1,5 +1,5 @@
 /**
- * The taskvisor dashboard (issue 16.4): read-only, no framework, no CDN.
+ * The taskvisor dashboard: read-only, no framework, no CDN.
  * Reads only through the operator API (/ops/api/): a list of recent tasks,
  * a live feed of task changes (server-sent events over fetch, so a bearer
  * token can be sent), one task's timeline and its workflow graph.

@@ -56,7 +56,7 @@ export const MIGRATIONS: readonly string[] = [
   END $fn$;
   CREATE TRIGGER tasks_changed AFTER UPDATE ON $S.tasks FOR EACH ROW EXECUTE FUNCTION $S.notify_task_change();
   `,
-  // 2: damaged records set aside, kept as stored (issue 13 item 3).
+  // 2: damaged records set aside, kept as stored.
   `
   CREATE TABLE $S.quarantine (
     task_id        text COLLATE "C" PRIMARY KEY,
@@ -65,12 +65,12 @@ export const MIGRATIONS: readonly string[] = [
     quarantined_at bigint NOT NULL
   );
   `,
-  // 3: a quarantined record keeps its owner, so only that principal learns it was set aside (issue 13 × 12.6, I-7);
+  // 3: a quarantined record keeps its owner, so only that principal learns it was set aside (I-7: a foreign id answers as an unknown one);
   // NULL when it cannot be told. Rows set aside under version 2 get it from their bytes (AFTER_MIGRATION).
   `
   ALTER TABLE $S.quarantine ADD COLUMN owner text;
   `,
-  // 4: start-up recovery reads unfinished tasks in keyset pages by id (issue 13 item 6): one index range per page,
+  // 4: start-up recovery reads unfinished tasks in keyset pages by id: one index range per page,
   // never an OFFSET, and finished rows (most of a large table) are not in the index at all.
   `
   CREATE INDEX tasks_unfinished_by_id ON $S.tasks (task_id) WHERE status IN ('working', 'input_required');

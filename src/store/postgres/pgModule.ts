@@ -1,5 +1,5 @@
 /**
- * `pg`, imported on first use (issue 15.5): a server whose store is not
+ * `pg`, imported on first use: a server whose store is not
  * PostgreSQL never loads the driver, which keeps `serve --stdio` quick to
  * answer its first request.
  */

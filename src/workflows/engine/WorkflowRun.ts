@@ -89,8 +89,8 @@ class WorkflowRun {
     } else if (history && !ctx.checkpoint) history.noteTaskRun();
     try {
       const result = await this.execute();
-      // Cast: ToolResult is a (public) interface, so not assignable to JsonObject although it is JSON.
-      await this.checkpoints.recordEnd({ status: 'completed', result: result as unknown as JsonObject });
+      // A copy: ToolResult is a (public) interface, so not assignable to JsonObject although it is JSON; its spread is.
+      await this.checkpoints.recordEnd({ status: 'completed', result: { ...result } });
       const recorder = this.checkpoints.recorder;
       return recorder ? { ...result, _meta: { ...result._meta, [EXECUTION_ID_META_KEY]: recorder.executionId } } : result;
     } catch (error) {

@@ -38,8 +38,8 @@ function baseSchema(name: string, arg: WorkflowArg): z.ZodType {
     const wrong = arg.enum.find((value) => typeof value !== (arg.type === 'integer' ? 'number' : arg.type));
     if (wrong !== undefined) throw new Error(`args.${name}.enum: ${JSON.stringify(wrong)} is not a ${arg.type}`);
     const literals = arg.enum.map((value) => z.literal(value));
-    // Cast: z.union's type wants a tuple of at least two; length >= 2 is checked at run time here.
-    return literals.length === 1 ? literals[0]! : z.union(literals as unknown as [z.ZodType, z.ZodType]);
+    // z.union wants a tuple of at least two: the first two spelled out (length >= 2 on that branch).
+    return literals.length === 1 ? literals[0]! : z.union([literals[0]!, literals[1]!, ...literals.slice(2)]);
   }
   switch (arg.type) {
     case 'string': {
