@@ -256,7 +256,9 @@ process.stdout.write(JSON.stringify({ text: result.content[0].text, task: typeof
       // The server is up once it answers: the example connects once.
       const client = await waitForAnswer(() => runNode(['client.mjs'], { cwd: readme, timeoutMs: 120_000 }));
       assert.equal(client.code, 0, `${client.stderr}\nthe embedding server: ${embed.stderr}`);
-      assert.match(client.stdout, /^working Adding slowly$/m, 'onStatus saw the task working');
+      assert.match(client.stdout, /^working: Adding slowly$/m, 'onStatus saw the task working');
+      assert.match(client.stdout, /^completed$/m, 'onStatus saw the task complete, with no message to print');
+      assert.doesNotMatch(client.stdout, /undefined/, 'the example prints nothing undefined');
       assert.deepEqual(JSON.parse(client.stdout.trim().split('\n').at(-1)!).content, [{ type: 'text', text: '3' }]);
 
       await writeFile(
@@ -265,7 +267,7 @@ process.stdout.write(JSON.stringify({ text: result.content[0].text, task: typeof
       );
       const call = await runNode(['client.mjs'], { cwd: started, timeoutMs: 120_000 });
       assert.equal(call.code, 0, call.stderr);
-      assert.match(call.stdout, /^working Sleeping for 5000 ms$/m, call.stdout);
+      assert.match(call.stdout, /^working: Sleeping for 5000 ms$/m, call.stdout);
       assert.deepEqual(JSON.parse(call.stdout.trim().split('\n').at(-1)!).content, [{ type: 'text', text: 'Hello, Ada!' }]);
     } finally {
       await demo.kill('SIGTERM');

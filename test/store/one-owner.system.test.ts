@@ -78,7 +78,12 @@ for (const kind of ['lowdb', 'sqlite'] as const) {
         const outcome = await Promise.race([second.exited, second.waitForOutput(SERVING_HTTP).then(() => 'serving' as const)]);
         assert.notEqual(outcome, 'serving', `the second server started serving the first one's store\n${second.stderr}`);
         assert.equal((await second.exited).code, 1, `the second server did not exit 1\n${second.stderr}`);
-        assert.match(second.stderr, new RegExp(`store ${kind} .+ is in use by process ${first.process.pid}\\n`));
+        assert.match(
+          second.stderr,
+          new RegExp(
+            `store ${kind} .+ is in use by process ${first.process.pid} \\(another taskvisor serve\\?\\): one server per store; .*--store memory`,
+          ),
+        );
         assert.doesNotMatch(second.stderr, /recovered|EADDRINUSE/);
       }
       assert.equal(await readStatus(finishing), 'input_required', 'the refused server rewrote a live task');
