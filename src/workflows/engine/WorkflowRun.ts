@@ -29,6 +29,7 @@ import { render } from '../templates/render.js';
 import { Checkpointer, pinnedDefinition } from './checkpointing.js';
 import { shapeDefaultResult } from './results.js';
 import { RetryWaits } from './retryPolicy.js';
+import { runSteps } from './runSteps.js';
 import { scopeOf, type RunEnv } from './RunEnv.js';
 import { Scheduler } from './scheduler.js';
 import { StepExecutor } from './StepExecutor.js';
@@ -206,6 +207,7 @@ class WorkflowRun {
           failedStep: failure.stepId,
           error: { message: failure.message, ...(failure.code !== undefined ? { code: failure.code } : {}) },
           results: context.results,
+          steps: runSteps(this.env.definition, this.checkpoints.records),
         },
       };
     }
@@ -226,7 +228,7 @@ class WorkflowRun {
       const structured = output !== null && typeof output === 'object' && !Array.isArray(output);
       return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: output as JsonObject } : {}) };
     }
-    const structuredContent = shapeDefaultResult(this.env.definition, context.results);
+    const structuredContent = shapeDefaultResult(this.env.definition, context.results, this.checkpoints.records);
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
   }
 }
