@@ -57,7 +57,8 @@ serveStdio(() => {
     tools: tools.map((tool) => ({
       name: tool.name,
       ...(tool.description ? { description: tool.description } : {}),
-      inputSchema: (tool.input_schema ?? { type: 'object' }) as { type: 'object' },
+      // muster's mocks may leave out `type: object`, which MCP requires of an input schema.
+      inputSchema: { ...tool.input_schema, type: 'object' as const },
     })),
   }));
   server.server.setRequestHandler('tools/call', async (request) => {

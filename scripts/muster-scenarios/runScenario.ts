@@ -53,6 +53,14 @@ export function unsupportedConstruct(scenario: MusterScenario): string | undefin
   for (const server of pre.mcp_servers ?? []) {
     for (const key of ['oauth', 'family'] as const) if (server.config?.[key] !== undefined) return `mock server ${key}`;
   }
+  // A workflow whose steps call one of muster's own management tools needs that tool here too.
+  const definitions = [
+    ...(pre.workflows ?? []).map((workflow) => workflow.config ?? {}),
+    ...(scenario.steps ?? []).filter((step) => step.tool !== undefined && FILE_TOOLS.has(step.tool)).map((step) => step.args ?? {}),
+  ];
+  for (const tool of definitions.flatMap((definition) => toolsNamedIn(definition))) {
+    if (tool.startsWith('core_') && !HISTORY_TOOLS.has(tool)) return `a workflow step calling the tool ${tool}`;
+  }
   for (const step of scenario.steps ?? []) {
     const tool = step.tool ?? '';
     if ((step as Record<string, unknown>).as_user !== undefined) return 'as_user (per-user sessions)';
@@ -60,6 +68,13 @@ export function unsupportedConstruct(scenario: MusterScenario): string | undefin
     return `the tool ${tool}`;
   }
   return undefined;
+}
+
+/** Every `tool:` value in a definition, at any depth (steps, sub-steps, conditions, onFailure). */
+function toolsNamedIn(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(toolsNamedIn);
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => (key === 'tool' && typeof item === 'string' ? [item] : toolsNamedIn(item)));
 }
 
 /** `{{ stepId.path }}` references to earlier steps' responses (muster's scenario templating); a whole-string one keeps its type. */

@@ -113,7 +113,8 @@ class WorkflowRun {
     const { definition, invoker } = this.env;
     const missing = toolsCalledBy(definition).filter((tool) => !invoker.has(tool));
     if (missing.length === 0) return undefined;
-    const text = `Workflow ${definition.name} is not available: missing tools ${missing.join(', ')}`;
+    // muster's wording, which its clients match on.
+    const text = `Workflow ${definition.name} is not available (missing required tools): ${missing.join(', ')}`;
     return {
       content: [{ type: 'text', text }],
       isError: true,
