@@ -35,12 +35,19 @@ for (const file of files) {
   }
   results.push({ file, ...result });
   const line =
-    result.outcome === 'pass' ? 'pass' : result.outcome === 'fail' ? `FAIL at ${result.step}: ${result.mismatch}` : `unsupported: needs ${result.needs}`;
+    result.outcome === 'pass'
+      ? 'pass'
+      : result.outcome === 'fail'
+        ? `FAIL at ${result.step}: ${result.mismatch}`
+        : `unsupported: needs ${result.needs}`;
   process.stderr.write(`${file}: ${line}\n`);
 }
 const passed = results.filter((r) => r.outcome === 'pass').length;
 const unsupported = results.filter((r) => r.outcome === 'unsupported').length;
 if (values.json) process.stdout.write(`${JSON.stringify({ passed, total: results.length, unsupported, results }, null, 2)}\n`);
-else process.stdout.write(`${passed}/${results.length} scenarios pass (${unsupported} need constructs taskvisor does not support; ${results.length - passed - unsupported} fail)\n`);
+else
+  process.stdout.write(
+    `${passed}/${results.length} scenarios pass (${unsupported} need constructs taskvisor does not support; ${results.length - passed - unsupported} fail)\n`,
+  );
 // Stub upstreams and servers are stopped per scenario; anything left would keep the process alive.
 process.exit(0);

@@ -44,7 +44,12 @@ export function atPath(value: unknown, path: string): { found: boolean; value?: 
 export function sameValue(actual: unknown, expected: unknown): boolean {
   if (actual === null || actual === undefined || expected === null || expected === undefined) return actual === expected;
   if (Array.isArray(actual) || Array.isArray(expected)) {
-    return Array.isArray(actual) && Array.isArray(expected) && actual.length === expected.length && actual.every((a, i) => sameValue(a, expected[i]));
+    return (
+      Array.isArray(actual) &&
+      Array.isArray(expected) &&
+      actual.length === expected.length &&
+      actual.every((a, i) => sameValue(a, expected[i]))
+    );
   }
   if (typeof actual === 'object' && typeof expected === 'object') {
     return Object.entries(expected).every(([key, want]) => sameValue((actual as Record<string, unknown>)[key], want));
@@ -60,9 +65,11 @@ export function firstMismatch(expected: Expected, outcome: CallOutcome): string 
   if (expected.success !== true && !failed) return `expected failure, got success: ${shown}`;
   if (expected.error_contains?.length) {
     const errorText = outcome.error ?? (outcome.isError ? outcome.text : '');
-    for (const part of expected.error_contains) if (!includes(errorText, part)) return `error does not contain "${part}": ${errorText.slice(0, 300)}`;
+    for (const part of expected.error_contains)
+      if (!includes(errorText, part)) return `error does not contain "${part}": ${errorText.slice(0, 300)}`;
   }
-  for (const part of expected.contains ?? []) if (!includes(outcome.text, part)) return `response does not contain "${part}": ${outcome.text.slice(0, 300)}`;
+  for (const part of expected.contains ?? [])
+    if (!includes(outcome.text, part)) return `response does not contain "${part}": ${outcome.text.slice(0, 300)}`;
   for (const part of expected.not_contains ?? []) if (includes(outcome.text, part)) return `response contains "${part}"`;
   for (const [path, want] of Object.entries(expected.json_path ?? {})) {
     if (!outcome.json) return `json_path ${path}: the response is not a JSON object: ${outcome.text.slice(0, 300)}`;

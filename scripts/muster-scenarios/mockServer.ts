@@ -41,7 +41,9 @@ const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringi
 
 function withDefaults(tool: MockTool, args: Record<string, unknown>): Record<string, unknown> {
   const properties = (tool.input_schema?.properties ?? {}) as Record<string, { default?: unknown }>;
-  const defaults = Object.entries(properties).filter(([, p]) => p && 'default' in p).map(([name, p]) => [name, p.default]);
+  const defaults = Object.entries(properties)
+    .filter(([, p]) => p && 'default' in p)
+    .map(([name, p]) => [name, p.default]);
   return { ...Object.fromEntries(defaults), ...args };
 }
 

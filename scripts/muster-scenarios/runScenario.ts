@@ -40,7 +40,8 @@ export interface MusterScenario {
   steps?: MusterStep[];
 }
 
-export type ScenarioResult = { outcome: 'pass' } | { outcome: 'fail'; step: string; mismatch: string } | { outcome: 'unsupported'; needs: string };
+export type ScenarioResult =
+  { outcome: 'pass' } | { outcome: 'fail'; step: string; mismatch: string } | { outcome: 'unsupported'; needs: string };
 
 /** The tools a scenario step may call here: the mocks', the workflows', and muster's workflow file and history tools. */
 const FILE_TOOLS = new Set(['core_workflow_create', 'core_workflow_update', 'core_workflow_delete']);
@@ -82,7 +83,8 @@ function substitute(value: unknown, context: Map<string, Record<string, unknown>
   const REF = /\{\{\s*([A-Za-z0-9_-]+)\.([A-Za-z0-9_.]+)\s*\}\}/g;
   const lookup = (id: string, dotted: string): unknown => {
     let current: unknown = context.get(id);
-    for (const part of dotted.split('.')) current = current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[part] : undefined;
+    for (const part of dotted.split('.'))
+      current = current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[part] : undefined;
     return current;
   };
   if (typeof value === 'string') {
@@ -91,7 +93,8 @@ function substitute(value: unknown, context: Map<string, Record<string, unknown>
     return value.replace(REF, (match, id: string, dotted: string) => (context.has(id) ? String(lookup(id, dotted)) : match));
   }
   if (Array.isArray(value)) return value.map((item) => substitute(item, context));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, context)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, context)]));
   return value;
 }
 
@@ -113,7 +116,13 @@ export async function runScenario(scenario: MusterScenario): Promise<ScenarioRes
   for (const mock of mocks) {
     const file = path.join(dir, 'mocks', `${mock.name}.json`);
     await writeFile(file, JSON.stringify(mock.config ?? {}));
-    upstreams.push({ name: mock.name, type: 'stdio', command: process.execPath, args: ['--import', TSX, MOCK_SERVER, file], toolPrefix: mock.name });
+    upstreams.push({
+      name: mock.name,
+      type: 'stdio',
+      command: process.execPath,
+      args: ['--import', TSX, MOCK_SERVER, file],
+      toolPrefix: mock.name,
+    });
     const prefix = (mock.config?.toolPrefix as string | undefined) ?? mock.name;
     for (const tool of (mock.config?.tools as Array<{ name: string }> | undefined) ?? []) {
       expectedTools.push(tool.name.startsWith(`${prefix}_`) ? `x_${tool.name}` : `x_${prefix}_${tool.name}`);
@@ -126,7 +135,12 @@ export async function runScenario(scenario: MusterScenario): Promise<ScenarioRes
   const config = path.join(dir, 'taskvisor.yaml');
   await writeFile(
     config,
-    stringify({ store: { kind: 'memory' }, aggregator: { toolNamespace: 'x' }, upstreams, workflows: { dir: './workflows', watch: false } }),
+    stringify({
+      store: { kind: 'memory' },
+      aggregator: { toolNamespace: 'x' },
+      upstreams,
+      workflows: { dir: './workflows', watch: false },
+    }),
   );
   let server: Awaited<ReturnType<typeof serve>> | undefined;
   let client: Client | undefined;
@@ -140,7 +154,8 @@ export async function runScenario(scenario: MusterScenario): Promise<ScenarioRes
       const listed = new Set((await client.listTools()).tools.map((tool) => tool.name));
       const missing = expectedTools.filter((name) => !listed.has(name));
       if (missing.length === 0) break;
-      if (Date.now() > deadline) return { outcome: 'fail', step: '(setup)', mismatch: `the stub upstream tools never appeared: ${missing.join(', ')}` };
+      if (Date.now() > deadline)
+        return { outcome: 'fail', step: '(setup)', mismatch: `the stub upstream tools never appeared: ${missing.join(', ')}` };
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const context = new Map<string, Record<string, unknown>>();
@@ -175,7 +190,9 @@ async function call(tool: string, args: Record<string, unknown>, client: Client,
   if (FILE_TOOLS.has(tool)) return fileOperation(tool, args, server, folder);
   try {
     const result = await client.callTool({ name: tool, arguments: args });
-    const texts = (result.content as Array<{ type: string; text?: string }>).filter((block) => block.type === 'text').map((block) => block.text ?? '');
+    const texts = (result.content as Array<{ type: string; text?: string }>)
+      .filter((block) => block.type === 'text')
+      .map((block) => block.text ?? '');
     let json: Record<string, unknown> | undefined;
     for (const text of texts) {
       try {

@@ -8,19 +8,20 @@ import type { StepRecord } from './checkpoint.js';
 import { runSteps, stepFlag } from './runSteps.js';
 
 /**
- * The result of a run without an `output` map: `{ workflow, status, results,
- * steps }`. `steps` is muster's list of step entries in execution order (see
+ * The result of a run without an `output` map: `{ workflow, status, input,
+ * results, steps }` (`input`: the validated arguments). `steps` is muster's list of step entries in execution order (see
  * runSteps.ts). When the file uses muster's `output`/`store` step flags,
  * `results` holds only the steps flagged true (sub-steps by their flat
  * names); otherwise every result. As in muster, the last step's object
  * result, when that step is a tool step not flagged true, is merged into the
- * top level (its keys never replace `workflow`, `status`, `results` or
- * `steps`). Every result stays referencable in templates either way.
+ * top level (its keys never replace `workflow`, `status`, `input`,
+ * `results` or `steps`). Every result stays referencable in templates either way.
  */
 export function shapeDefaultResult(
   definition: WorkflowDefinition,
   results: Record<string, unknown>,
   records: readonly StepRecord[],
+  input: JsonObject,
 ): JsonObject {
   const all = definition.steps.flatMap((step) => [step, ...subStepsOf(step)]);
   let shown: Record<string, unknown> = results;
@@ -32,6 +33,7 @@ export function shapeDefaultResult(
   const shaped: Record<string, unknown> = {
     workflow: definition.name,
     status: 'completed',
+    input,
     results: shown,
     steps: runSteps(definition, records),
   };
