@@ -66,7 +66,7 @@ serveStdio(() => {
   server.server.setRequestHandler('tools/call', async (request) => {
     const tool = tools.find((candidate) => candidate.name === request.params.name);
     if (!tool) throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
-    const args = withDefaults(tool, (request.params.arguments ?? {}) as Record<string, unknown>);
+    const args = withDefaults(tool, request.params.arguments ?? {});
     const responses = tool.responses ?? [];
     const chosen =
       responses.find((r) => Object.entries(r.condition ?? {}).every(([key, want]) => key in args && sameValue(want, args[key]))) ??

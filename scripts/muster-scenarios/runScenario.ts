@@ -54,28 +54,14 @@ export function unsupportedConstruct(scenario: MusterScenario): string | undefin
   for (const server of pre.mcp_servers ?? []) {
     for (const key of ['oauth', 'family'] as const) if (server.config?.[key] !== undefined) return `mock server ${key}`;
   }
-  // A workflow whose steps call one of muster's own management tools needs that tool here too.
-  const definitions = [
-    ...(pre.workflows ?? []).map((workflow) => workflow.config ?? {}),
-    ...(scenario.steps ?? []).filter((step) => step.tool !== undefined && FILE_TOOLS.has(step.tool)).map((step) => step.args ?? {}),
-  ];
-  for (const tool of definitions.flatMap((definition) => toolsNamedIn(definition))) {
-    if (tool.startsWith('core_') && !HISTORY_TOOLS.has(tool)) return `a workflow step calling the tool ${tool}`;
-  }
   for (const step of scenario.steps ?? []) {
     const tool = step.tool ?? '';
     if ((step as Record<string, unknown>).as_user !== undefined) return 'as_user (per-user sessions)';
+    if (step.args?._debug !== undefined) return "muster's reserved _debug argument";
     if (tool.startsWith('x_') || tool.startsWith('workflow_') || FILE_TOOLS.has(tool) || HISTORY_TOOLS.has(tool)) continue;
     return `the tool ${tool}`;
   }
   return undefined;
-}
-
-/** Every `tool:` value in a definition, at any depth (steps, sub-steps, conditions, onFailure). */
-function toolsNamedIn(value: unknown): string[] {
-  if (Array.isArray(value)) return value.flatMap(toolsNamedIn);
-  if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, item]) => (key === 'tool' && typeof item === 'string' ? [item] : toolsNamedIn(item)));
 }
 
 /** `{{ stepId.path }}` references to earlier steps' responses (muster's scenario templating); a whole-string one keeps its type. */
@@ -173,6 +159,13 @@ export async function runScenario(scenario: MusterScenario): Promise<ScenarioRes
         if (attempt < attempts) await new Promise((resolve) => setTimeout(resolve, durationMs(step.retry?.delay)));
       }
       if (step.id && outcome?.json) context.set(step.id, outcome.json);
+      // A run refused because its workflow calls muster's own management tools needs what taskvisor does not offer.
+      const refused = /missing required tools\): ([^{]*)/.exec(outcome?.text ?? '');
+      const management = refused?.[1]!
+        .split(/,\s*/)
+        .map((tool) => tool.trim())
+        .filter((tool) => tool.startsWith('core_'));
+      if (mismatch && management?.length) return { outcome: 'unsupported', needs: `a workflow step calling ${management.join(', ')}` };
       if (mismatch) return { outcome: 'fail', step: label, mismatch };
     }
     return { outcome: 'pass' };

@@ -163,6 +163,21 @@ describe('run result shape', () => {
     assert.match(String(steps[1]!.error), /kaboom/);
   });
 
+  it('the answer carries the validated input and the input names the run’s arguments used (template_vars)', async () => {
+    const { structured } = await run(
+      [
+        'args: { who: { type: string, default: Ada }, unused: { type: string, default: x } }',
+        'steps:',
+        '  - { id: a, tool: echo, args: { text: "hi {{ .input.who }}" } }',
+        '  - { id: b, tool: echo, args: { text: "{{ .input.unused }}" }, condition: { template: "false" } }',
+      ].join('\n'),
+      // The handler is called directly: the arguments as the tool's schema validation hands them over.
+      { who: 'Ada', unused: 'x' },
+    );
+    assert.deepEqual(structured.input, { who: 'Ada', unused: 'x' });
+    assert.deepEqual(structured.template_vars, ['input.who']);
+  });
+
   it('a condition json_path key may be a template over the condition result', async () => {
     const { structured } = await run(
       [

@@ -5,17 +5,18 @@
 import type { JsonObject } from '../../core/json.js';
 import type { WorkflowDefinition, WorkflowStep, WorkflowSubStep } from '../model/definition.js';
 import type { StepRecord } from './checkpoint.js';
-import { runSteps, stepFlag } from './runSteps.js';
+import { runSteps, stepFlag, templateVars } from './runSteps.js';
 
 /**
- * The result of a run without an `output` map: `{ workflow, status, input,
- * results, steps }` (`input`: the validated arguments). `steps` is muster's list of step entries in execution order (see
- * runSteps.ts). When the file uses muster's `output`/`store` step flags,
- * `results` holds only the steps flagged true (sub-steps by their flat
- * names); otherwise every result. As in muster, the last step's object
- * result, when that step is a tool step not flagged true, is merged into the
- * top level (its keys never replace `workflow`, `status`, `input`,
- * `results` or `steps`). Every result stays referencable in templates either way.
+ * The result of a run without an `output` map, in muster's shape:
+ * `{ workflow, status, input, results, steps, template_vars }` — `input` the
+ * validated arguments, `steps` and `template_vars` as runSteps.ts builds
+ * them. When the file uses muster's `output`/`store` step flags, `results`
+ * holds only the steps flagged true (sub-steps by their flat names);
+ * otherwise every result. As in muster, the last step's object result, when
+ * that step is a tool step not flagged true, is merged into the top level
+ * (its keys never replace the keys above). Every result stays referencable
+ * in templates either way.
  */
 export function shapeDefaultResult(
   definition: WorkflowDefinition,
@@ -36,6 +37,7 @@ export function shapeDefaultResult(
     input,
     results: shown,
     steps: runSteps(definition, records),
+    template_vars: templateVars(definition, records),
   };
   const last = definition.steps[definition.steps.length - 1];
   const lastValue = last ? results[last.id] : undefined;

@@ -67,3 +67,23 @@ export function runSteps(definition: WorkflowDefinition, records: readonly StepR
   }
   return entries;
 }
+
+/**
+ * muster's `template_vars`: the `input.<name>` references in the arguments
+ * of the steps that called their tool, in order, each once (muster lists
+ * them for debugging; clients see which inputs a run used).
+ */
+export function templateVars(definition: WorkflowDefinition, records: readonly StepRecord[]): string[] {
+  const names: string[] = [];
+  const collect = (value: unknown): void => {
+    if (typeof value === 'string') {
+      for (const match of value.matchAll(/\.(input\.[^\s}]+)/g)) if (!names.includes(match[1]!)) names.push(match[1]!);
+    } else if (Array.isArray(value)) value.forEach(collect);
+    else if (value !== null && typeof value === 'object') Object.values(value).forEach(collect);
+  };
+  for (const record of records) {
+    if (record.status === 'skipped' || record.input === undefined) continue;
+    collect(stepOfRecord(definition, record)?.args);
+  }
+  return names;
+}

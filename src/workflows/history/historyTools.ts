@@ -16,11 +16,18 @@ export const EXECUTION_GET_TOOL = 'core_workflow_execution_get';
 const ListArgs = z.object({
   workflow_name: z.string().min(1).optional().describe('Only runs of this workflow'),
   status: z
-    .enum(RUN_STATUSES as [RunStatus, ...RunStatus[]])
+    .enum(RUN_STATUSES as [RunStatus, ...RunStatus[]], { error: `must be one of the enum values ${RUN_STATUSES.join(', ')}` })
     .optional()
     .describe('Only runs with this status'),
-  limit: z.number().int().min(1).max(1000).optional().describe('At most this many runs (default 50)'),
-  offset: z.number().int().min(0).optional().describe('Skip this many runs (default 0)'),
+  // Bounds named as muster names them (minimum, maximum): its clients match on the words.
+  limit: z
+    .number()
+    .int()
+    .min(1, 'below the minimum of 1')
+    .max(1000, 'above the maximum of 1000')
+    .optional()
+    .describe('At most this many runs (default 50)'),
+  offset: z.number().int().min(0, 'below the minimum of 0').optional().describe('Skip this many runs (default 0)'),
 });
 
 const GetArgs = z.object({
