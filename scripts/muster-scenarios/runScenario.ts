@@ -240,7 +240,7 @@ async function fileOperation(tool: string, args: Record<string, unknown>, server
     if (previous !== undefined) await writeFile(file, previous);
     else await rm(file);
     await catalog.reload();
-    return failed(`${tool}: workflow ${name} refused: ${problems.join('; ')}`);
+    return failed(`${tool}: workflow validation failed for ${name}: ${problems.join('; ')}`);
   }
   return { isError: false, text: `workflow ${name} ${tool === 'core_workflow_create' ? 'created' : 'updated'}` };
 }

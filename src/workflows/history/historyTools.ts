@@ -14,7 +14,8 @@ export const EXECUTION_LIST_TOOL = 'core_workflow_execution_list';
 export const EXECUTION_GET_TOOL = 'core_workflow_execution_get';
 
 const ListArgs = z.object({
-  workflow_name: z.string().min(1).optional().describe('Only runs of this workflow'),
+  // An empty name filters nothing, as in muster.
+  workflow_name: z.string().optional().describe('Only runs of this workflow (empty: every workflow)'),
   status: z
     .enum(RUN_STATUSES as [RunStatus, ...RunStatus[]], { error: `must be one of the enum values ${RUN_STATUSES.join(', ')}` })
     .optional()
@@ -62,7 +63,7 @@ export function historyTools(history: RunHistory): ToolDefinition[] {
       return answer(
         await history.list({
           owner: ctx.principal,
-          ...(query.workflow_name !== undefined ? { workflow: query.workflow_name } : {}),
+          ...(query.workflow_name ? { workflow: query.workflow_name } : {}),
           ...(query.status !== undefined ? { status: query.status } : {}),
           ...(query.limit !== undefined ? { limit: query.limit } : {}),
           ...(query.offset !== undefined ? { offset: query.offset } : {}),
