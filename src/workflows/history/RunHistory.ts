@@ -379,7 +379,38 @@ export function viewOf(detail: RunDetail, options: { includeSteps?: boolean; ste
   }
   if (options.includeSteps === false) {
     const { steps: _steps, ...rest } = detail;
-    return rest;
+    return { ...rest, result: withoutStepData(rest.result) };
   }
   return detail;
+}
+
+/**
+ * muster's summary view also takes the step data (`steps`, `template_vars`)
+ * out of the run's answer: from its structured content and from each text
+ * block holding it as JSON.
+ */
+function withoutStepData(result: unknown): unknown {
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) return result;
+  const answer = result as Record<string, unknown>;
+  const strip = (value: unknown): unknown => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+    const { steps: _steps, template_vars: _vars, ...rest } = value as Record<string, unknown>;
+    return rest;
+  };
+  const content = Array.isArray(answer.content)
+    ? (answer.content as unknown[]).map((block) => {
+        const text = (block as { type?: unknown; text?: unknown }).text;
+        if (typeof text !== 'string' || !text.startsWith('{')) return block;
+        try {
+          return { ...(block as object), text: JSON.stringify(strip(JSON.parse(text))) };
+        } catch {
+          return block;
+        }
+      })
+    : answer.content;
+  return {
+    ...answer,
+    ...(content !== undefined ? { content } : {}),
+    ...(answer.structuredContent !== undefined ? { structuredContent: strip(answer.structuredContent) } : {}),
+  };
 }
