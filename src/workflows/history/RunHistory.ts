@@ -385,8 +385,8 @@ export function viewOf(detail: RunDetail, options: { includeSteps?: boolean; ste
 }
 
 /**
- * muster's summary view also takes the step data (`steps`, `template_vars`)
- * out of the run's answer: from its structured content and from each text
+ * muster's summary view also takes the step data (`steps`, `template_vars`,
+ * and taskvisor's per-step `results`) out of the run's answer: from its structured content and from each text
  * block holding it as JSON.
  */
 function withoutStepData(result: unknown): unknown {
@@ -394,7 +394,7 @@ function withoutStepData(result: unknown): unknown {
   const answer = result as Record<string, unknown>;
   const strip = (value: unknown): unknown => {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-    const { steps: _steps, template_vars: _vars, ...rest } = value as Record<string, unknown>;
+    const { steps: _steps, template_vars: _vars, results: _results, ...rest } = value as Record<string, unknown>;
     return rest;
   };
   const content = Array.isArray(answer.content)
