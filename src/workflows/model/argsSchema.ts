@@ -26,8 +26,18 @@ function argSchema(name: string, arg: WorkflowArg): z.ZodType {
   return arg.required ? schema : schema.optional();
 }
 
-/** A required argument left out is named as such (muster's wording, which its clients match on), not as a wrong type. */
-const missing = { error: (issue: { input?: unknown }) => (issue.input === undefined ? 'required field missing' : undefined) };
+/**
+ * muster's words for an argument left out or of the wrong type (its clients
+ * match on them): `required field missing`, `wrong type: expected …`.
+ */
+const missing = {
+  error: (issue: { input?: unknown; expected?: unknown }) =>
+    issue.input === undefined
+      ? 'required field missing'
+      : issue.expected !== undefined
+        ? `wrong type: expected ${String(issue.expected)}, received ${Array.isArray(issue.input) ? 'array' : issue.input === null ? 'null' : typeof issue.input}`
+        : undefined,
+};
 
 function baseSchema(name: string, arg: WorkflowArg): z.ZodType {
   const onlyFor = (field: string, types: string[]) => {
