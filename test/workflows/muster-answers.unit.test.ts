@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { viewOf, type RunDetail } from '../../src/workflows/history/RunHistory.js';
+import type { RunDetail } from '../../src/workflows/history/RunHistory.js';
+import { viewOf } from '../../src/workflows/history/runViews.js';
 import { argsSchema } from '../../src/workflows/model/argsSchema.js';
 
 describe("muster's words and views", () => {

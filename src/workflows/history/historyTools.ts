@@ -8,7 +8,8 @@
 import { z } from 'zod';
 import type { ToolDefinition, ToolResult } from '../../tools/ToolDefinition.js';
 import type { JsonObject } from '../../core/json.js';
-import { RUN_STATUSES, viewOf, type RunHistory, type RunStatus } from './RunHistory.js';
+import { RUN_STATUSES, type RunHistory, type RunStatus } from './RunHistory.js';
+import { viewOf } from './runViews.js';
 
 export const EXECUTION_LIST_TOOL = 'core_workflow_execution_list';
 export const EXECUTION_GET_TOOL = 'core_workflow_execution_get';
