@@ -139,7 +139,14 @@ export class StepExecutor {
   private async callTool(call: StepCall, record: StepRecord): Promise<Outcome> {
     const { run } = this;
     const { step, recordId, keyPrefix, signal } = call;
-    const args = (await render(step.args ?? {}, call.scope, { ...siteOf(run, recordId), field: 'args' }, false, run.engine)) as JsonObject;
+    let args: JsonObject;
+    try {
+      args = (await render(step.args ?? {}, call.scope, { ...siteOf(run, recordId), field: 'args' }, false, run.engine)) as JsonObject;
+    } catch (error) {
+      // muster's wording for a step whose arguments cannot be rendered; bad input is never retried.
+      if (error instanceof TemplateError) throw new StepFailure(`failed to render arguments: ${error.message}`);
+      throw error;
+    }
     record.input = guarded(record, args);
     await this.checkpoints.persist();
     const result = await raced(

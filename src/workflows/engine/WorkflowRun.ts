@@ -29,6 +29,7 @@ import { render } from '../templates/render.js';
 import { Checkpointer, pinnedDefinition } from './checkpointing.js';
 import { shapeDefaultResult } from './results.js';
 import { RetryWaits } from './retryPolicy.js';
+import { runSteps } from './runSteps.js';
 import { scopeOf, type RunEnv } from './RunEnv.js';
 import { Scheduler } from './scheduler.js';
 import { StepExecutor } from './StepExecutor.js';
@@ -112,7 +113,8 @@ class WorkflowRun {
     const { definition, invoker } = this.env;
     const missing = toolsCalledBy(definition).filter((tool) => !invoker.has(tool));
     if (missing.length === 0) return undefined;
-    const text = `Workflow ${definition.name} is not available: missing tools ${missing.join(', ')}`;
+    // muster's wording, which its clients match on.
+    const text = `Workflow ${definition.name} is not available (missing required tools): ${missing.join(', ')}`;
     return {
       content: [{ type: 'text', text }],
       isError: true,
@@ -197,17 +199,15 @@ class WorkflowRun {
       const failure = context.failure!;
       // T-16: a failing step is a tool-level error result (the task completes), naming the step.
       const text = `Workflow ${name} failed at step ${failure.stepId}: ${failure.message}`;
-      return {
-        content: [{ type: 'text', text }],
-        isError: true,
-        structuredContent: {
-          workflow: name,
-          status: 'failed',
-          failedStep: failure.stepId,
-          error: { message: failure.message, ...(failure.code !== undefined ? { code: failure.code } : {}) },
-          results: context.results,
-        },
-      };
+      return withJsonText(text, true, {
+        workflow: name,
+        status: 'failed',
+        input: this.env.input,
+        failedStep: failure.stepId,
+        error: { message: failure.message, ...(failure.code !== undefined ? { code: failure.code } : {}) },
+        results: context.results,
+        steps: runSteps(this.env.definition, this.checkpoints.records),
+      });
     }
     if (this.env.definition.output !== undefined) {
       let output: unknown;
@@ -220,13 +220,31 @@ class WorkflowRun {
           this.env.engine,
         );
       } catch (error) {
-        return { content: [{ type: 'text', text: `Workflow ${name} failed at step output: ${(error as Error).message}` }], isError: true };
+        // muster's rule: the step results stay recoverable next to the error (`output_error`).
+        const message = `Workflow ${name} failed to render its output template: ${(error as Error).message}`;
+        const shaped = shapeDefaultResult(this.env.definition, context.results, this.checkpoints.records, this.env.input);
+        return withJsonText(message, true, { ...shaped, output_error: message });
       }
       const text = typeof output === 'string' ? output : JSON.stringify(output);
       const structured = output !== null && typeof output === 'object' && !Array.isArray(output);
       return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: output as JsonObject } : {}) };
     }
-    const structuredContent = shapeDefaultResult(this.env.definition, context.results);
+    const structuredContent = shapeDefaultResult(this.env.definition, context.results, this.checkpoints.records, this.env.input);
     return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
   }
+}
+
+/**
+ * An error answer: its sentence, then its structured content as JSON text (the
+ * MCP rule for structured results, and the block muster's clients parse).
+ */
+function withJsonText(text: string, isError: boolean, structuredContent: JsonObject): ToolResult {
+  return {
+    content: [
+      { type: 'text', text },
+      { type: 'text', text: JSON.stringify(structuredContent) },
+    ],
+    isError,
+    structuredContent,
+  };
 }

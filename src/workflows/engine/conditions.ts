@@ -51,11 +51,18 @@ export async function conditionHolds(
     succeeded = outcomes[from] === 'completed';
     value = scope.results[from];
   }
+  // muster's two key forms: a dotted path into the result, or a template with the result as `.result`.
+  // A key template that cannot render finds nothing (so the expectation does not match), as in muster.
+  const actualAt = async (path: string, field: string): Promise<unknown> => {
+    if (!path.includes('{{')) return valueAt(value, path);
+    const keyScope: TemplateScope & { result: unknown } = { ...scope, result: value };
+    return render(path, keyScope, { ...site, field: `${field} key` }, true, run.engine).catch(() => undefined);
+  };
   const matches = async (expect: NonNullable<typeof condition.expect>, field: string): Promise<boolean> => {
     if (expect.success !== undefined && succeeded !== expect.success) return false;
     for (const [path, expected] of Object.entries(expect.jsonPath ?? {})) {
       const want = await render(expected, scope, { ...site, field: `${field}.jsonPath.${path}` }, false, run.engine);
-      if (JSON.stringify(valueAt(value, path)) !== JSON.stringify(want)) return false;
+      if (JSON.stringify(await actualAt(path, `${field}.jsonPath`)) !== JSON.stringify(want)) return false;
     }
     return true;
   };

@@ -89,7 +89,7 @@ export async function runForEach(run: RunEnv, call: StepCall, forEach: ForEach, 
   const items = await render(forEach.items, scope, site, false, run.engine);
   if (!Array.isArray(items))
     throw new StepFailure(
-      `workflow ${run.definition.name}, step ${recordId}, field forEach.items: expected an array, got ${JSON.stringify(items)?.slice(0, 100)}`,
+      `workflow ${run.definition.name}, step ${recordId}, field forEach.items: expected a list (an array), got ${JSON.stringify(items)?.slice(0, 100)}`,
     );
   const as = forEach.as ?? 'item';
   const { values, failure } = await runBranches(

@@ -4,27 +4,50 @@
  */
 import type { JsonObject } from '../../core/json.js';
 import type { WorkflowDefinition, WorkflowStep, WorkflowSubStep } from '../model/definition.js';
+import type { StepRecord } from './checkpoint.js';
+import { runSteps, stepFlag, templateVars } from './runSteps.js';
 
 /**
- * The result of a run without an `output` map: `{ workflow, status, results }`.
- * When the file uses muster's `output`/`store` step flags, they are honoured
- * as muster does: `results` holds only the steps flagged true (sub-steps by
- * their flat names), and the last step's object result, when that step is a
- * tool step not flagged, is merged into the top level (its keys never replace
- * `workflow`, `status` or `results`). Every result stays referencable in
- * templates either way.
+ * The result of a run without an `output` map, in muster's shape:
+ * `{ workflow, status, input, results, steps, template_vars }` — `input` the
+ * validated arguments, `steps` and `template_vars` as runSteps.ts builds
+ * them. When the file uses muster's `output`/`store` step flags, `results`
+ * holds only the steps flagged true (sub-steps by their flat names);
+ * otherwise every result. As in muster, the last step's object result, when
+ * that step is a tool step not flagged true, is merged into the top level
+ * (its keys never replace the keys above). Every result stays referencable
+ * in templates either way.
  */
-export function shapeDefaultResult(definition: WorkflowDefinition, results: Record<string, unknown>): JsonObject {
-  const flag = (step: { output?: boolean | undefined; store?: boolean | undefined }) => step.output ?? step.store;
+export function shapeDefaultResult(
+  definition: WorkflowDefinition,
+  results: Record<string, unknown>,
+  records: readonly StepRecord[],
+  input: JsonObject,
+): JsonObject {
   const all = definition.steps.flatMap((step) => [step, ...subStepsOf(step)]);
-  if (!all.some((step) => flag(step) !== undefined)) return { workflow: definition.name, status: 'completed', results };
-  const flat = withFlatNames(definition, results);
-  const shown: Record<string, unknown> = {};
-  for (const step of all) if (flag(step) === true && Object.hasOwn(flat, step.id)) shown[step.id] = flat[step.id];
-  const shaped: Record<string, unknown> = { workflow: definition.name, status: 'completed', results: shown };
-  const last = definition.steps[definition.steps.length - 1]!;
-  const lastValue = results[last.id];
-  if (last.tool !== undefined && flag(last) !== true && lastValue !== null && typeof lastValue === 'object' && !Array.isArray(lastValue)) {
+  let shown: Record<string, unknown> = results;
+  if (all.some((step) => stepFlag(step) !== undefined)) {
+    const flat = withFlatNames(definition, results);
+    shown = {};
+    for (const step of all) if (stepFlag(step) === true && Object.hasOwn(flat, step.id)) shown[step.id] = flat[step.id];
+  }
+  const shaped: Record<string, unknown> = {
+    workflow: definition.name,
+    status: 'completed',
+    input,
+    results: shown,
+    steps: runSteps(definition, records),
+    template_vars: templateVars(definition, records),
+  };
+  const last = definition.steps[definition.steps.length - 1];
+  const lastValue = last ? results[last.id] : undefined;
+  if (
+    last?.tool !== undefined &&
+    stepFlag(last) !== true &&
+    lastValue !== null &&
+    typeof lastValue === 'object' &&
+    !Array.isArray(lastValue)
+  ) {
     for (const [key, value] of Object.entries(lastValue)) if (!Object.hasOwn(shaped, key)) shaped[key] = value;
   }
   return shaped;

@@ -365,21 +365,3 @@ function stepOf(step: StepRecord): RunStep {
     ...(step.truncated ? { truncated: true as const } : {}),
   };
 }
-
-/**
- * muster's `include_steps` / `step_id` views of one run: without steps; or
- * reduced to one step (the run's `result` dropped, as muster does).
- */
-export function viewOf(detail: RunDetail, options: { includeSteps?: boolean; stepId?: string }): RunDetail | undefined {
-  if (options.stepId !== undefined) {
-    const steps = (detail.steps ?? []).filter((step) => step.step_id === options.stepId);
-    if (steps.length === 0) return undefined;
-    const { result: _result, ...rest } = detail;
-    return { ...rest, steps };
-  }
-  if (options.includeSteps === false) {
-    const { steps: _steps, ...rest } = detail;
-    return rest;
-  }
-  return detail;
-}

@@ -8,19 +8,28 @@
 import { z } from 'zod';
 import type { ToolDefinition, ToolResult } from '../../tools/ToolDefinition.js';
 import type { JsonObject } from '../../core/json.js';
-import { RUN_STATUSES, viewOf, type RunHistory, type RunStatus } from './RunHistory.js';
+import { RUN_STATUSES, type RunHistory, type RunStatus } from './RunHistory.js';
+import { viewOf } from './runViews.js';
 
 export const EXECUTION_LIST_TOOL = 'core_workflow_execution_list';
 export const EXECUTION_GET_TOOL = 'core_workflow_execution_get';
 
 const ListArgs = z.object({
-  workflow_name: z.string().min(1).optional().describe('Only runs of this workflow'),
+  // An empty name filters nothing, as in muster.
+  workflow_name: z.string().optional().describe('Only runs of this workflow (empty: every workflow)'),
   status: z
-    .enum(RUN_STATUSES as [RunStatus, ...RunStatus[]])
+    .enum(RUN_STATUSES as [RunStatus, ...RunStatus[]], { error: `must be one of the enum values ${RUN_STATUSES.join(', ')}` })
     .optional()
     .describe('Only runs with this status'),
-  limit: z.number().int().min(1).max(1000).optional().describe('At most this many runs (default 50)'),
-  offset: z.number().int().min(0).optional().describe('Skip this many runs (default 0)'),
+  // Bounds named as muster names them (minimum, maximum): its clients match on the words.
+  limit: z
+    .number()
+    .int()
+    .min(1, 'below the minimum of 1')
+    .max(1000, 'above the maximum of 1000')
+    .optional()
+    .describe('At most this many runs (default 50)'),
+  offset: z.number().int().min(0, 'below the minimum of 0').optional().describe('Skip this many runs (default 0)'),
 });
 
 const GetArgs = z.object({
@@ -55,7 +64,7 @@ export function historyTools(history: RunHistory): ToolDefinition[] {
       return answer(
         await history.list({
           owner: ctx.principal,
-          ...(query.workflow_name !== undefined ? { workflow: query.workflow_name } : {}),
+          ...(query.workflow_name ? { workflow: query.workflow_name } : {}),
           ...(query.status !== undefined ? { status: query.status } : {}),
           ...(query.limit !== undefined ? { limit: query.limit } : {}),
           ...(query.offset !== undefined ? { offset: query.offset } : {}),

@@ -74,13 +74,12 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
   if (compatProblems.length > 0) throw new WorkflowError(compatProblems.map((p) => `${where(p.path)}: ${p.message}`).join('\n'), file);
   const parsed = WorkflowSchema.safeParse(normalized);
   if (!parsed.success) {
-    const lines = parsed.error.issues
-      .slice(0, 10)
-      .map((issue) =>
-        issue.code === 'unrecognized_keys'
-          ? issue.keys.map((key) => `${where([...issue.path, key], true)}: unknown field`).join('\n')
-          : `${where(issue.path)}: ${issue.message}`,
-      );
+    const lines = parsed.error.issues.slice(0, 10).map((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => `${where([...issue.path, key], true)}: unknown field`).join('\n')
+        : // A field left out is named as required, not as a value of the wrong type.
+          `${where(issue.path)}: ${issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? 'required field missing' : issue.message}`,
+    );
     throw new WorkflowError(lines.join('\n'), file);
   }
   const workflow = parsed.data;

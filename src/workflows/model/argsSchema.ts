@@ -26,6 +26,19 @@ function argSchema(name: string, arg: WorkflowArg): z.ZodType {
   return arg.required ? schema : schema.optional();
 }
 
+/**
+ * muster's words for an argument left out or of the wrong type (its clients
+ * match on them): `required field missing`, `wrong type: expected …`.
+ */
+const missing = {
+  error: (issue: { input?: unknown; expected?: unknown }) =>
+    issue.input === undefined
+      ? 'required field missing'
+      : issue.expected !== undefined
+        ? `wrong type: expected ${String(issue.expected)}, received ${Array.isArray(issue.input) ? 'array' : issue.input === null ? 'null' : typeof issue.input}`
+        : undefined,
+};
+
 function baseSchema(name: string, arg: WorkflowArg): z.ZodType {
   const onlyFor = (field: string, types: string[]) => {
     if (!types.includes(arg.type)) throw new Error(`args.${name}.${field}: only allowed for ${types.join(' or ')} arguments`);
@@ -43,7 +56,7 @@ function baseSchema(name: string, arg: WorkflowArg): z.ZodType {
   }
   switch (arg.type) {
     case 'string': {
-      let schema = z.string();
+      let schema = z.string(missing);
       if (arg.pattern !== undefined) {
         let regex: RegExp;
         try {
@@ -57,16 +70,16 @@ function baseSchema(name: string, arg: WorkflowArg): z.ZodType {
     }
     case 'number':
     case 'integer': {
-      let schema = arg.type === 'integer' ? z.number().int() : z.number();
+      let schema = arg.type === 'integer' ? z.number(missing).int() : z.number(missing);
       if (arg.minimum !== undefined) schema = schema.min(arg.minimum);
       if (arg.maximum !== undefined) schema = schema.max(arg.maximum);
       return schema;
     }
     case 'boolean':
-      return z.boolean();
+      return z.boolean(missing);
     case 'object':
-      return z.record(z.string(), z.unknown());
+      return z.record(z.string(), z.unknown(), missing);
     case 'array':
-      return z.array(z.unknown());
+      return z.array(z.unknown(), missing);
   }
 }

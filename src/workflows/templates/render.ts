@@ -100,12 +100,17 @@ function describeGo(error: unknown, source: string): string {
   return `${e.message ?? String(error)}${e.pos !== undefined ? ` (at character ${e.pos + 1} of the template)` : ''}`;
 }
 
-/** Every template string in `value` (deeply). */
+/** Every template string in `value` (deeply), keys included: a condition's `jsonPath` key may be a template. */
 function templateStrings(value: unknown, out: string[] = []): string[] {
   if (typeof value === 'string') {
     if (value.includes('{{')) out.push(value);
   } else if (Array.isArray(value)) value.forEach((item) => templateStrings(item, out));
-  else if (value !== null && typeof value === 'object') Object.values(value).forEach((item) => templateStrings(item, out));
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes('{{')) out.push(key);
+      templateStrings(item, out);
+    }
+  }
   return out;
 }
 
