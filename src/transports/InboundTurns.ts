@@ -1,10 +1,10 @@
 /**
  * How much connection input (WebSocket frames) is decoded and dispatched in
  * one turn of the event loop, over all the connections of a listener. A
- * socket read can complete several large frames at once, and each used to be
- * decoded, checked and dispatched where it was read: ten clients sending
- * 1 MiB requests kept the loop busy for over 100 ms a turn, and another
- * client's call, which needs a few turns, waited close to a second.
+ * socket read can complete several large frames at once. Decoded, checked and
+ * dispatched where they are read, ten clients sending 1 MiB requests keep the
+ * loop busy for over 100 ms a turn, and another client's call, which needs a
+ * few turns, waits close to a second.
  *
  * Here the connections share `bytesPerTurn` of frames a turn (many small
  * frames, or at least one large one), taken round-robin. A frame past it
