@@ -6,6 +6,7 @@
  * there is no request left to carry it to the caller. Bounded: the oldest
  * entries go first, so tasks nobody follows to their end cannot grow it.
  */
+import { boundedStatusMessage } from '../tasks/storedText.js';
 export const MAX_TRACKED_TASKS = 10_000;
 
 interface Entry {
@@ -32,7 +33,8 @@ export class TaskProgressBoard {
 
   set(key: string, text: string): void {
     const entry = this.entries.get(key);
-    if (entry) entry.text = text;
+    // Served as the task's statusMessage to every poll: bounded as a local tool's is (T-32: informative only, so cut).
+    if (entry) entry.text = boundedStatusMessage(text);
   }
 
   text(key: string): string | undefined {

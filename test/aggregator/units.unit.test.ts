@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { TaskProgressBoard } from '../../src/upstreams/TaskProgressBoard.js';
+import { MAX_STATUS_MESSAGE_CHARS } from '../../src/tasks/storedText.js';
 import { createActor, fromCallback, fromPromise, type AnyActorRef } from 'xstate';
 import {
   backoffDelay,
@@ -257,5 +259,19 @@ describe('the runtime state file', () => {
     } finally {
       await dir.remove();
     }
+  });
+});
+
+describe('TaskProgressBoard', () => {
+  it("bounds an upstream's progress text as a local tool's statusMessage is bounded (T-32: informative, so cut)", () => {
+    const board = new TaskProgressBoard();
+    const key = TaskProgressBoard.key('up', 'task-1');
+    board.track(key, () => {});
+    board.set(key, 'x'.repeat(4 * 1024 * 1024));
+    const shown = board.text(key)!;
+    assert.ok(shown.length <= MAX_STATUS_MESSAGE_CHARS + 200, `shown ${shown.length} characters`);
+    assert.match(shown, /truncated/);
+    board.set(key, '3/10: copying');
+    assert.equal(board.text(key), '3/10: copying');
   });
 });
