@@ -22,12 +22,24 @@ function healthOf(state: UpstreamStatus['state']): ServiceEntry['health'] {
   return 'unhealthy';
 }
 
+/** muster's service states, which its clients and workflows match on; taskvisor's own is `upstream_state`. */
+const MUSTER_STATE: Record<UpstreamStatus['state'], ServiceEntry['state']> = {
+  'not started': 'stopped',
+  connecting: 'starting',
+  backoff: 'starting',
+  ready: 'running',
+  degraded: 'running',
+  stopped: 'stopped',
+  failed: 'failed',
+};
+
 /** One upstream's status as muster's service entry. */
 export function serviceEntry(status: UpstreamStatus): ServiceEntry {
   return {
     name: status.name,
     service_type: 'MCPServer',
-    state: status.state,
+    state: MUSTER_STATE[status.state],
+    upstream_state: status.state,
     health: healthOf(status.state),
     tool_count: status.toolCount,
   };

@@ -138,8 +138,9 @@ describe('muster read-only management tools', () => {
         ],
       );
       for (const service of services) {
-        assert.equal(typeof service.state, 'string');
         assert.ok(['healthy', 'unhealthy', 'unknown'].includes(String(service.health)));
+        assert.ok(['running', 'starting', 'stopped', 'failed'].includes(String(service.state)), "muster's service states");
+        assert.equal(typeof service.upstream_state, 'string');
         assert.equal(typeof service.tool_count, 'number');
       }
       // A workflow step calls them as muster's do.

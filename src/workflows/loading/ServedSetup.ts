@@ -10,8 +10,10 @@ export interface ServiceEntry {
   name: string;
   /** muster's service kind: every taskvisor upstream is an MCP server. */
   service_type: 'MCPServer';
-  /** The upstream's state (`ready`, `connecting`, `degraded`, `not started`, …). */
-  state: string;
+  /** muster's service state. */
+  state: 'running' | 'starting' | 'stopped' | 'failed';
+  /** taskvisor's own upstream state (`ready`, `connecting`, `degraded`, `backoff`, `not started`, …). */
+  upstream_state: string;
   health: 'healthy' | 'unhealthy' | 'unknown';
   tool_count: number;
 }
