@@ -147,6 +147,24 @@ describe('muster read-only management tools', () => {
       const run = await call('workflow_child');
       assert.equal(run.isError, false, run.text);
       assert.match(run.text, /MCPServer/);
+      assert.match(run.text, /"state":"(running|starting|stopped|failed)"/);
+
+      // The history tools answer bad arguments in muster's words.
+      const ran = await client.callTool({ name: 'workflow_child', arguments: {} });
+      const executionId = String((ran._meta as Record<string, unknown>)['io.taskvisor/executionId']);
+      // Schema failures are JSON-RPC invalid-params errors (-32602), in muster's words.
+      await assert.rejects(client.callTool({ name: 'core_workflow_execution_get', arguments: {} }), /execution_id is required/);
+      assert.match(
+        (await call('core_workflow_execution_get', { execution_id: executionId, step_id: 'nope' })).text,
+        /step not found: nope/,
+      );
+      await assert.rejects(
+        client.callTool({ name: 'core_workflow_execution_get', arguments: { execution_id: executionId, step_id: '' } }),
+        /invalid step_id: it must not be empty/,
+      );
+      const stepView = await call('core_workflow_execution_get', { execution_id: executionId, step_id: 's' });
+      assert.equal((stepView.json?.steps as unknown[]).length, 1);
+      assert.equal(stepView.json?.result, undefined);
 
       const shown = await call('core_config_get');
       assert.deepEqual(shown.json, {

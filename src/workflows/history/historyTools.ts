@@ -39,7 +39,11 @@ const GetArgs = z.object({
     .min(1, 'execution_id is required')
     .describe('The run (a synchronous run: the result\'s _meta "io.taskvisor/executionId"; a task run: its task id)'),
   include_steps: z.boolean().optional().describe('Include the step records (default true)'),
-  step_id: z.string().min(1).optional().describe('Only this step (forEach sub-steps as each[2].check); drops the run result'),
+  step_id: z
+    .string()
+    .min(1, 'invalid step_id: it must not be empty')
+    .optional()
+    .describe('Only this step (forEach sub-steps as each[2].check); drops the run result'),
 });
 
 const answer = (value: object): ToolResult => ({
