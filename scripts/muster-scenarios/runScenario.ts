@@ -43,9 +43,18 @@ export interface MusterScenario {
 export type ScenarioResult =
   { outcome: 'pass' } | { outcome: 'fail'; step: string; mismatch: string } | { outcome: 'unsupported'; needs: string };
 
-/** The tools a scenario step may call here: the mocks', the workflows', and muster's workflow file and history tools. */
+/** The tools a scenario step may call here: the mocks', the workflows', and muster's workflow file, history and read-only tools. */
 const FILE_TOOLS = new Set(['core_workflow_create', 'core_workflow_update', 'core_workflow_delete']);
 const HISTORY_TOOLS = new Set(['core_workflow_execution_list', 'core_workflow_execution_get']);
+/** muster's read-only management tools, which taskvisor serves with its workflows. */
+const READ_ONLY_TOOLS = new Set([
+  'core_workflow_list',
+  'core_workflow_get',
+  'core_workflow_validate',
+  'core_workflow_available',
+  'core_service_list',
+  'core_config_get',
+]);
 
 /** What a scenario needs that this runner cannot give, or `undefined`. */
 export function unsupportedConstruct(scenario: MusterScenario): string | undefined {
@@ -58,7 +67,14 @@ export function unsupportedConstruct(scenario: MusterScenario): string | undefin
     const tool = step.tool ?? '';
     if ((step as Record<string, unknown>).as_user !== undefined) return 'as_user (per-user sessions)';
     if (step.args?._debug !== undefined) return "muster's reserved _debug argument";
-    if (tool.startsWith('x_') || tool.startsWith('workflow_') || FILE_TOOLS.has(tool) || HISTORY_TOOLS.has(tool)) continue;
+    if (
+      tool.startsWith('x_') ||
+      tool.startsWith('workflow_') ||
+      FILE_TOOLS.has(tool) ||
+      HISTORY_TOOLS.has(tool) ||
+      READ_ONLY_TOOLS.has(tool)
+    )
+      continue;
     return `the tool ${tool}`;
   }
   return undefined;

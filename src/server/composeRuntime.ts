@@ -33,6 +33,7 @@ import { ToolRegistry } from '../tools/ToolRegistry.js';
 import { UpstreamManager } from '../upstreams/UpstreamManager.js';
 import { WrappedTaskIds } from '../upstreams/WrappedTaskIds.js';
 import { composeWorkflows } from './composeWorkflows.js';
+import { servedSetup } from './servedSetup.js';
 import { RuntimeLifecycle } from './RuntimeLifecycle.js';
 import { defaultStateFile, isStore, type RuntimeOptions } from './RuntimeOptions.js';
 import { definedProps } from '../core/definedProps.js';
@@ -139,7 +140,14 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
     upstreams,
     logger,
     loadWorkflows: workflows
-      ? () => composeWorkflows(workflows, { tools, store: observedStore, logger, inspect: options.inspect })
+      ? () =>
+          composeWorkflows(workflows, {
+            tools,
+            store: observedStore,
+            logger,
+            inspect: options.inspect,
+            setup: servedSetup(options, upstreams),
+          })
       : undefined,
   });
   const operations = options.operations

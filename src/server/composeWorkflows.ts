@@ -10,6 +10,7 @@ import type { Logger } from '../runtime/Logger.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { WorkflowCatalog } from '../workflows/loading/WorkflowCatalog.js';
+import type { ServedSetup } from '../workflows/loading/ServedSetup.js';
 import type { WorkflowsOption } from './RuntimeOptions.js';
 import { definedProps } from '../core/definedProps.js';
 
@@ -19,6 +20,8 @@ export interface WorkflowsWiring {
   store: TaskStore;
   logger: Logger;
   inspect: ((event: InspectionEvent) => void) | undefined;
+  /** The upstreams and safe config view behind `core_service_list` / `core_config_get`. */
+  setup: ServedSetup;
 }
 
 /** The loaded workflows of a runtime. */
@@ -44,6 +47,7 @@ export async function composeWorkflows(option: WorkflowsOption, wiring: Workflow
     tools: wiring.tools,
     dir: option.dir,
     history,
+    setup: wiring.setup,
     logger: wiring.logger,
     ...(option.prefix !== undefined ? { prefix: option.prefix } : {}),
     ...(wiring.inspect ? { inspect: wiring.inspect } : {}),

@@ -22,10 +22,10 @@ const problems = (text: string, file = 'w.yaml') => {
 
 describe('parseWorkflow', () => {
   it('names file, line:col, path and field for each problem', () => {
-    assert.match(problems('steps: []\n'), /^w\.yaml:1:8: steps: Too small/);
+    assert.match(problems('steps: []\n'), /^w\.yaml:1:8: steps: workflow must have at least one step/);
     assert.match(
       problems('steps:\n  - id: a\n    tool: x\n    input: { message: m, requestedSchema: { type: object, properties: {} } }\n'),
-      /w\.yaml:2:5: steps\[0\]: a step needs exactly one of tool, input, forEach or parallel/,
+      /w\.yaml:2:5: steps\[0\]: tool, input, forEach and parallel are mutually exclusive: a step needs exactly one of them/,
     );
     assert.match(
       problems('steps:\n  - { id: a, tool: x }\n  - { id: a, tool: y }\n'),

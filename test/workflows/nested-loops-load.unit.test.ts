@@ -39,7 +39,7 @@ describe('nested loops at load time', () => {
     );
     assert.match(
       problems(`steps:\n  - ${loop('a', loop('b', '{ id: t, tool: x }, { id: t, tool: y }'))}\n`),
-      /steps\[0\]\.forEach\.steps\[0\]\.forEach\.steps\[1\]\.id: duplicate step id "t" in lb/,
+      /steps\[0\]\.forEach\.steps\[0\]\.forEach\.steps\[1\]\.id: duplicate sub-step id "t" in lb/,
     );
     assert.match(
       problems(`templates: go\nsteps:\n  - ${loop('a', loop('b', '{ id: t, tool: x, args: { v: "{{ nosuch .vars.b }}" } }'))}\n`),

@@ -33,12 +33,17 @@ const ListArgs = z.object({
 });
 
 const GetArgs = z.object({
+  // muster's words for a missing, null or empty id, which its clients match on.
   execution_id: z
-    .string()
-    .min(1)
+    .string({ error: 'execution_id is required' })
+    .min(1, 'execution_id is required')
     .describe('The run (a synchronous run: the result\'s _meta "io.taskvisor/executionId"; a task run: its task id)'),
   include_steps: z.boolean().optional().describe('Include the step records (default true)'),
-  step_id: z.string().min(1).optional().describe('Only this step (forEach sub-steps as each[2].check); drops the run result'),
+  step_id: z
+    .string()
+    .min(1, 'invalid step_id: it must not be empty')
+    .optional()
+    .describe('Only this step (forEach sub-steps as each[2].check); drops the run result'),
 });
 
 const answer = (value: object): ToolResult => ({
@@ -90,7 +95,7 @@ export function historyTools(history: RunHistory): ToolDefinition[] {
         ...(query.include_steps !== undefined ? { includeSteps: query.include_steps } : {}),
         ...(query.step_id !== undefined ? { stepId: query.step_id } : {}),
       });
-      if (!view) return refusal(`Workflow execution ${query.execution_id} has no step ${query.step_id}`);
+      if (!view) return refusal(`Workflow execution ${query.execution_id}: step not found: ${query.step_id}`);
       return answer(view);
     },
   };

@@ -6,13 +6,14 @@ import type { RunDetail } from './RunHistory.js';
 
 /**
  * muster's `include_steps` / `step_id` views of one run: without steps; or
- * reduced to one step (the run's `result` dropped, as muster does).
+ * reduced to one step (the run's `result` and `error` dropped, as muster
+ * does: a completed step of a failed run shows no error).
  */
 export function viewOf(detail: RunDetail, options: { includeSteps?: boolean; stepId?: string }): RunDetail | undefined {
   if (options.stepId !== undefined) {
     const steps = (detail.steps ?? []).filter((step) => step.step_id === options.stepId);
     if (steps.length === 0) return undefined;
-    const { result: _result, ...rest } = detail;
+    const { result: _result, error: _error, ...rest } = detail;
     return { ...rest, steps };
   }
   if (options.includeSteps === false) {

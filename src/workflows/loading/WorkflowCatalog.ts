@@ -17,6 +17,9 @@ import { ToolInvoker } from '../engine/ToolInvoker.js';
 import { workflowHandler } from '../engine/WorkflowRun.js';
 import type { RunHistory } from '../history/RunHistory.js';
 import { historyTools } from '../history/historyTools.js';
+import { workflowManagementTools, type ServedWorkflows } from './workflowManagementTools.js';
+import { serviceTools } from './serviceTools.js';
+import type { ServedSetup } from './ServedSetup.js';
 
 /** Default tool name prefix of workflows. */
 export const DEFAULT_WORKFLOW_PREFIX = 'workflow_';
@@ -39,6 +42,8 @@ export interface WorkflowCatalogOptions {
    * synchronous run leaves no record.
    */
   history?: RunHistory;
+  /** The upstreams and config view behind muster's `core_service_list` / `core_config_get`; without it they are not served. */
+  setup?: ServedSetup;
 }
 
 /** What a reload did. */
@@ -106,6 +111,13 @@ export class WorkflowCatalog {
   get definitions(): WorkflowDefinition[] {
     return [...this.current.values()];
   }
+
+  /** What the management tools read, at call time. */
+  private readonly served: ServedWorkflows = {
+    definitions: () => this.definitions,
+    prefix: () => this.prefix,
+    hasTool: (name) => this.options.tools.has(name),
+  };
 
   /** The tool names in service. */
   get toolNames(): string[] {
@@ -206,6 +218,9 @@ export class WorkflowCatalog {
     );
     // The history tools are swapped in with the workflows, so they live and go with the catalog.
     if (this.options.history) tools.push(...historyTools(this.options.history));
+    // So are muster's read-only management tools: they exist exactly when workflows are served.
+    tools.push(...workflowManagementTools(this.served));
+    if (this.options.setup) tools.push(...serviceTools(this.options.setup));
     try {
       this.options.tools.swap(this.registered, tools);
     } catch (error) {

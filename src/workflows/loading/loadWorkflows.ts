@@ -168,7 +168,7 @@ export function parseWorkflow(text: string, file: string): WorkflowDefinition {
     const subIds = new Set<string>();
     const subAt: PropertyKey[] = step.forEach ? [...at, 'forEach', 'steps'] : [...at, 'parallel'];
     subs.forEach((sub, j) => {
-      if (subIds.has(sub.id)) problems.push(`${where([...subAt, j, 'id'])}: duplicate step id ${JSON.stringify(sub.id)} in ${step.id}`);
+      if (subIds.has(sub.id)) problems.push(`${where([...subAt, j, 'id'])}: duplicate sub-step id ${JSON.stringify(sub.id)} in ${step.id}`);
       subIds.add(sub.id);
       // In a forEach, earlier sub-steps of the same iteration count; parallel siblings do not see each other.
       const sees = step.forEach ? new Set([...seenBefore, ...[...subIds].slice(0, -1)]) : seenBefore;

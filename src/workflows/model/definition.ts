@@ -69,7 +69,17 @@ export const ConditionSchema = z.union(
       .strictObject({ fromStep: stepId, expect: ExpectSchema.optional(), expectNot: ExpectSchema.optional() })
       .refine((c) => c.expect !== undefined || c.expectNot !== undefined, 'a fromStep condition needs expect or expectNot'),
   ],
-  { error: 'expected { template }, { fromStep, expect | expectNot } or { tool, args?, expect | expectNot }' },
+  {
+    error: (issue) => {
+      const condition = issue.input;
+      const mixed =
+        condition !== null && typeof condition === 'object' && 'template' in condition && ('tool' in condition || 'fromStep' in condition);
+      // muster's words for the commonest mistake, which its clients match on.
+      return mixed
+        ? 'template is mutually exclusive with tool/fromStep: expected { template }, { fromStep, expect | expectNot } or { tool, args?, expect | expectNot }'
+        : 'expected { template }, { fromStep, expect | expectNot } or { tool, args?, expect | expectNot }';
+    },
+  },
 );
 
 export const InputStepSchema = z.strictObject({
@@ -101,13 +111,15 @@ const common = {
 const forEachOf = (steps: z.ZodType<WorkflowSubStep>) =>
   z.strictObject({
     /** A template yielding an array. */
-    items: z.union([z.string(), z.array(z.unknown())]),
+    items: z.union([z.string(), z.array(z.unknown())], {
+      error: (issue) => (issue.input === undefined ? 'items is required' : 'expected a template or an array'),
+    }),
     /** Loop variable name: `vars.<as>` and `vars.<as>_index`. Default `item`. */
     as: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
       .optional(),
-    steps: z.array(steps).min(1),
+    steps: z.array(steps).min(1, 'a forEach needs at least one sub-step'),
     /** How many items run at once (default 1: one after the other, as in muster). */
     maxConcurrency: z.number().int().min(1).max(100).optional(),
   });
@@ -127,9 +139,14 @@ const stepShape = (sub: z.ZodType<WorkflowSubStep>) => ({
 /** The rules every step obeys, main or sub-step. */
 const stepRules = <T extends z.ZodType<WorkflowSubStep>>(schema: T) =>
   schema
+    // Two messages, not one: muster's clients match on "mutually exclusive" and "is required".
     .refine(
-      (s) => [s.tool, s.input, s.forEach, s.parallel].filter((v) => v !== undefined).length === 1,
-      'a step needs exactly one of tool, input, forEach or parallel',
+      (s) => [s.tool, s.input, s.forEach, s.parallel].filter((v) => v !== undefined).length <= 1,
+      'tool, input, forEach and parallel are mutually exclusive: a step needs exactly one of them',
+    )
+    .refine(
+      (s) => [s.tool, s.input, s.forEach, s.parallel].some((v) => v !== undefined),
+      'one of tool, forEach, or parallel is required (or input); a plain call: tool is required',
     )
     .refine((s) => s.args === undefined || s.tool !== undefined, 'args belong to a tool step')
     .refine((s) => s.maxConcurrency === undefined || s.parallel !== undefined, 'maxConcurrency (on the step) belongs to a parallel step')
@@ -190,7 +207,8 @@ export const WorkflowSchema = z.strictObject({
   /** With `needs`: how many main steps run at once (default: every step whose needs have ended). */
   maxConcurrency: z.number().int().min(1).max(1000).optional(),
   args: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'argument names are identifiers'), ArgSchema).optional(),
-  steps: z.array(StepSchema).min(1),
+  // muster's words, which its clients match on.
+  steps: z.array(StepSchema).min(1, 'workflow must have at least one step'),
   onFailure: z.array(SubStepSchema).optional(),
   /** Templates rendered at the end; the result's `structuredContent`. */
   output: z.unknown().optional(),
