@@ -30,7 +30,11 @@ export interface BearerAuthOptions {
   requiredScopes?: string[];
   /** Scopes to advertise in the metadata document. Default: `requiredScopes`. */
   scopesSupported?: string[];
-  /** Human-readable name in the metadata document. */
+  /**
+   * Human-readable name in the metadata document (`resource_name`). Default:
+   * the serving runtime's name (`createRuntime({ name })`, config
+   * `server.name`; `taskvisor` when neither is given).
+   */
   resourceName?: string;
 }
 
@@ -73,8 +77,9 @@ const refusal = (status: number, code: number, message: string, headers: Record<
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
 
-/** Builds the gate for `options`. */
-export function bearerGate(options: BearerAuthOptions, logger: Logger): BearerGate {
+/** Builds the gate for `options`; `serverName` is the `resource_name` when `options.resourceName` is absent. */
+export function bearerGate(options: BearerAuthOptions, logger: Logger, serverName?: string): BearerGate {
+  const resourceName = options.resourceName ?? serverName;
   const configuredResource = options.resource === undefined ? undefined : new URL(options.resource);
   const resourceOf = (request: RequestHead, entryPath: string): URL =>
     configuredResource ?? new URL(entryPath, new URL(request.url).origin);
@@ -110,7 +115,7 @@ export function bearerGate(options: BearerAuthOptions, logger: Logger): BearerGa
         ...(options.authorizationServers?.length ? { authorization_servers: options.authorizationServers } : {}),
         bearer_methods_supported: ['header'],
         ...(scopes.length ? { scopes_supported: scopes } : {}),
-        ...(options.resourceName ? { resource_name: options.resourceName } : {}),
+        ...(resourceName ? { resource_name: resourceName } : {}),
       };
       // No CORS headers: taskvisor never answers with a wildcard Access-Control-Allow-Origin.
       return new Response(request.method === 'HEAD' ? null : JSON.stringify(document), {

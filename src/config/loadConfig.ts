@@ -13,7 +13,7 @@ import type { PromptDefinition } from '../prompts/PromptDefinition.js';
 import type { ResourceDefinition, ResourceTemplateDefinition } from '../resources/ResourceDefinition.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import { ConfigSchema, type TaskvisorConfig, type ToolModuleEntry } from './schema.js';
-import { ensureTypeScriptLoader, isTypeScriptModule } from './typescriptLoader.js';
+import { ensureTypeScriptLoader, isTypeScriptModule, toolModuleUrl } from './typescriptLoader.js';
 
 /** Config files larger than this are refused before parsing. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -298,7 +298,7 @@ async function loadModule(
   }
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    mod = (await import(toolModuleUrl(pathToFileURL(absolute).href))) as Record<string, unknown>;
   } catch (error) {
     throw new ConfigError(`${where}: cannot load ${modulePath} (${absolute}): ${(error as Error).message.split('\n')[0]}`);
   }

@@ -3,6 +3,7 @@
  * strict: an unknown key is an error, not a silent no-op.
  */
 import { z } from 'zod';
+import { UpstreamHeadersSchema } from './headersSchema.js';
 import { LimitsSchema } from './limitsSchema.js';
 
 const nonNegativeInt = z.number().int().min(0);
@@ -120,7 +121,8 @@ export const UpstreamEntrySchema = z.discriminatedUnion(
       ...upstreamCommon,
       type: z.literal('streamable-http'),
       url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
-      headers: z.record(z.string(), z.string()).exactOptional(),
+      /** Sent on every request to the upstream; names and values checked at load (fetch refuses the rest). */
+      headers: UpstreamHeadersSchema.exactOptional(),
     }),
   ],
   { error: 'expected type: stdio (with command) or type: streamable-http (with url)' },

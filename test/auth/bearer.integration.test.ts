@@ -159,7 +159,12 @@ describe('bearer auth: token file on HTTP and WebSocket', () => {
         'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"',
       );
       const document = await entry.fetch(new Request('http://internal:8080/.well-known/oauth-protected-resource/mcp'));
-      assert.deepEqual(await document.json(), { resource: 'https://mcp.example.com/mcp', bearer_methods_supported: ['header'] });
+      // No resourceName option: the runtime's name (createRuntime({ name })).
+      assert.deepEqual(await document.json(), {
+        resource: 'https://mcp.example.com/mcp',
+        bearer_methods_supported: ['header'],
+        resource_name: 'taskvisor-e2e',
+      });
       const elsewhere = await entry.fetch(new Request('http://internal:8080/.well-known/oauth-protected-resource/other'));
       assert.equal(elsewhere.status, 404);
     } finally {
@@ -219,6 +224,7 @@ describe('bearer auth: JWT against a real JWKS on 127.0.0.1', () => {
       resource: AUDIENCE,
       authorization_servers: [issuer.issuer],
       bearer_methods_supported: ['header'],
+      resource_name: 'taskvisor-e2e',
     });
   });
 
