@@ -45,7 +45,14 @@ describe('workflow steps calling upstream tools (aggregator + workflows)', () =>
     await mkdir(dir);
     await writeFile(join(dir, 'upstream_nap.yaml'), WORKFLOW);
     catalog = new WorkflowCatalog({ tools: aggregator.runtime.tools, dir, logger: silentLogger });
-    assert.deepEqual(await catalog.load(), ['workflow_upstream_nap']);
+    // The workflow, and muster's read-only management tools served beside the workflows.
+    assert.deepEqual(await catalog.load(), [
+      'workflow_upstream_nap',
+      'core_workflow_list',
+      'core_workflow_get',
+      'core_workflow_validate',
+      'core_workflow_available',
+    ]);
     client = await connect({ kind: 'http', url: aggregator.url, headers: { 'x-user': 'alice' } });
     cleanup.unshift(() => client.close());
   });
