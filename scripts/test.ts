@@ -84,10 +84,11 @@ if (mode === 'unit') {
   // timers: the tests need ~530 s of CPU, yet two files at a time took ~11 min on two idle cores),
   // so two files per core keep the cores busy. On a machine other work already keeps busy, that
   // only starves the CPU-bound files (bench --quick needs all of its 400 s limit at load 20), so one per core.
-  // The threshold leaves room for the load npm test's own checks leave behind. TEST_CONCURRENCY
-  // overrides both.
+  // The threshold leaves room for the load npm test's own checks leave behind: typecheck and eslint alone
+  // leave a one-minute load average of about 3 on an otherwise idle 2-core machine, where four files at a
+  // time took 6 min 42 s and two took 8 min 20 s. TEST_CONCURRENCY overrides both.
   const cores = availableParallelism();
-  const busy = loadavg()[0]! > 1.5 * cores;
+  const busy = loadavg()[0]! > 2.5 * cores;
   const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.min(8, (busy ? 1 : 2) * cores));
   if (busy && process.env.TEST_CONCURRENCY === undefined) {
     console.error(`# load average ${loadavg()[0]!.toFixed(1)} on ${cores} cores: ${concurrency} test files at a time`);
