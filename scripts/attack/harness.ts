@@ -12,7 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,16 +90,25 @@ export interface AttackResult {
   error?: string;
 }
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * `count` distinct TCP ports that were free a moment ago on 127.0.0.1: held open together while they
+ * are picked, so the system cannot hand the same port out twice.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as { port: number }).port);
+  await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  return ports;
 }
 
 export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -222,7 +231,7 @@ export async function startTarget(limits: Readonly<Record<string, number>> = {})
       .join('\n')}\n`,
   );
   await chmod(tokenFile, 0o600);
-  const [port, wsPort] = [await freePort(), await freePort()];
+  const [port, wsPort] = (await freePorts(2)) as [number, number];
   const limitLines = Object.entries(limits).map(([key, value]) => `  ${key}: ${value}`);
   await writeFile(
     join(dir, 'taskvisor.yaml'),
