@@ -8,15 +8,14 @@
  * limit, and the connection and the other clients carry on.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createRuntime, DEFAULT_LIMITS, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
 import { jsonTextOverLimit, jsonValueOverLimit, type JsonShapeLimits } from '../../src/limits/jsonShape.js';
 import { listenHttp, listenWebSocket } from '../../src/transports/index.js';
 import { envelope } from '../support/extTasksClient.js';
-import { CLI, spawnNode, tempDir, TSX_IMPORT, waitFor, type Child } from '../support/processes.js';
+import { waitFor } from '../support/processes.js';
+import { startLimitsStdioServer, type LimitsStdioServer } from './limitsStdioServer.js';
 import { post, RawWs, request, type Json } from '../support/rawWire.js';
 import limitTools from './fixtures/limitTools.js';
 
@@ -112,42 +111,23 @@ describe('JSON shape limits over real HTTP and WebSocket', () => {
 
 describe('JSON shape limits from the config file, over stdio (CLI)', () => {
   const CONFIGURED = { maxJsonKeys: 50, maxJsonNodes: 300, maxMetaNodes: 16 };
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let child: Child;
-  const lines: Json[] = [];
+  let server: LimitsStdioServer;
 
   before(async () => {
-    dir = await tempDir('taskvisor-shape-');
-    const config = join(dir.path, 'taskvisor.yaml');
-    const toolsModule = new URL('./fixtures/limitTools.ts', import.meta.url).pathname;
-    const yamlLimits = Object.entries(CONFIGURED)
-      .map(([key, value]) => `  ${key}: ${value}`)
-      .join('\n');
-    await writeFile(config, `store: { kind: memory }\ntools: [${JSON.stringify(toolsModule)}]\nlimits:\n${yamlLimits}\n`);
-    child = spawnNode(['--import', TSX_IMPORT, CLI, 'serve', '--stdio', '--config', config, '--quiet'], { cwd: dir.path });
-    let buffer = '';
-    child.process.stdout!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString('utf8');
-      let cut: number;
-      while ((cut = buffer.indexOf('\n')) >= 0) {
-        lines.push(JSON.parse(buffer.slice(0, cut)) as Json);
-        buffer = buffer.slice(cut + 1);
-      }
-    });
+    server = await startLimitsStdioServer(CONFIGURED, 'taskvisor-shape-');
   });
   after(async () => {
-    await child?.kill('SIGKILL');
-    await dir?.remove();
+    await server?.close();
   });
 
   const refusal = (limit: keyof typeof CONFIGURED) =>
-    waitFor(() => lines.find((line) => line.id === null && (line.error as ErrorBody | undefined)?.data?.limit === limit), {
+    waitFor(() => server.lines.find((line) => line.id === null && (line.error as ErrorBody | undefined)?.data?.limit === limit), {
       timeoutMs: 45_000,
       what: `the ${limit} answer`,
     });
 
   it('each configured limit refuses its line with -32600 naming it; the connection carries on', async () => {
-    const send = (message: Json) => child.process.stdin!.write(`${JSON.stringify(message)}\n`);
+    const send = (message: Json) => server.send(JSON.stringify(message));
     send(callEcho({ arguments: { value: 'x', ...manyKeys(60) } }));
     send(callEcho({ arguments: { value: new Array<number>(400).fill(1) } }));
     send(callEcho({ _meta: { ...envelope(), ...manyKeys(20) } }));
@@ -159,7 +139,7 @@ describe('JSON shape limits from the config file, over stdio (CLI)', () => {
     }
     const fine = callEcho();
     send(fine);
-    const answer = await waitFor(() => lines.find((line) => line.id === fine.id), { timeoutMs: 45_000, what: 'the echo' });
+    const answer = await waitFor(() => server.lines.find((line) => line.id === fine.id), { timeoutMs: 45_000, what: 'the echo' });
     assert.ok('result' in answer, JSON.stringify(answer));
   });
 });

@@ -6,12 +6,11 @@
  * principal's tasks and streams are untouched.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createRuntime, DEFAULT_LIMITS, LIMIT_EXCEEDED, silentLogger, type TaskvisorRuntime } from '../../src/index.js';
 import { listenHttp, listenWebSocket } from '../../src/transports/index.js';
-import { CLI, spawnNode, tempDir, TSX_IMPORT, waitFor, type Child } from '../support/processes.js';
+import { waitFor } from '../support/processes.js';
+import { startLimitsStdioServer, type LimitsStdioServer } from './limitsStdioServer.js';
 import { openHttpListen, post, RawWs, request, type Json } from '../support/rawWire.js';
 import limitTools from './fixtures/limitTools.js';
 
@@ -262,35 +261,18 @@ describe('limits over Streamable HTTP and WebSocket (two principals)', () => {
 });
 
 describe('limits from the config file, over stdio (CLI)', () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let child: Child;
-  const lines: Json[] = [];
+  let server: LimitsStdioServer;
+  let lines: Json[] = [];
 
   before(async () => {
-    dir = await tempDir('taskvisor-limits-');
-    const config = join(dir.path, 'taskvisor.yaml');
-    const toolsModule = new URL('./fixtures/limitTools.ts', import.meta.url).pathname;
-    const yamlLimits = Object.entries({ ...LIMITS, maxTaskTtlMs: 300, maxLiveTasksPerPrincipal: 1 })
-      .map(([key, value]) => `  ${key}: ${value}`)
-      .join('\n');
-    await writeFile(config, `store: { kind: memory }\ntools: [${JSON.stringify(toolsModule)}]\nlimits:\n${yamlLimits}\n`);
-    child = spawnNode(['--import', TSX_IMPORT, CLI, 'serve', '--stdio', '--config', config, '--quiet'], { cwd: dir.path });
-    let buffer = '';
-    child.process.stdout!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString('utf8');
-      let cut: number;
-      while ((cut = buffer.indexOf('\n')) >= 0) {
-        lines.push(JSON.parse(buffer.slice(0, cut)) as Json);
-        buffer = buffer.slice(cut + 1);
-      }
-    });
+    server = await startLimitsStdioServer({ ...LIMITS, maxTaskTtlMs: 300, maxLiveTasksPerPrincipal: 1 }, 'taskvisor-limits-');
+    lines = server.lines;
   });
   after(async () => {
-    await child?.kill('SIGKILL');
-    await dir?.remove();
+    await server?.close();
   });
 
-  const send = (text: string) => child.process.stdin!.write(`${text}\n`);
+  const send = (text: string) => server.send(text);
   const answerTo = (id: unknown) =>
     waitFor(() => lines.find((line) => line.id === id && ('result' in line || 'error' in line)), {
       timeoutMs: 45_000,
