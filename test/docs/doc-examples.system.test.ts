@@ -8,8 +8,8 @@
  * - ts / js: written as a file of the page's folder and type-checked against
  *   the shipped declarations (one compiler run for all pages), then run with
  *   node (tsx as the loader, as the docs tell TypeScript users): it must end
- *   with exit 0. Ports 3000, 3001 and 9464 in it become free ports, the same
- *   for every block of a page.
+ *   with exit 0. The documented ports (3000, 3001, 3002, 4242, 9464) become
+ *   free ports, the same for every block of a page.
  * - yaml: a config is loaded as `serve` loads it (schema, unknown keys,
  *   header values); a workflow (a top-level `steps:`) is parsed as
  *   `workflows validate` parses it.
@@ -30,9 +30,14 @@
  *   checked and run (imported).
  * - `serve` (ts): the block is a server: it is started, must listen on its
  *   port, and keeps running while the page's later blocks (a client of it)
- *   run. (yaml): `taskvisor serve --config` must start with the config.
- * - `demo` (ts): the packaged demo server (`taskvisor serve --demo`) is
- *   serving on the page's port 3000 before the block runs.
+ *   run. (yaml): `taskvisor serve --config` must start with the config
+ *   (with `--store memory` unless it names a store).
+ * - `run` (sh): the block's taskvisor command lines are also run, in order,
+ *   in the page's folder with `PORT` set to the page's 3000: each must exit
+ *   0, or for `serve`, start serving (then it is stopped). Other commands of
+ *   the block (`dot`, `curl`) are not run.
+ * - `demo` (ts, sh): as without it (sh: as `run`), with the packaged demo
+ *   server (`taskvisor serve --demo`) serving on the page's port 3000 first.
  * Blocks that belong together are on one page, in page order: one folder,
  * one set of ports, servers kept until the page ends.
  */
@@ -45,7 +50,7 @@ import { docPages, pageBlocks, type DocBlock } from '../support/docBlocks.js';
 import { installLinked, PACK_TIMEOUT_MS, packedTarball } from '../support/packedPackage.js';
 import { freePort, runNode, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
 import { planBlock, type BlockPlan } from './examples/blockPlan.js';
-import { checkCommands } from './examples/shellCommands.js';
+import { checkCommands, type CommandLine } from './examples/shellCommands.js';
 import { typecheckBlocks, typescriptSource } from './examples/typescriptBlocks.js';
 
 /** What the docs' examples import besides taskvisor, linked into the project as a user installs them. */
@@ -62,7 +67,7 @@ const EXAMPLE_DEPENDENCIES = [
   '@types/express',
   '@types/koa',
 ];
-const DOC_PORTS = [3000, 3001, 9464];
+const DOC_PORTS = [3000, 3001, 3002, 4242, 9464];
 const SERVING = /serving MCP over Streamable HTTP at (\S+)\n/;
 /** One block's run, killed past this (the slowest documented call sleeps 5 s). */
 const RUN_TIMEOUT_MS = 60_000;
@@ -212,6 +217,29 @@ function accepting(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Runs one taskvisor command line of a `run` block with the installed CLI (ports mapped; `PORT` the
+ * page's 3000): it must exit 0, or, for `serve`, start serving (then it is stopped).
+ */
+async function runCommand({ block, line, words }: CommandLine, folder: string, ports: Map<number, number>): Promise<string[]> {
+  const args = [cli, ...words.map((word) => withPorts(word, ports))];
+  const commandEnv = { ...env, PORT: String(ports.get(3000)), HOST: '127.0.0.1' };
+  const shown = `${block.page}:${line}: taskvisor ${words.join(' ')}`;
+  if (words[0] === 'serve') {
+    const server = spawnNode(args, { cwd: folder, env: commandEnv });
+    try {
+      await server.waitForOutput(/serving MCP over/, { stream: 'stderr', timeoutMs: RUN_TIMEOUT_MS });
+      return [];
+    } catch {
+      return [`${shown}: did not start serving: ${server.stderr.trim()}`];
+    } finally {
+      await server.kill('SIGTERM');
+    }
+  }
+  const ran = await runNode(args, { cwd: folder, env: commandEnv, timeoutMs: RUN_TIMEOUT_MS });
+  return ran.code === 0 ? [] : [`${shown}: exited ${ran.code ?? ran.signal}: ${ran.stderr.trim()}`];
+}
+
 /** Runs the page's runnable blocks in page order; returns what failed. */
 async function runPage({ folder, ports, blocks }: Page): Promise<string[]> {
   const problems: string[] = [];
@@ -230,12 +258,16 @@ async function runPage({ folder, ports, blocks }: Page): Promise<string[]> {
         );
         continue;
       }
-      if (plan.action !== 'code' || plan.run === 'none') continue;
-      if (plan.demo && !demo) {
+      if ((plan.action === 'code' || plan.action === 'commands') && plan.demo && !demo) {
         demo = spawnNode([cli, 'serve', '--demo', '--store', 'memory', '--http', `127.0.0.1:${ports.get(3000)}`], { cwd: folder, env });
         servers.push(demo);
         await demo.waitForOutput(SERVING, { stream: 'stderr', timeoutMs: RUN_TIMEOUT_MS });
       }
+      if (plan.action === 'commands' && plan.run) {
+        for (const command of plan.commands) problems.push(...(await runCommand(command, folder, ports)));
+        continue;
+      }
+      if (plan.action !== 'code' || plan.run === 'none') continue;
       const args = plan.file.endsWith('.ts') ? ['--import', 'tsx', plan.file] : [plan.file];
       if (plan.run === 'serve') {
         const code = await readFile(join(folder, plan.file), 'utf8');

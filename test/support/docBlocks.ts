@@ -15,7 +15,7 @@ import { join, relative } from 'node:path';
 import { REPO_ROOT } from './processes.js';
 
 /** What a directive can ask for (the runner documents each). */
-export const DIRECTIVE_KINDS = ['skip', 'fragment', 'file', 'serve', 'demo'] as const;
+export const DIRECTIVE_KINDS = ['skip', 'fragment', 'file', 'serve', 'demo', 'run'] as const;
 export type DirectiveKind = (typeof DIRECTIVE_KINDS)[number];
 
 export interface DocBlock {

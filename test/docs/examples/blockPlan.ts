@@ -14,8 +14,8 @@ export type BlockPlan =
   | { action: 'workflow'; file: string }
   /** Written as `file` for the page's other blocks, nothing more. */
   | { action: 'write'; file: string }
-  /** taskvisor command lines: checked against the CLI's help. */
-  | { action: 'commands'; commands: CommandLine[] }
+  /** taskvisor command lines: checked against the CLI's help; `run`: then run in order (`demo`: next to the demo server). */
+  | { action: 'commands'; commands: CommandLine[]; run: boolean; demo: boolean }
   /** Not run: a skip, an output sample, a diagram. */
   | { action: 'not run'; reason: string }
   /** A block the runner cannot place: the test fails with `reason`. */
@@ -33,7 +33,10 @@ const SHELL = new Set(['sh', 'bash', 'shell', 'console']);
 export function planBlock(block: DocBlock): BlockPlan {
   const { directive, lang } = block;
   if (block.badDirective !== undefined) {
-    return { action: 'invalid', reason: `the directive ${block.badDirective} does not parse (docs-test: skip|fragment|file|serve|demo)` };
+    return {
+      action: 'invalid',
+      reason: `the directive ${block.badDirective} does not parse (docs-test: skip|fragment|file|serve|demo|run)`,
+    };
   }
   if (directive?.kind === 'skip') {
     return directive.argument
@@ -56,6 +59,7 @@ export function planBlock(block: DocBlock): BlockPlan {
         reason: directive.argument || 'a fragment: uses names the page defines elsewhere',
       };
     }
+    if (directive?.kind === 'run') return { action: 'invalid', reason: 'ts blocks run unless marked: drop the run directive' };
     return { action: 'code', file, run: directive?.kind === 'serve' ? 'serve' : 'run', demo: directive?.kind === 'demo' };
   }
   if (lang === 'yaml' || lang === 'yml') {
@@ -64,15 +68,18 @@ export function planBlock(block: DocBlock): BlockPlan {
     if (/^steps:/m.test(block.code)) return { action: 'workflow', file: `block-${block.line}.yaml` };
     return { action: 'config', file: `block-${block.line}.yaml`, serve: directive?.kind === 'serve' };
   }
-  if (directive) {
-    if (named) return { action: 'write', file: named };
-    return { action: 'invalid', reason: `${directive.kind} is not for ${lang || 'plain'} blocks` };
+  if (named) return { action: 'write', file: named };
+  if ((SHELL.has(lang) || lang === '') && (directive?.kind === 'run' || directive?.kind === 'demo')) {
+    const commands = taskvisorCommands(block);
+    if (commands.length === 0) return { action: 'invalid', reason: `${directive.kind}: the block has no taskvisor command to run` };
+    return { action: 'commands', commands, run: true, demo: directive.kind === 'demo' };
   }
+  if (directive) return { action: 'invalid', reason: `${directive.kind} is not for ${lang || 'plain'} blocks` };
   if (lang === 'json') return { action: 'not run', reason: 'JSON: an answer or another program’s config, shown' };
   if (lang === 'mermaid') return { action: 'not run', reason: 'a diagram' };
   if (SHELL.has(lang) || lang === '' || lang === 'text') {
     const commands = taskvisorCommands(block);
-    if (commands.length > 0) return { action: 'commands', commands };
+    if (commands.length > 0) return { action: 'commands', commands, run: false, demo: false };
     if (!SHELL.has(lang)) return { action: 'not run', reason: 'output or text, shown' };
     return {
       action: 'invalid',
