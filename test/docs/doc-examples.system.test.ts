@@ -200,6 +200,25 @@ process.stdout.write(JSON.stringify(results));
           notRun.push(`${where(block)} (${block.lang || 'plain'}): command lines checked against --help, not run`);
       }
     }
+    const counts = new Map<string, number>();
+    for (const { blocks } of pages) {
+      for (const { plan } of blocks) {
+        const kind =
+          plan.action === 'code'
+            ? plan.run === 'none'
+              ? 'type-checked only'
+              : `type-checked and ${plan.run === 'serve' ? 'served' : 'run'}`
+            : plan.action === 'commands'
+              ? plan.run
+                ? 'commands run'
+                : 'commands checked'
+              : plan.action === 'config' && plan.serve
+                ? 'config loaded and served'
+                : plan.action;
+        counts.set(kind, (counts.get(kind) ?? 0) + 1);
+      }
+    }
+    t.diagnostic(`blocks: ${[...counts].map(([kind, count]) => `${count} ${kind}`).join(', ')}`);
     for (const line of notRun) t.diagnostic(line);
     assert.ok(notRun.every((line) => !line.endsWith(': ')));
   });

@@ -72,6 +72,8 @@ export async function checkCommands(cli: string, cwd: string, commands: CommandL
     }
     return answer;
   };
+  // Every command's help at once, read in page order below.
+  for (const { words } of commands) void help(words[0]!);
   const problems: string[] = [];
   for (const { block, line, words } of commands) {
     const [command] = words as [string];
