@@ -130,7 +130,7 @@ after(async () => {
   await dir?.remove();
 });
 
-describe('the docs’ code blocks, against the packed package', () => {
+describe('the docs’ code blocks, against the packed package', { concurrency: 3 }, () => {
   it('every block has a language the test runs, or a directive saying what to do with it', () => {
     const invalid = pages.flatMap(({ blocks }) =>
       blocks.flatMap(({ block, plan }) => (plan.action === 'invalid' ? [`${where(block)}: ${plan.reason}`] : [])),
