@@ -69,8 +69,8 @@ const EXAMPLE_DEPENDENCIES = [
 ];
 const DOC_PORTS = [3000, 3001, 3002, 4242, 9464];
 const SERVING = /serving MCP over Streamable HTTP at (\S+)\n/;
-/** One block's run, killed past this (the slowest documented call sleeps 5 s). */
-const RUN_TIMEOUT_MS = 60_000;
+/** One block's run, killed past this: the slowest documented call sleeps 5 s, a loaded machine takes 20 s to start tsx. */
+const RUN_TIMEOUT_MS = 120_000;
 
 interface Page {
   page: string;
@@ -320,7 +320,7 @@ async function runPage({ folder, ports, blocks }: Page): Promise<string[]> {
 
 describe('the docs’ runnable blocks run', { concurrency: 3 }, () => {
   for (const page of docPages()) {
-    it(`${page}`, { timeout: 300_000 }, async () => {
+    it(`${page}`, { timeout: 600_000 }, async () => {
       const found = pages.find((candidate) => candidate.page === page)!;
       assert.deepEqual(await runPage(found), []);
     });
