@@ -29,8 +29,8 @@
  *   (`tools: [./tools.ts]`) and a tokens file can be found. ts files are still
  *   checked and run (imported).
  * - `serve` (ts): the block is a server: it is started, must listen on its
- *   port, and keeps running while the page's later blocks (a client of it)
- *   run. (yaml): `taskvisor serve --config` must start with the config
+ *   port (serving HTTP: answer tools/list at /mcp), and keeps running
+ *   while the page's later blocks (a client of it) run. (yaml): `taskvisor serve --config` must start with the config
  *   (with `--store memory` unless it names a store).
  * - `run` (sh): the block's taskvisor command lines are also run, in order,
  *   in the page's folder with `PORT` set to the page's 3000: each must exit
@@ -46,6 +46,7 @@ import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { TasksClient } from '../../src/client/index.js';
 import { docPages, pageBlocks, type DocBlock } from '../support/docBlocks.js';
 import { installLinked, PACK_TIMEOUT_MS, packedTarball } from '../support/packedPackage.js';
 import { freePort, runNode, spawnNode, tempDir, waitFor, type Child } from '../support/processes.js';
@@ -210,6 +211,21 @@ process.stdout.write(JSON.stringify(results));
   });
 });
 
+/** Problems of listing the tools served at `url` with the 2026-07-28 client (none when it answers). */
+async function answersMcp(block: DocBlock, url: string): Promise<string[]> {
+  try {
+    const client = await TasksClient.connect({ url });
+    try {
+      await client.listTools();
+      return [];
+    } finally {
+      await client.close();
+    }
+  } catch (error) {
+    return [`${where(block)}: serves no MCP at ${url}: ${(error as Error).message}`];
+  }
+}
+
 /** What the test does with a block, in a few words (for the listing's counts). */
 function coverage(plan: BlockPlan): string {
   switch (plan.action) {
@@ -306,6 +322,8 @@ async function runPage({ folder, ports, blocks }: Page): Promise<string[]> {
           },
         ).then(() => server.process.exitCode === null);
         if (!listening) problems.push(`${where(block)}: exited before listening: ${server.stderr.trim()}`);
+        // A block serving MCP over HTTP answers a real client there.
+        else if (/\b(listenHttp|createHttpEntry)\b/.test(code)) problems.push(...(await answersMcp(block, `http://127.0.0.1:${port}/mcp`)));
         continue;
       }
       const ran = await runNode(args, { cwd: folder, env, timeoutMs: RUN_TIMEOUT_MS });
