@@ -28,6 +28,7 @@ const LONGEST_FIRST: readonly string[] = [
   'test/bench/quick.system.test.ts',
   'test/cli/call.integration.test.ts',
   'test/package/pack-install.system.test.ts',
+  'test/docs/doc-examples.system.test.ts',
   'test/auth/cli-auth.integration.test.ts',
   'test/chaos/chaos.system.test.ts',
   'test/cli/cli.integration.test.ts',

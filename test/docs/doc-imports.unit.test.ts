@@ -6,44 +6,13 @@
  * the page, the line and the entry that does export the name.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import ts from 'typescript';
+import { codeBlocks, docPages } from '../support/docBlocks.js';
 import { exportedNames, packageEntries } from '../support/entryExports.js';
 import { REPO_ROOT } from '../support/processes.js';
-
-/** docs/**\/*.md, README.md and the examples' markdown. */
-function pages(): string[] {
-  const found = [join(REPO_ROOT, 'README.md')];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === 'node_modules') continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.md')) found.push(path);
-    }
-  };
-  walk(join(REPO_ROOT, 'docs'));
-  walk(join(REPO_ROOT, 'examples'));
-  return found;
-}
-
-/** Each fenced code block with the line (1-based) its first code line is on. */
-function codeBlocks(text: string): { code: string; line: number }[] {
-  const blocks: { code: string; line: number }[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const fence = /^\s*(```+|~~~+)/.exec(lines[i]!);
-    if (!fence) continue;
-    const start = i + 1;
-    let end = start;
-    while (end < lines.length && !lines[end]!.trimStart().startsWith(fence[1]!)) end++;
-    blocks.push({ code: lines.slice(start, end).join('\n'), line: start + 1 });
-    i = end;
-  }
-  return blocks;
-}
 
 const entries = packageEntries();
 const exportsOf = new Map([...entries].map(([specifier, file]) => [specifier, exportedNames(file)]));
@@ -53,9 +22,8 @@ const allNames = (specifier: string) => {
 };
 
 describe('imports from taskvisor in the docs', () => {
-  for (const page of pages()) {
-    const name = relative(REPO_ROOT, page);
-    const text = readFileSync(page, 'utf8');
+  for (const name of docPages({ withExamples: true })) {
+    const text = readFileSync(join(REPO_ROOT, name), 'utf8');
     if (!/['"]taskvisor(\/[\w-]+)?['"]/.test(text)) continue;
     it(`${name}: every imported name is exported by the entry it is imported from`, () => {
       const problems: string[] = [];
@@ -65,7 +33,7 @@ describe('imports from taskvisor in the docs', () => {
           if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
           const specifier = statement.moduleSpecifier.text;
           if (specifier !== 'taskvisor' && !specifier.startsWith('taskvisor/')) continue;
-          const line = block.line + source.getLineAndCharacterOfPosition(statement.getStart(source)).line;
+          const line = block.codeLine + source.getLineAndCharacterOfPosition(statement.getStart(source)).line;
           if (!entries.has(specifier)) {
             problems.push(`${name}:${line}: '${specifier}' is not a public entry (package.json "exports")`);
             continue;

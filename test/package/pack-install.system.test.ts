@@ -6,25 +6,23 @@
  * consumer type-checked against the shipped .d.ts, and `npx taskvisor serve`
  * answering a 2026-07-28 client with the demo tools.
  *
- * Installing: the tarball is unpacked as node_modules/taskvisor and each of
- * its runtime dependencies is linked from this repository's node_modules, as
- * npm would place them (`npm install <tarball>` resolves ~80 packuments: it
- * takes minutes on a loaded machine even offline). Set
- * TASKVISOR_TEST_NPM_INSTALL=1 to run the real `npm install --offline` instead.
+ * Packing and installing: test/support/packedPackage.ts (the tarball is
+ * unpacked as node_modules/taskvisor, its runtime dependencies linked from
+ * this repository's node_modules). Set TASKVISOR_TEST_NPM_INSTALL=1 to run the
+ * real `npm install --offline` instead.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { TasksClient } from '../../src/client/index.js';
+import { installLinked, PACK_TIMEOUT_MS, packedTarball, type PackReport } from '../support/packedPackage.js';
 import { freePort, REPO_ROOT, runNode, spawnCommand, tempDir } from '../support/processes.js';
 
 const run = promisify(execFile);
-/** npm pack builds (tsc) and packs: generous on a loaded machine. */
-const PACK_TIMEOUT_MS = 240_000;
 const SERVING = /serving MCP over Streamable HTTP at (\S+)\n/;
 
 /**
@@ -43,7 +41,7 @@ async function docExample(document: string, heading: string, port: number): Prom
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let project = '';
 /** What `npm pack --json` reported of the tarball the tests install. */
-let packed: { filename: string; size: number; unpackedSize: number; files: { path: string }[] };
+let packed: PackReport;
 
 /**
  * The tarball's limits: the compiled library, its declarations, the CLI bundle and the docs fit in
@@ -52,27 +50,6 @@ let packed: { filename: string; size: number; unpackedSize: number; files: { pat
  */
 const MAX_PACKED_BYTES = 2.5 * 1024 * 1024;
 const MAX_UNPACKED_BYTES = 8 * 1024 * 1024;
-
-/** Unpacks `tarball` as `project`/node_modules/taskvisor and links its dependencies (see the file comment). */
-async function installLinked(tarball: string): Promise<void> {
-  const target = join(project, 'node_modules', 'taskvisor');
-  await mkdir(target, { recursive: true });
-  await run('tar', ['xzf', tarball, '-C', target, '--strip-components=1']);
-  const manifest = JSON.parse(await readFile(join(target, 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
-    bin: Record<string, string>;
-  };
-  for (const name of [...Object.keys(manifest.dependencies), 'zod']) {
-    const link = join(project, 'node_modules', name);
-    if (existsSync(link)) continue;
-    await mkdir(join(link, '..'), { recursive: true });
-    await symlink(join(REPO_ROOT, 'node_modules', name), link, 'dir');
-  }
-  await mkdir(join(project, 'node_modules', '.bin'), { recursive: true });
-  for (const [command, file] of Object.entries(manifest.bin)) {
-    await symlink(join('..', 'taskvisor', file), join(project, 'node_modules', '.bin', command));
-  }
-}
 
 /** Runs `attempt` until its process exits 0 or its output shows anything but a refused connection (the server starting). */
 async function waitForAnswer(attempt: () => ReturnType<typeof runNode>): ReturnType<typeof runNode> {
@@ -89,18 +66,12 @@ before(
     project = join(dir.path, 'project');
     await mkdir(project);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'module', private: true }));
-    // --json: the file list of the very tarball installed below (prepack's output goes to stderr).
-    const pack = await run('npm', ['pack', '--json', '--pack-destination', dir.path], {
-      cwd: REPO_ROOT,
-      timeout: PACK_TIMEOUT_MS,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    [packed] = JSON.parse(pack.stdout) as [typeof packed];
-    const tarball = join(dir.path, packed.filename);
+    const { tarball, report } = await packedTarball(dir.path);
+    packed = report;
     if (process.env.TASKVISOR_TEST_NPM_INSTALL === '1') {
       await run('npm', ['install', tarball, 'zod', '--offline', '--no-audit', '--no-fund'], { cwd: project, timeout: 900_000 });
     } else {
-      await installLinked(tarball);
+      await installLinked(tarball, project, ['zod']);
     }
   },
   { timeout: PACK_TIMEOUT_MS + 60_000 },
