@@ -10,7 +10,10 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, lane, heap, passivation, recovery, fanout, postgres, slowreader, foreign, coldstart.
+ * Benchmarks (names for `--only`): create, get, lane, heap, passivation, recovery, fanout, postgres, cluster, slowreader, foreign, coldstart.
+ * `cluster`: two instances on one PostgreSQL schema (bench/cluster.ts), each figure against
+ * PostgreSQL's own floor for it (LISTEN/NOTIFY round trip, a row read, the lease); like
+ * `postgres` it needs a server and is left out of a plain `--quick`.
  * `passivation`: heap per input-waiting task passivated vs
  * live vs a bare xstate actor (the slope between two sizes, bench/passivation.ts),
  * the same for timer-waiting (`ctx.sleep`) tasks,
@@ -39,6 +42,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, runScript, startServer, type ServerChild } from './child.js';
+import { clusterRows, runCluster, type ClusterResult } from './cluster.js';
 import { runColdStart, type ColdStartResult } from './coldStart.js';
 import { compileLibrary } from './compiledLibrary.js';
 import { runFanout, type FanoutResult, type FanoutTarget } from './fanout.js';
@@ -67,6 +71,7 @@ const BENCHMARKS = [
   'recovery',
   'fanout',
   'postgres',
+  'cluster',
   'slowreader',
   'foreign',
   'coldstart',
@@ -125,6 +130,7 @@ const SIZES = quick
       bigListeners: 100, // the 10,000-listener cell, small (above 32 too)
       pokes: 3,
       pollTasks: 16,
+      cluster: { pokes: 10, gets: 50, adoptions: 1, concurrency: 8, sliceMs: 600, rounds: 1 },
     }
   : {
       fsyncOps: 2_000,
@@ -159,6 +165,7 @@ const SIZES = quick
       bigListeners: 10_000,
       pokes: 20,
       pollTasks: 256,
+      cluster: { pokes: 200, gets: 1_000, adoptions: 3, concurrency: 64, sliceMs: 1_500, rounds: 4 },
     };
 
 /** fsync-floor rounds: spread over the run (start, middle, end); medians are reported. */
@@ -201,6 +208,7 @@ const raw = {
     { tasks: number; bytesPerTask: number; allocatedPerTask?: number; recordJsonBytes: number; pageSize?: number; pageCount?: number }
   >,
   postgres: [] as Array<{ concurrency: number; postgres: LoadResult; sqlite: LoadResult }>,
+  cluster: undefined as ClusterResult | undefined,
   recovery: [] as Array<{
     store: StoreKind | 'postgres';
     label: string;
@@ -954,6 +962,16 @@ async function dropPgSchema(schema: string): Promise<void> {
   }
 }
 
+/** Two instances on one fresh schema (bench/cluster.ts); a 2 s lease keeps the adoption rounds short. */
+async function clusterBenchmark(): Promise<void> {
+  const schema = `tv_bench_cluster_${Date.now().toString(36)}`;
+  try {
+    raw.cluster = await runCluster({ pgUrl: PG_URL, schema, leaseMs: 2_000, ...SIZES.cluster, log });
+  } finally {
+    await dropPgSchema(schema).catch((error) => log(`could not drop bench schema ${schema}: ${(error as Error).message}`));
+  }
+}
+
 /**
  * Both servers start on empty stores and get the same warm-up; then, at each
  * concurrency, creates against the Postgres-backed server run in slices
@@ -1684,6 +1702,11 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
       });
     }
   }
+  if (enabled('cluster') && (!quick || only?.includes('cluster'))) {
+    if (clusterSkip)
+      add({ bench: '9. two instances, one PostgreSQL', case: '', figure: 'skipped', value: NaN, unit: '', note: clusterSkip });
+    if (raw.cluster) for (const row of clusterRows(raw.cluster, verdict)) add(row);
+  }
   // 6. Slow reader.
   const { budget: slow, unbounded } = raw.slowReader;
   if (enabled('slowreader') && slow && unbounded) {
@@ -1845,6 +1868,7 @@ log(
 const stores: StoreKind[] = ['lowdb'];
 let sqliteSkip: string | undefined;
 let postgresSkip: string | undefined;
+let clusterSkip: string | undefined;
 try {
   const sqlite = await sqliteAvailable();
   if (sqlite.ok) stores.push('sqlite');
@@ -1911,6 +1935,13 @@ try {
       raw.skipped.push(`postgres: ${postgresSkip}`);
       log(`skipped: postgres (${postgresSkip})`);
     } else await section('postgres', () => postgresBenchmark(dataDir));
+  }
+  if (enabled('cluster') && (!quick || only?.includes('cluster'))) {
+    clusterSkip = await postgresUnavailable();
+    if (clusterSkip) {
+      raw.skipped.push(`cluster: ${clusterSkip}`);
+      log(`skipped: cluster (${clusterSkip})`);
+    } else await section('cluster', clusterBenchmark);
   }
   if (ROUNDS >= 2) await fsyncRound(dataDir, ROUNDS);
 } finally {
