@@ -66,7 +66,7 @@ export interface TaskContext {
   /** Outstanding input requests, by key (T-12, T-13). */
   inputRequests: Record<string, InputRequest>;
   /** Every key ever issued: a key is never reused (T-18, I-4). */
-  issuedKeys: string[];
+  issuedKeys: readonly string[];
   /** Responses already delivered to the run, by key (replayed on `resume: 'replay'`). */
   answers: Record<string, unknown>;
   result?: JsonObject;
