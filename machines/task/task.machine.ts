@@ -104,7 +104,7 @@ export const taskMachine = setup({
         inputRequests,
         answers: Object.fromEntries([...Object.entries(context.answers), ...Object.entries(accepted)]),
       });
-      enqueue.emit({ type: 'INPUT', responses: accepted });
+      enqueue.emit({ type: 'INPUT', taskId: context.taskId, responses: accepted });
     }),
     markCancelRequested: assign({ cancelRequested: true }),
     recordCheckpoint: assign({
@@ -123,8 +123,11 @@ export const taskMachine = setup({
     }),
     /** A cancelled task's last progress message would read as if it were still running. */
     noteCancelled: assign({ statusMessage: 'The task was cancelled' }),
-    /** Asks the run to stop (cooperative cancel, T-24): the runtime hears the emitted `ABORT`. */
-    abortRun: emit({ type: 'ABORT' } as const),
+    /**
+     * Asks the run to stop (cooperative cancel, T-24): the runtime hears the emitted `ABORT`. Emitted
+     * messages name their task: the runtime hears every task's with one listener function.
+     */
+    abortRun: emit(({ context }) => ({ type: 'ABORT', taskId: context.taskId }) as const),
     clearInputRequests: assign({ inputRequests: EMPTY_JSON_OBJECT }),
     /** A finished task's last working-phase message ("Waiting for a name") would read as if it were still running. */
     recordResult: assign({

@@ -129,4 +129,4 @@ export type TaskEvent =
  * `emit`; the runtime listens with `actor.on`): stop cooperatively, or take
  * these answers (T-22, T-24).
  */
-export type RunMessage = { type: 'ABORT' } | { type: 'INPUT'; responses: Record<string, unknown> };
+export type RunMessage = { type: 'ABORT'; taskId: string } | { type: 'INPUT'; taskId: string; responses: Record<string, unknown> };
