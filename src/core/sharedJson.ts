@@ -34,26 +34,28 @@ export const EMPTY_JSON_OBJECT: Readonly<Record<string, never>> = shareJson({});
 /** The empty list every context starts its issued keys with. */
 export const EMPTY_JSON_ARRAY: readonly never[] = shareJson([]);
 
-/** How many distinct values {@link internJson} keeps; past that it hands values back unshared. */
-const MAX_INTERNED = 64;
-/** The longest JSON text {@link internJson} keeps: capabilities are small; a large value is not worth holding for ever. */
-const MAX_INTERNED_CHARS = 2048;
-const interned = new Map<string, JsonObject>();
-
 /**
- * One shared frozen copy per distinct JSON object (by its JSON text), for
- * small values that repeat across calls (a client's capabilities): the first
- * seen is copied and frozen, later equal ones get it. At most
- * {@link MAX_INTERNED} of at most {@link MAX_INTERNED_CHARS} characters are
+ * An interner: one shared frozen copy per distinct JSON value (by its JSON
+ * text), for small values that repeat across tasks (a client's capabilities,
+ * a machine's state values): the first seen is copied and frozen, later equal
+ * ones get it. At most `max` values of at most `maxChars` characters are
  * kept: past that a value is handed back as it came (never shared, never
- * frozen), so a client sending ever-new or large values cannot grow this. `value` must be plain JSON (what `JSON.parse` gives).
+ * frozen), so ever-new or large values cannot grow it. Values must be plain
+ * JSON (what `JSON.parse` gives).
  */
-export function internJson(value: JsonObject): JsonObject {
-  const text = JSON.stringify(value);
-  const found = interned.get(text);
-  if (found) return found;
-  if (interned.size >= MAX_INTERNED || text.length > MAX_INTERNED_CHARS) return value;
-  const copy = shareJson(JSON.parse(text) as JsonObject);
-  interned.set(text, copy);
-  return copy;
+export function jsonInterner(max: number, maxChars: number): <T>(value: T) => T {
+  const interned = new Map<string, unknown>();
+  return <T>(value: T): T => {
+    if (typeof value !== 'object' || value === null || shared.has(value)) return value;
+    const text = JSON.stringify(value);
+    const found = interned.get(text);
+    if (found !== undefined) return found as T;
+    if (interned.size >= max || text.length > maxChars) return value;
+    const copy = shareJson(JSON.parse(text) as T);
+    interned.set(text, copy);
+    return copy;
+  };
 }
+
+/** Client capabilities, interned: a few distinct ones per deployment, each ~170 B that every live task would hold. */
+export const internJson: (value: JsonObject) => JsonObject = jsonInterner(64, 2048);
