@@ -21,7 +21,7 @@
 /** Bottom to top. Each entry: a layer name and its folders (top-level `machines/`, or folders and files under `src/`). */
 const LAYERS = [
   // The JSON shape and JSON equality: vocabulary of every layer, the machines' context included (I-8).
-  { name: 'json', paths: ['src/core/json.ts'] },
+  { name: 'json', paths: ['src/core/json.ts', 'src/core/sharedJson.ts'] },
   // The XState statecharts: pure and restore-safe (I-8).
   { name: 'machines', paths: ['machines'] },
   // Ids, errors, statuses, capability checks, shared constants, limits.

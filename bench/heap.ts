@@ -13,6 +13,11 @@
  * - `null`: a runtime whose store keeps nothing (create/put resolve at once):
  *   the runtime's own per-task cost (actor, persister, tool run, registry).
  *
+ * `tool` (runtime modes): `bench_wait` (default: the handler waits on
+ * `ctx.signal`, so its run holds an AbortSignal and a listener) or
+ * `bench_hold` (the handler waits on a promise of its own and never reads
+ * `ctx.signal`: the run makes no AbortSignal).
+ *
  * Tasks are created through the runtime's internal `ToolCaller.call` — the
  * exact path a `tools/call` takes after the SDK has parsed the request — so
  * no HTTP server instance per task is in the way (100k creates over HTTP
@@ -31,6 +36,7 @@ import { registerBenchTools } from './tools.js';
 interface HeapArgs {
   mode: 'xstate' | 'memory' | 'null';
   n: number;
+  tool?: 'bench_wait' | 'bench_hold';
 }
 
 const args = JSON.parse(process.argv[2] ?? '{}') as HeapArgs;
@@ -108,7 +114,13 @@ if (args.mode === 'xstate') {
   const caller = (runtime as unknown as { parts: { caller: ToolCaller } }).parts.caller;
   const clientCapabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
   const create = async () => {
-    const outcome = await caller.call({ name: 'bench_wait', args: {}, principal: 'anonymous', declaresTasks: true, clientCapabilities });
+    const outcome = await caller.call({
+      name: args.tool ?? 'bench_wait',
+      args: {},
+      principal: 'anonymous',
+      declaresTasks: true,
+      clientCapabilities,
+    });
     if (outcome.kind !== 'task') throw new Error(`expected a task, got ${outcome.kind}`);
   };
   // Warm up code paths and lazily built structures before the baseline.
@@ -138,6 +150,7 @@ if (keep.length === 0) throw new Error('nothing was kept');
 process.stdout.write(
   `RESULT ${JSON.stringify({
     mode: args.mode,
+    tool: args.mode === 'xstate' ? undefined : (args.tool ?? 'bench_wait'),
     n: args.n,
     live,
     bytesPerTask: (after - before) / args.n,

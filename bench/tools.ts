@@ -6,6 +6,9 @@
  *   a completion write, as in real use; a cancel ends it early.
  * - `bench_wait` (`always`): idle until cancelled. Live tasks for `tasks/get`,
  *   the heap benchmark and recovery (its `resume` policy is configurable).
+ * - `bench_hold` (`always`): idle until released, never reading `ctx.signal`
+ *   (a handler waiting on something of its own): the heap benchmark's live
+ *   task whose run has made no AbortSignal.
  * - `bench_step` (`always`) + `bench_poke` (`never`): the fan-out benchmark.
  *   A poke sets the stepper task's `statusMessage` synchronously, so the
  *   status change happens inside the poke request.
@@ -37,6 +40,7 @@ function cancelled(ctx: ToolContext): Promise<void> {
 
 export function registerBenchTools(runtime: TaskvisorRuntime, options: { resume?: ResumePolicy } = {}): void {
   const steppers = new Map<string, (message: string) => void>();
+  const holders = new Set<() => void>();
   runtime.tool('bench_work', { inputSchema: WorkArgs, taskBehavior: 'always' }, async ({ ms }, ctx) => {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms ?? 50);
@@ -47,6 +51,11 @@ export function registerBenchTools(runtime: TaskvisorRuntime, options: { resume?
   runtime.tool('bench_wait', { inputSchema: NoArgs, taskBehavior: 'always', resume: options.resume ?? 'fail' }, async (_args, ctx) => {
     await cancelled(ctx);
     return 'cancelled';
+  });
+  runtime.tool('bench_hold', { inputSchema: NoArgs, taskBehavior: 'always' }, async () => {
+    // Held where something outside could release it (a queue, a callback registry): its suspended run stays reachable.
+    await new Promise<void>((resolve) => holders.add(resolve));
+    return 'released';
   });
   runtime.tool('bench_step', { inputSchema: NoArgs, taskBehavior: 'always' }, async (_args, ctx) => {
     const taskId = ctx.taskId;

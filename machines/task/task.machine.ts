@@ -27,6 +27,7 @@
  * runtime starts the run of a restored task as the restored invoke did.
  */
 import { assign, emit, enqueueActions, setup } from 'xstate';
+import { EMPTY_JSON_ARRAY, EMPTY_JSON_OBJECT } from '../../src/core/sharedJson.js';
 import type { InputRequest, RunMessage, TaskContext, TaskError, TaskEvent, TaskInput, TaskStatus } from './types.js';
 
 /**
@@ -103,7 +104,7 @@ export const taskMachine = setup({
         inputRequests,
         answers: Object.fromEntries([...Object.entries(context.answers), ...Object.entries(accepted)]),
       });
-      enqueue.emit({ type: 'INPUT', responses: accepted });
+      enqueue.emit({ type: 'INPUT', taskId: context.taskId, responses: accepted });
     }),
     markCancelRequested: assign({ cancelRequested: true }),
     recordCheckpoint: assign({
@@ -122,9 +123,12 @@ export const taskMachine = setup({
     }),
     /** A cancelled task's last progress message would read as if it were still running. */
     noteCancelled: assign({ statusMessage: 'The task was cancelled' }),
-    /** Asks the run to stop (cooperative cancel, T-24): the runtime hears the emitted `ABORT`. */
-    abortRun: emit({ type: 'ABORT' } as const),
-    clearInputRequests: assign({ inputRequests: {} }),
+    /**
+     * Asks the run to stop (cooperative cancel, T-24): the runtime hears the emitted `ABORT`. Emitted
+     * messages name their task: the runtime hears every task's with one listener function.
+     */
+    abortRun: emit(({ context }) => ({ type: 'ABORT', taskId: context.taskId }) as const),
+    clearInputRequests: assign({ inputRequests: EMPTY_JSON_OBJECT }),
     /** A finished task's last working-phase message ("Waiting for a name") would read as if it were still running. */
     recordResult: assign({
       result: ({ event }) => (event.type === 'WORK_DONE' ? event.result : undefined),
@@ -162,10 +166,13 @@ export const taskMachine = setup({
     ...(input.clientCapabilities !== undefined ? { clientCapabilities: input.clientCapabilities } : {}),
     ...(input.trace !== undefined ? { trace: input.trace } : {}),
     cancelRequested: false,
+    // Empty, the shared frozen constants: every update replaces these collections, never edits them, and
+    // most tasks keep them empty (~56 B each per live task, and again in a memory store's copy).
     // fromEntries: a "__proto__" key stays a plain own key (I-4).
-    inputRequests: Object.fromEntries(Object.entries(input.inputRequests ?? {})),
-    issuedKeys: Object.keys(input.inputRequests ?? {}),
-    answers: {},
+    ...(input.inputRequests && Object.keys(input.inputRequests).length > 0
+      ? { inputRequests: Object.fromEntries(Object.entries(input.inputRequests)), issuedKeys: Object.keys(input.inputRequests) }
+      : { inputRequests: EMPTY_JSON_OBJECT, issuedKeys: EMPTY_JSON_ARRAY }),
+    answers: EMPTY_JSON_OBJECT,
   }),
   initial: 'active',
   states: {

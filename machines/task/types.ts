@@ -66,7 +66,7 @@ export interface TaskContext {
   /** Outstanding input requests, by key (T-12, T-13). */
   inputRequests: Record<string, InputRequest>;
   /** Every key ever issued: a key is never reused (T-18, I-4). */
-  issuedKeys: string[];
+  issuedKeys: readonly string[];
   /** Responses already delivered to the run, by key (replayed on `resume: 'replay'`). */
   answers: Record<string, unknown>;
   result?: JsonObject;
@@ -129,4 +129,4 @@ export type TaskEvent =
  * `emit`; the runtime listens with `actor.on`): stop cooperatively, or take
  * these answers (T-22, T-24).
  */
-export type RunMessage = { type: 'ABORT' } | { type: 'INPUT'; responses: Record<string, unknown> };
+export type RunMessage = { type: 'ABORT'; taskId: string } | { type: 'INPUT'; taskId: string; responses: Record<string, unknown> };

@@ -25,15 +25,16 @@ export interface HandlerRun {
  * The `ctx` a handler gets. A class, not an object literal: a literal with a
  * `get taskId()` accessor is kept by V8 in dictionary mode, each with its own
  * property table and a closure per member (+1.0 KB per live idle task;
- * measured −2.8 KB with this class). Here the instance holds five fields
+ * measured −2.8 KB with this class). Here the instance holds four fields
  * in one hidden class shared by every run, and the members live once on the
  * prototype as accessors that hand out a function bound to this run on each
  * read: handlers written as `async (args, { signal, setStatus }) => …` keep
  * working, as they did with the literal, and nothing is allocated per task
- * until a member is read.
+ * until a member is read. `signal` too is read from the run only when the
+ * handler reads it: the run makes its AbortSignal then (T-24: a signal read
+ * before a cancel fires on it, one read after comes aborted).
  */
 export class HandlerContext implements ToolContext {
-  readonly signal: AbortSignal;
   readonly principal: string;
   readonly checkpoint: unknown;
   readonly trace: TraceContext | undefined;
@@ -41,10 +42,13 @@ export class HandlerContext implements ToolContext {
 
   constructor(execution: HandlerRun, options: ToolExecutionOptions) {
     this.#execution = execution;
-    this.signal = execution.signal;
     this.principal = options.principal;
     this.checkpoint = options.checkpoint;
     this.trace = options.trace;
+  }
+
+  get signal(): AbortSignal {
+    return this.#execution.signal;
   }
 
   get taskId(): string | undefined {

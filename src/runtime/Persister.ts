@@ -78,17 +78,19 @@ export class Persister {
   }
 
   /**
-   * Starts persisting `actor` (subscribes to it: before anything else does,
-   * so a change is queued for writing before others react to it); `stored`
-   * is the record create (or recovery) found stored. `projected`: `stored`
-   * was projected from the actor as it is now (a new task, not yet started),
-   * so an unchanged actor needs no write.
+   * Starts persisting `actor`; `stored` is the record create (or recovery)
+   * found stored. `projected`: `stored` was projected from the actor as it is
+   * now (a new task, not yet started), so an unchanged actor needs no write.
+   * `subscribe`: the persister subscribes to the actor itself (before
+   * anything else does, so a change is queued for writing before others react
+   * to it); `false` when the caller's observer, subscribed first, calls
+   * {@link next} and {@link error} for it (the task actors': one observer each).
    */
-  attach(actor: AnyActorRef, stored: TaskRecord, projected = false): void {
+  attach(actor: AnyActorRef, stored: TaskRecord, projected = false, subscribe = true): void {
     this.actor = actor;
     this.durableRecord = stored;
     this.projectedFrom = projected ? snapshotsOf(actor) : undefined;
-    actor.subscribe(this);
+    if (subscribe) actor.subscribe(this);
   }
 
   /** The last record the store confirmed: what clients may see of the task. */

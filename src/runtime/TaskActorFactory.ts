@@ -106,8 +106,9 @@ export class TaskActorFactory {
    * task), so its unchanged start writes nothing.
    */
   start({ actor, persister }: TaskHandle, stored: TaskRecord, projected = false): void {
-    persister.attach(actor, stored, projected);
-    this.runs.start(stored.taskId, actor);
+    // The run's wiring observes the actor and tells the persister first (one observer per actor).
+    persister.attach(actor, stored, projected, false);
+    this.runs.start(stored.taskId, actor, persister);
     // After start: a deadline already past is sent on the timer's next turn, to a running actor (I-8).
     this.options.deadlines.add(stored.taskId, deadlineOf(actor));
   }

@@ -4,6 +4,7 @@
  * becomes a task — server-directed creation (ARCHITECTURE, T-01, T-02).
  */
 import type { JsonObject } from '../core/json.js';
+import { internJson } from '../core/sharedJson.js';
 import {
   CallCancelledError,
   CallFailedError,
@@ -90,7 +91,8 @@ export class ToolCaller {
       // T-26: the server may shorten a ttl; the cap bounds how long any task can hold memory and a store row.
       ttlMs: capTtl(tool.options.ttlMs !== undefined ? tool.options.ttlMs : this.defaults.ttlMs, this.limits.maxTaskTtlMs),
       pollIntervalMs: this.pollPolicy.initial(tool.name, tool.options.pollIntervalMs),
-      ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
+      // Kept in the task's context while it lives: one shared frozen copy for the capabilities every call repeats.
+      ...(request.clientCapabilities ? { clientCapabilities: internJson(request.clientCapabilities) } : {}),
       ...(request.trace ? { trace: request.trace } : {}),
       ...(execution ? { execution } : {}),
     };

@@ -29,7 +29,16 @@ export { isInputRequiredSignal } from './InputRequiredSignal.js';
 
 export class ToolExecution implements HandlerRun, SleepingRun {
   readonly outcome: Promise<ExecutionOutcome>;
-  private readonly controller = new AbortController();
+  /*
+   * Made when the handler first reads `ctx.signal` (or the runtime reads `signal`): an AbortSignal Node
+   * has handed out costs ~770 B (its own hidden class, two Maps), and most runs never look at theirs
+   * until they need to. Until then {@link abortReason} is the whole abort state; a signal made after
+   * the abort comes already aborted with the same reason (T-24: a late reader still sees the cancel).
+   */
+  private controller: AbortController | undefined;
+  /** Set once by {@link abort}: the run is over for good. */
+  private aborted = false;
+  private abortReason: unknown;
   /*
    * The key and sleep collections below are made on first use: a run that
    * never asks for input or sleeps (most) holds none of them. Nine empty
@@ -86,8 +95,14 @@ export class ToolExecution implements HandlerRun, SleepingRun {
     this.outcome = this.run();
   }
 
+  /** Aborted with the run ({@link abort}); made on first read, aborted already when the run is. */
   get signal(): AbortSignal {
-    return this.controller.signal;
+    let controller = this.controller;
+    if (!controller) {
+      controller = this.controller = new AbortController();
+      if (this.aborted) controller.abort(this.abortReason);
+    }
+    return controller.signal;
   }
 
   get taskId(): string | undefined {
@@ -147,8 +162,10 @@ export class ToolExecution implements HandlerRun, SleepingRun {
 
   /** Stops the run for good (the task ended, the request went away, the server stops). */
   abort(reason: unknown = new DOMException('The call was aborted', 'AbortError')): void {
-    if (this.controller.signal.aborted) return;
-    this.controller.abort(reason);
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
     if (this.waiters) for (const waiter of this.waiters.values()) waiter.reject(reason);
     this.waiters?.clear();
     // Its sleeps are over: a cancelled handler that goes on is no sleeping task (never passivated as one).
@@ -204,7 +221,7 @@ export class ToolExecution implements HandlerRun, SleepingRun {
       });
     } catch (error) {
       if (error instanceof InputRequiredSignal) return this.settle({ kind: 'input-required', key: error.key, request: error.request });
-      if (this.cancelRequested && this.controller.signal.aborted) return this.settle({ kind: 'aborted' });
+      if (this.cancelRequested && this.aborted) return this.settle({ kind: 'aborted' });
       return this.settle({ kind: 'failed', error: toTaskError(this.options.tool.name, error) });
     }
   }
@@ -282,7 +299,7 @@ export class ToolExecution implements HandlerRun, SleepingRun {
     if (typeof key !== 'string' || key.length === 0) return Promise.reject(new TypeError('sleep(key, ms): key must be a non-empty string'));
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
       return Promise.reject(new TypeError(`sleep(key, ms): ms must be a finite number >= 0, got ${String(ms)}`));
-    if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
+    if (this.aborted) return Promise.reject(this.abortReason);
     return (this.sleeps ??= new RunSleeps()).sleep(this, key, ms);
   }
 
@@ -298,7 +315,7 @@ export class ToolExecution implements HandlerRun, SleepingRun {
     if (typeof key !== 'string' || key.length === 0) {
       return Promise.reject(new TypeError('Input request keys must be non-empty strings'));
     }
-    if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
+    if (this.aborted) return Promise.reject(this.abortReason);
     // A restored or retried run gets the answers it was already given (replay).
     if (this.answers && Object.hasOwn(this.answers, key)) {
       // T-19: an MRTR retry's answers come straight from the client; an accepted form that does not fit the

@@ -3,6 +3,7 @@
  * exit loses everything — so it is meant for tests, demos and deployments that
  * explicitly accept losing tasks on restart.
  */
+import { isSharedJson } from '../core/sharedJson.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { KitTaskStore, type ListSelection, type OnCorrupt, type SetAsideNote } from './kit/KitTaskStore.js';
 import type { StoredRecord } from './kit/storedRecord.js';
@@ -27,18 +28,19 @@ const MAX_PLAIN_DEPTH = 64;
  * (`structuredClone` of the snapshot was ~8% of a memory-store server's CPU
  * at c=64). Anything else throws {@link NOT_PLAIN}.
  */
-function plainCopy(value: unknown, depth: number): unknown {
+function plainCopy(value: unknown, depth: number, share: boolean): unknown {
   if (typeof value !== 'object' || value === null) {
     if (typeof value === 'function' || typeof value === 'symbol') throw NOT_PLAIN;
     return value;
   }
+  if (share && isSharedJson(value)) return value;
   if (depth > MAX_PLAIN_DEPTH) throw NOT_PLAIN;
   if (Array.isArray(value)) {
     if (Object.getPrototypeOf(value) !== Array.prototype) throw NOT_PLAIN;
     const out: unknown[] = [];
     for (let i = 0; i < value.length; i++) {
       if (!(i in value)) throw NOT_PLAIN; // a hole: structuredClone keeps it
-      out.push(plainCopy(value[i], depth + 1));
+      out.push(plainCopy(value[i], depth + 1, share));
     }
     return out;
   }
@@ -48,15 +50,20 @@ function plainCopy(value: unknown, depth: number): unknown {
   for (const key of Object.keys(value)) {
     // Assigning `__proto__` would set the copy's prototype instead of an own key (JSON.parse makes it one).
     if (key === '__proto__') throw NOT_PLAIN;
-    out[key] = plainCopy((value as Record<string, unknown>)[key], depth + 1);
+    out[key] = plainCopy((value as Record<string, unknown>)[key], depth + 1, share);
   }
   return out;
 }
 
-/** A copy of a stored record: {@link plainCopy}, or `structuredClone` for anything that is not plain data. */
-function copyOf(record: TaskRecord): TaskRecord {
+/**
+ * A copy of a record: {@link plainCopy}, or `structuredClone` for anything that is not plain data.
+ * `share` (the way in): parts frozen to their leaves ({@link isSharedJson}: a context's empty collections,
+ * interned client capabilities) are kept as they are, not copied — nobody can change them, and a live
+ * task's stored copy then costs only what is its own. A read copies everything: the reader's copy is its own.
+ */
+function copyOf(record: TaskRecord, share = false): TaskRecord {
   try {
-    return plainCopy(record, 0) as TaskRecord;
+    return plainCopy(record, 0, share) as TaskRecord;
   } catch (error) {
     if (error !== NOT_PLAIN) throw error;
     return structuredClone(record);
@@ -101,19 +108,19 @@ export class MemoryTaskStore extends KitTaskStore {
 
   protected async createStored(record: TaskRecord): Promise<void> {
     if (this.#records.has(record.taskId) || this.#quarantined.has(record.taskId)) throw new TaskExistsError(record.taskId);
-    this.#records.set(record.taskId, copyOf(record));
+    this.#records.set(record.taskId, copyOf(record, true));
   }
 
   protected async putStored(record: TaskRecord): Promise<void> {
     const stored = this.#records.get(record.taskId);
     // Unknown id: the task was purged, and a late write must not resurrect it.
     if (stored === undefined || record.version <= stored.version) return;
-    this.#records.set(record.taskId, copyOf(record));
+    this.#records.set(record.taskId, copyOf(record, true));
   }
 
   /** All or none: every copy is made before any is stored. */
   protected async putManyStored(records: readonly TaskRecord[]): Promise<void> {
-    const copies = records.map(copyOf);
+    const copies = records.map((record) => copyOf(record, true));
     for (const record of copies) {
       const stored = this.#records.get(record.taskId);
       if (stored !== undefined && record.version > stored.version) this.#records.set(record.taskId, record);

@@ -4,6 +4,8 @@
  * only (I-3).
  */
 import { statusOf, TERMINAL_STATUSES, type TaskContext } from '../../machines/task/index.js';
+import { hasOwnKeys } from '../core/hasOwnKeys.js';
+import { EMPTY_JSON_OBJECT, jsonInterner } from '../core/sharedJson.js';
 import type { TaskRecord } from './TaskRecord.js';
 
 /** The parts of an actor snapshot a projection reads. */
@@ -55,9 +57,25 @@ export function recordOf(snapshot: TaskSnapshotLike, persisted: unknown, version
 function sharedShape(persisted: unknown): unknown {
   if (persisted === null || typeof persisted !== 'object' || Array.isArray(persisted)) return persisted;
   const copy: Record<string, unknown> = {};
-  for (const key in persisted) copy[key] = (persisted as Record<string, unknown>)[key];
+  for (const key in persisted) copy[key] = sharedPart(key, (persisted as Record<string, unknown>)[key]);
   return copy;
 }
+
+/**
+ * The state value and empty `children` / `historyValue` of a persisted snapshot, as shared frozen values:
+ * xstate builds them anew for every snapshot, though the machine has a handful of state values and its
+ * tasks have no children and no history (three objects, ~170 B of every live task's record, and again in
+ * a memory store's copy). xstate only reads them when it restores a snapshot.
+ */
+function sharedPart(key: string, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (key === 'value') return internStateValue(value);
+  if ((key === 'children' || key === 'historyValue') && !Array.isArray(value) && !hasOwnKeys(value)) return EMPTY_JSON_OBJECT;
+  return value;
+}
+
+/** The task machine's state values (`{ active: 'working' }`, …): a few, bounded anyway. */
+const internStateValue = jsonInterner(32, 256);
 
 /** Whether `record` is in a terminal status (T-28). */
 export function isTerminal(record: Pick<TaskRecord, 'status'>): boolean {

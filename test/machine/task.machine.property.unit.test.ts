@@ -325,7 +325,7 @@ const inputKeys = (machine: Machine) =>
         const sent = (actions[i] as Array<{ type: string; params?: { event?: unknown } }>)
           .filter((a) => a.type === 'xstate.emit')
           .map((a) => a.params?.event);
-        assert.deepEqual(sent, [{ type: 'INPUT', responses: accepted }]);
+        assert.deepEqual(sent, [{ type: 'INPUT', taskId: input.taskId, responses: accepted }]);
       }
     }
   });
@@ -466,7 +466,7 @@ test('sanity: property 4 fails on the old acceptResponses, which built objects w
       if (!keys.includes(key)) inputRequests[key] = request;
     }
     enqueue.assign({ inputRequests, answers: { ...context.answers, ...accepted } });
-    enqueue.emit({ type: 'INPUT', responses: accepted } satisfies RunMessage as never);
+    enqueue.emit({ type: 'INPUT', taskId: context.taskId, responses: accepted } satisfies RunMessage as never);
   });
   const broken = taskMachine.provide({ actions: { acceptResponses: oldAcceptResponses as never } });
   assertFinds(inputKeys(broken), t);
