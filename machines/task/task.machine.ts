@@ -160,6 +160,7 @@ export const taskMachine = setup({
     ...(input.pollIntervalMs !== undefined ? { pollIntervalMs: input.pollIntervalMs } : {}),
     ...(input.statusMessage !== undefined ? { statusMessage: input.statusMessage } : {}),
     ...(input.clientCapabilities !== undefined ? { clientCapabilities: input.clientCapabilities } : {}),
+    ...(input.grants !== undefined ? { grants: input.grants } : {}),
     ...(input.trace !== undefined ? { trace: input.trace } : {}),
     cancelRequested: false,
     // fromEntries: a "__proto__" key stays a plain own key (I-4).

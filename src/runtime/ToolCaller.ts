@@ -8,6 +8,7 @@ import {
   CallCancelledError,
   CallFailedError,
   InvalidToolArgumentsError,
+  ToolForbiddenError,
   missingTasksCapability,
   UnknownToolError,
 } from '../core/errors.js';
@@ -51,6 +52,8 @@ export class ToolCaller {
   async call(request: ToolCallRequest): Promise<ToolCallOutcome> {
     const tool = this.tools.get(request.name);
     if (!tool) throw new UnknownToolError(request.name);
+    // Before anything runs: no task, no store write, no upstream request for a principal the policy refuses.
+    if (!this.tools.policy.allows({ id: request.principal, ...request.grants }, tool.name)) throw new ToolForbiddenError(tool.name);
     if (tool.forward) return tool.forward(request); // an upstream's tool: it validates and decides (src/upstreams)
     const args = this.parseArgs(tool, request.args);
     const behavior = tool.options.taskBehavior ?? 'auto';
@@ -87,6 +90,7 @@ export class ToolCaller {
       tool,
       args,
       principal: request.principal,
+      ...(request.grants ? { grants: request.grants } : {}),
       // T-26: the server may shorten a ttl; the cap bounds how long any task can hold memory and a store row.
       ttlMs: capTtl(tool.options.ttlMs !== undefined ? tool.options.ttlMs : this.defaults.ttlMs, this.limits.maxTaskTtlMs),
       pollIntervalMs: this.pollPolicy.initial(tool.name, tool.options.pollIntervalMs),
@@ -102,6 +106,7 @@ export class ToolCaller {
       tool,
       args,
       principal: request.principal,
+      ...(request.grants ? { grants: request.grants } : {}),
       inputMode,
       answers: request.answers ?? {},
       answersFromClient: true,

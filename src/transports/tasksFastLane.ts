@@ -283,7 +283,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     // arguments, a limit, or a local task tool's new task — never tool code on the request, an input round or
     // an upstream (those need the SDK's result handling and relay).
     if (!calls.decidedAtOnce(call.name)) return undefined;
-    return answerToolCall(calls, call, principal.id, serverInfo!, runtime.logger);
+    return answerToolCall(calls, call, principal, serverInfo!, runtime.logger);
   }
 }
 
