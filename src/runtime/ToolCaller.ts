@@ -4,6 +4,7 @@
  * becomes a task — server-directed creation (ARCHITECTURE, T-01, T-02).
  */
 import type { JsonObject } from '../core/json.js';
+import { publish } from '../core/diagnostics.js';
 import {
   CallCancelledError,
   CallFailedError,
@@ -53,7 +54,10 @@ export class ToolCaller {
     const tool = this.tools.get(request.name);
     if (!tool) throw new UnknownToolError(request.name);
     // Before anything runs: no task, no store write, no upstream request for a principal the policy refuses.
-    if (!this.tools.policy.allows({ id: request.principal, ...request.grants }, tool.name)) throw new ToolForbiddenError(tool.name);
+    if (!this.tools.policy.allows({ id: request.principal, ...request.grants }, tool.name)) {
+      publish('taskvisor:tool.forbidden', () => ({ tool: tool.name }));
+      throw new ToolForbiddenError(tool.name);
+    }
     if (tool.forward) return tool.forward(request); // an upstream's tool: it validates and decides (src/upstreams)
     const args = this.parseArgs(tool, request.args);
     const behavior = tool.options.taskBehavior ?? 'auto';

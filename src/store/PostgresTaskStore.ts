@@ -337,6 +337,10 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
     return this.#owner.leave();
   }
 
+  liveInstances(): Promise<number> {
+    return this.#owner.liveInstances();
+  }
+
   claimExpired(): Promise<TaskRecord[]> {
     return this.#owner.claimExpired();
   }
