@@ -107,7 +107,7 @@ describe('rate limits per principal (rateLimits)', () => {
     // One token per half hour: Retry-After is the seconds until it is back (rounded up).
     const seconds = Number(refused.retryAfter);
     assert.ok(seconds > 1700 && seconds <= 1800, `Retry-After ${refused.retryAfter}`);
-    assert.equal(Math.ceil(refused.body.error!.data!.retryAfterMs / 1000), seconds);
+    assert.equal(Math.ceil(refused.body.error.data.retryAfterMs / 1000), seconds);
     assert.equal(calls, before, 'the refused call ran nothing');
     assert.equal((await post(url, tokens.bob, 'limited_echo', false)).status, 200, "alice's limit is not bob's");
   });
