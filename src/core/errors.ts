@@ -126,11 +126,15 @@ export type RateLimitName = 'requests' | 'taskCreations' | 'toolCalls';
 export class RateLimitedError extends TaskvisorError {
   declare readonly data: { limit: RateLimitName; retryAfterMs: number; retryable: true };
   constructor(limit: RateLimitName, retryAfterMs: number) {
-    super(ErrorCode.RateLimited, `Rate limited: too many ${RATE_LIMIT_WHAT[limit]} from this principal; retry in ${Math.ceil(retryAfterMs / 1000)} s`, {
-      limit,
-      retryAfterMs,
-      retryable: true,
-    });
+    super(
+      ErrorCode.RateLimited,
+      `Rate limited: too many ${RATE_LIMIT_WHAT[limit]} from this principal; retry in ${Math.ceil(retryAfterMs / 1000)} s`,
+      {
+        limit,
+        retryAfterMs,
+        retryable: true,
+      },
+    );
   }
 }
 
