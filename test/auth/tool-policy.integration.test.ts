@@ -20,9 +20,9 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger, type TaskvisorRuntime } from '../../src/index.js';
-import { tokenFileVerifier } from '../../src/auth/index.js';
+import { jwtVerifier, tokenFileVerifier } from '../../src/auth/index.js';
 import { listenHttp, listenWebSocket } from '../../src/transports/index.js';
-import { writeTokenFile } from '../support/authFixtures.js';
+import { startIssuer, writeTokenFile } from '../support/authFixtures.js';
 import { connect, type ConnectedClient, type Endpoint } from '../support/extTasksClient.js';
 import { tempDir } from '../support/processes.js';
 import { stdioDemoSpec, UPSTREAM_READY_MS } from '../aggregator/harness.js';
@@ -148,6 +148,30 @@ describe('tool policy (toolPolicy): what a principal sees and may call, on every
       });
     });
   }
+
+  describe('JWT scopes (the scope claim)', () => {
+    it('a JWT carrying the scope passes the scope rule; one without it is refused', async () => {
+      const issuer = await startIssuer('taskvisor-policy');
+      try {
+        const verifier = await jwtVerifier({ jwksUrl: issuer.jwksUrl, issuer: issuer.issuer, audience: 'taskvisor-policy' });
+        const url = (await listenHttp(runtime, { port: 0, auth: { verifier } })).url;
+        const signedIn = async (claims: Record<string, unknown>) => {
+          const token = await issuer.sign(claims, { expiresIn: '1h' });
+          const connected = await connect({ kind: 'http', url, headers: { authorization: `Bearer ${token}` } });
+          clients.push(connected);
+          return connected;
+        };
+        const admin = await signedIn({ sub: 'dana', scope: 'read admin' });
+        const plain = await signedIn({ sub: 'erin', scope: 'read' });
+        assert.equal(textOf(result_(await taskOps(() => admin).call('admin_reset'))), 'reset done');
+        assert.deepEqual(errorOf(await taskOps(() => plain).call('admin_reset')), forbidden('admin_reset'));
+        assert.ok((await names(admin)).includes('admin_reset'));
+        assert.ok(!(await names(plain)).includes('admin_reset'));
+      } finally {
+        await issuer.close();
+      }
+    });
+  });
 
   describe('Streamable HTTP, 2025-11-25 sessions (the v1 SDK client)', () => {
     it('tools/list is filtered and a forbidden call is -32031', async () => {
