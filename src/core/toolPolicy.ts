@@ -37,17 +37,37 @@ export interface ToolPolicyOptions {
 export type Caller = Pick<Principal, 'id'> & Grants;
 
 interface CompiledRule {
-  readonly pattern: RegExp;
+  readonly matches: (name: string) => boolean;
   readonly rule: ToolPolicyRule;
 }
 
-/** A tool name glob as an anchored regular expression. */
-export function globPattern(glob: string): RegExp {
-  const body = glob
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 's');
+/**
+ * A tool name glob as a matcher: `*` any run of characters, `?` one. Not a
+ * regular expression: `^.*a.*b$` backtracks polynomially on a long name, and
+ * the rate limits match names a client sent. This scan remembers only the
+ * last `*` (at most name × glob steps, and names and globs are short).
+ */
+export function globMatcher(glob: string): (name: string) => boolean {
+  return (name) => {
+    let g = 0;
+    let n = 0;
+    let star = -1;
+    let resume = 0;
+    while (n < name.length) {
+      if (g < glob.length && (glob[g] === '?' || (glob[g] !== '*' && glob[g] === name[n]))) {
+        g++;
+        n++;
+      } else if (g < glob.length && glob[g] === '*') {
+        star = g++;
+        resume = n;
+      } else if (star >= 0) {
+        g = star + 1;
+        n = ++resume;
+      } else return false;
+    }
+    while (g < glob.length && glob[g] === '*') g++;
+    return g === glob.length;
+  };
 }
 
 /** Whether `caller` satisfies `rule`'s "who". */
@@ -69,7 +89,7 @@ export class ToolPolicy {
   readonly #deny: boolean;
 
   constructor(options: ToolPolicyOptions) {
-    this.#rules = options.rules.flatMap((rule) => rule.tools.map((glob) => ({ pattern: globPattern(glob), rule })));
+    this.#rules = options.rules.flatMap((rule) => rule.tools.map((glob) => ({ matches: globMatcher(glob), rule })));
     this.#deny = options.default === 'deny';
   }
 
@@ -83,7 +103,7 @@ export class ToolPolicy {
 
   /** Whether `caller` may call (and see) the tool `name`. */
   allows(caller: Caller, name: string): boolean {
-    for (const { pattern, rule } of this.#rules) if (pattern.test(name)) return passes(rule, caller);
+    for (const { matches, rule } of this.#rules) if (matches(name)) return passes(rule, caller);
     return !this.#deny;
   }
 }

@@ -11,7 +11,7 @@
  */
 import { publish } from '../core/diagnostics.js';
 import { RateLimitedError, type RateLimitName } from '../core/errors.js';
-import { globPattern } from '../core/toolPolicy.js';
+import { globMatcher } from '../core/toolPolicy.js';
 import { TokenBucket, type RateSpec } from './TokenBucket.js';
 
 export type { RateSpec } from './TokenBucket.js';
@@ -41,8 +41,11 @@ export interface RateCharge {
   mayCreateTask?: boolean;
 }
 
+/** Longest tool name matched against the tool rules; a longer one names no tool and pays only `requests`. */
+const MAX_TOOL_NAME = 1024;
+
 interface ToolRule {
-  readonly patterns: readonly RegExp[];
+  readonly patterns: readonly ((name: string) => boolean)[];
   readonly spec: RateSpec;
 }
 
@@ -57,7 +60,7 @@ export class RateLimiter {
     private readonly options: RateLimitOptions,
     private readonly now: () => number = Date.now,
   ) {
-    this.#toolRules = (options.tools ?? []).map(({ tools, ...spec }) => ({ patterns: tools.map(globPattern), spec }));
+    this.#toolRules = (options.tools ?? []).map(({ tools, ...spec }) => ({ patterns: tools.map(globMatcher), spec }));
     this.#max = options.maxTrackedPrincipals ?? 100_000;
   }
 
@@ -106,8 +109,9 @@ export class RateLimiter {
     const found: [RateLimitName, TokenBucket][] = [];
     if (requests) found.push(['requests', this.#bucket(`r\u0000${principal}`, requests)]);
     if (taskCreations && charge.mayCreateTask) found.push(['taskCreations', this.#bucket(`c\u0000${principal}`, taskCreations)]);
-    if (charge.tool !== undefined) {
-      const index = this.#toolRules.findIndex((rule) => rule.patterns.some((pattern) => pattern.test(charge.tool!)));
+    const tool = charge.tool;
+    if (tool !== undefined && tool.length <= MAX_TOOL_NAME) {
+      const index = this.#toolRules.findIndex((rule) => rule.patterns.some((matches) => matches(tool)));
       if (index >= 0) found.push(['toolCalls', this.#bucket(`t${index}\u0000${principal}`, this.#toolRules[index]!.spec)]);
     }
     return found;

@@ -68,6 +68,15 @@ describe('RateLimiter', () => {
     assert.equal(refused?.data.retryAfterMs, 10_000);
   });
 
+  it('a tool name longer than any tool name is matched against no tool rule (it names no tool)', () => {
+    const limiter = new RateLimiter({ tools: [{ tools: ['*'], limit: 1, windowMs: 1000 }] }, clock().now);
+    const long = 'x'.repeat(2000);
+    assert.equal(limiter.charge('a', { tool: long }), undefined);
+    assert.equal(limiter.charge('a', { tool: long }), undefined);
+    assert.equal(limiter.charge('a', { tool: 'x' }), undefined);
+    assert.equal(limiter.charge('a', { tool: 'x' })?.data.limit, 'toolCalls');
+  });
+
   it('a refusal takes nothing from the other buckets', () => {
     const time = clock();
     const limiter = new RateLimiter(
