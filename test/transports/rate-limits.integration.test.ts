@@ -39,6 +39,7 @@ const register = (runtime: TaskvisorRuntime) => {
   });
   runtime.tool('queued_job', { taskBehavior: 'always' }, () => 'done');
   runtime.tool('free_echo', { taskBehavior: 'never' }, () => 'free');
+  runtime.tool('secret_tool', { taskBehavior: 'never' }, () => 'secret');
 };
 
 /** One JSON-RPC POST, as a 2026-07-28 client sends it; the answer with its status and Retry-After. */
@@ -83,6 +84,7 @@ describe('rate limits per principal (rateLimits)', () => {
           taskCreations: { limit: 2, windowMs: HOUR },
           tools: [{ tools: ['limited_*'], limit: 2, windowMs: HOUR }],
         },
+        toolPolicy: { rules: [{ tools: ['secret_*'], scopes: ['secret'] }] },
       },
       operations: { metrics: true },
       http: { auth },
@@ -159,12 +161,16 @@ describe('rate limits per principal (rateLimits)', () => {
     }
   });
 
-  it('/metrics counts refusals by limit (no principal label)', async () => {
+  it('/metrics counts refusals by limit (no principal label), and tool policy refusals by tool', async () => {
+    const forbidden = await post(served.url, tokens.alice, 'secret_tool', false);
+    assert.equal(forbidden.status, 200, 'a policy refusal is an in-band JSON-RPC error');
+    assert.equal(forbidden.body.error?.code, -32031);
     const text = await (await fetch(new URL('/metrics', served.base))).text();
     const metrics = parseExposition(text);
     assert.equal(metrics.sum('taskvisor_rate_limited_total', { limit: 'toolCalls' }), 2, 'one over HTTP, one over WebSocket');
     assert.equal(metrics.sum('taskvisor_rate_limited_total', { limit: 'taskCreations' }), 1);
     assert.equal(metrics.sum('taskvisor_rate_limited_total', { limit: 'requests' }), 1);
+    assert.equal(metrics.sum('taskvisor_tool_calls_forbidden_total', { tool: 'secret_tool' }), 1);
     assert.doesNotMatch(text, /taskvisor_rate_limited_total\{[^}]*(alice|bob|carol|principal)/);
   });
 });
