@@ -336,7 +336,6 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
   leave(): Promise<void> {
     return this.#owner.leave();
   }
-
   liveInstances(): Promise<number> {
     return this.#owner.liveInstances();
   }
