@@ -68,7 +68,9 @@ export type {
 } from './prompts/PromptDefinition.js';
 export { ToolError, ErrorCode } from './core/errors.js';
 export { TASKS_EXTENSION_ID } from './core/tasksExtension.js';
-export { LOCAL_PRINCIPAL, ANONYMOUS_PRINCIPAL, type Principal, type Authenticate } from './core/principal.js';
+export { LOCAL_PRINCIPAL, ANONYMOUS_PRINCIPAL, type Principal, type Grants, type Authenticate } from './core/principal.js';
+export type { ToolPolicyOptions, ToolPolicyRule } from './core/toolPolicy.js';
+export type { RateLimitOptions, RateSpec, ToolRateSpec } from './limits/RateLimiter.js';
 export { DEFAULT_LIMITS, LIMIT_EXCEEDED, resolveLimits, type Limits } from './limits/Limits.js';
 // Types the runtime's options and answers are made of.
 export type { TaskRecord } from './tasks/TaskRecord.js';

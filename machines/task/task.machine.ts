@@ -164,6 +164,7 @@ export const taskMachine = setup({
     ...(input.pollIntervalMs !== undefined ? { pollIntervalMs: input.pollIntervalMs } : {}),
     ...(input.statusMessage !== undefined ? { statusMessage: input.statusMessage } : {}),
     ...(input.clientCapabilities !== undefined ? { clientCapabilities: input.clientCapabilities } : {}),
+    ...(input.grants !== undefined ? { grants: input.grants } : {}),
     ...(input.trace !== undefined ? { trace: input.trace } : {}),
     cancelRequested: false,
     // Empty, the shared frozen constants: every update replaces these collections, never edits them, and

@@ -46,6 +46,8 @@ export interface TaskInput {
   inputRequests?: Record<string, InputRequest>;
   /** Client capabilities declared on the creating `tools/call` (D-10). */
   clientCapabilities?: JsonObject;
+  /** Scopes and groups of the creating principal: the task's own calls (workflow steps) are judged with them, also after a restart. */
+  grants?: { scopes?: string[]; groups?: string[] };
   /** W3C trace context of the creating `tools/call` (`_meta.traceparent`...): kept, handed to the tool, sent on. */
   trace?: { traceparent: string; tracestate?: string; baggage?: string };
 }
@@ -72,6 +74,7 @@ export interface TaskContext {
   result?: JsonObject;
   error?: TaskError;
   clientCapabilities?: JsonObject;
+  grants?: { scopes?: string[]; groups?: string[] };
   trace?: { traceparent: string; tracestate?: string; baggage?: string };
   /**
    * Durable progress the run saved (`ctx.saveCheckpoint`): plain JSON,

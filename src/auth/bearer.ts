@@ -182,7 +182,8 @@ export function bearerGate(options: BearerAuthOptions, logger: Logger, serverNam
           }),
         );
       }
-      const principal: Principal = { ...verified.principal };
+      // The scopes travel with the principal: tool policy judges each call with them (core/toolPolicy.ts).
+      const principal: Principal = { ...verified.principal, ...(verified.scopes?.length ? { scopes: verified.scopes } : {}) };
       credentials.set(principal, { token, ...(verified.expiresAt !== undefined ? { expiresAt: verified.expiresAt } : {}) });
       return principal;
     },

@@ -9,6 +9,7 @@
  *   - principal: ci-bot
  *     token: 2PqgJ3tq0m1kz6Lw3Q5bX7nYc8Vd9Ae0   # or the token itself
  *     scopes: [tasks]
+ *     groups: [ci]   # tool policy rules may name groups
  * ```
  *
  * The file is a secret (or, with digests only, a list of who may call):
@@ -46,6 +47,8 @@ const TokenEntrySchema = z
       .regex(/^[0-9a-fA-F]{64}$/, 'expected the 64 hex digits of a SHA-256 digest')
       .optional(),
     scopes: z.array(z.string().min(1)).optional(),
+    /** Groups the principal belongs to, for tool policy rules (`toolPolicy.rules[].groups`). */
+    groups: z.array(z.string().min(1).max(200)).max(100).optional(),
   })
   .refine((entry) => (entry.token === undefined) !== (entry.sha256 === undefined), { message: 'give exactly one of token or sha256' });
 const TokenFileSchema = z.strictObject({ tokens: z.array(TokenEntrySchema) });
@@ -95,7 +98,7 @@ export async function loadTokenFile(file: string, options: TokenFileOptions = {}
     // Never echo a value from this file: it may be a token.
     const message =
       issue.code === 'unrecognized_keys'
-        ? `unknown field ${issue.keys.join(', ')} (allowed: principal, token, sha256, scopes)`
+        ? `unknown field ${issue.keys.join(', ')} (allowed: principal, token, sha256, scopes, groups)`
         : issue.message;
     throw new TokenFileError(`${file}: ${at || '(top level)'}: ${message}`);
   }
@@ -103,7 +106,8 @@ export async function loadTokenFile(file: string, options: TokenFileOptions = {}
   for (const [index, entry] of parsed.data.tokens.entries()) {
     const digest = (entry.sha256 ?? tokenDigest(entry.token!)).toLowerCase();
     if (byDigest.has(digest)) throw new TokenFileError(`${file}: tokens[${index}]: the same token is listed twice`);
-    byDigest.set(digest, { principal: { id: entry.principal }, ...(entry.scopes ? { scopes: entry.scopes } : {}) });
+    const principal = { id: entry.principal, ...(entry.groups?.length ? { groups: entry.groups } : {}) };
+    byDigest.set(digest, { principal, ...(entry.scopes ? { scopes: entry.scopes } : {}) });
   }
   return byDigest;
 }

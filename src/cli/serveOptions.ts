@@ -39,6 +39,8 @@ export function runtimeOptionsOf(loaded: LoadedConfig | undefined, flags: ServeF
     ...(config.tasks?.poll ? { poll: config.tasks.poll } : {}),
     ...(config.tasks?.pollRateLimit ? { pollRateLimit: config.tasks.pollRateLimit } : {}),
     ...(config.limits ? { limits: config.limits } : {}),
+    ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
+    ...(config.rateLimits ? { rateLimits: config.rateLimits } : {}),
     ...(flags.inspect ? { inspect: flags.inspect } : {}),
     ...(config.upstreams?.length
       ? {

@@ -22,6 +22,8 @@ export const DIAGNOSTICS_CHANNELS = {
   upstreamCall: 'taskvisor:upstream.call',
   workflowStep: 'taskvisor:workflow.step',
   clusterLease: 'taskvisor:cluster.lease',
+  rateLimitRefused: 'taskvisor:ratelimit.refused',
+  toolForbidden: 'taskvisor:tool.forbidden',
 } as const;
 
 /** What a store write left behind for one task: enough for metrics and a timeline, no arguments, no result body. */
@@ -98,6 +100,16 @@ export interface WorkflowStepMessage {
 }
 
 /** `taskvisor:cluster.lease`: the cluster lease changed hands or was renewed, or tasks were adopted. */
+/** A request refused by a rate limit (config `rateLimits`); never names the principal (unbounded). */
+export interface RateLimitRefusedMessage {
+  limit: 'requests' | 'taskCreations' | 'toolCalls';
+}
+
+/** A call tool policy refused (config `toolPolicy`). */
+export interface ToolForbiddenMessage {
+  tool: string;
+}
+
 export interface ClusterLeaseMessage {
   event: 'renewed' | 'renewal-failed' | 'lost' | 'joined' | 'adopted';
   instanceId: string;
@@ -113,6 +125,8 @@ interface Messages {
   'taskvisor:upstream.call': UpstreamCallMessage;
   'taskvisor:workflow.step': WorkflowStepMessage;
   'taskvisor:cluster.lease': ClusterLeaseMessage;
+  'taskvisor:ratelimit.refused': RateLimitRefusedMessage;
+  'taskvisor:tool.forbidden': ToolForbiddenMessage;
 }
 
 export type DiagnosticsChannelName = keyof Messages;

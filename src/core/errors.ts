@@ -20,6 +20,14 @@ export const ErrorCode = {
   /** Missing required client capability (not the stale -32003, D-01). */
   MissingRequiredClientCapability: -32021,
   UnsupportedProtocolVersion: -32022,
+  /**
+   * Implementation-defined (JSON-RPC 2.0 §5.1 server range): too many requests
+   * or task creations from this principal now; `data.retryAfterMs` says when to
+   * try again. HTTP answers it with 429 and `Retry-After`.
+   */
+  RateLimited: -32029,
+  /** Implementation-defined: tool policy does not let this principal call this tool. */
+  ToolForbidden: -32031,
 } as const;
 
 /** @deprecated import from `core/tasksExtension.js`; kept here because it was public API. */
@@ -95,6 +103,46 @@ export class UnknownToolError extends TaskvisorError {
     super(ErrorCode.InvalidParams, `Unknown tool: ${clipClientText(name)}`);
   }
 }
+
+/**
+ * Tool policy refuses this principal the tool (config `toolPolicy`), before
+ * anything runs: no task, no store write, no upstream request. One message
+ * for every refusal; it never names the scope or group that would pass.
+ */
+export class ToolForbiddenError extends TaskvisorError {
+  constructor(name: string) {
+    super(ErrorCode.ToolForbidden, `Forbidden: this principal may not call the tool ${clipClientText(name)}`);
+  }
+}
+
+/** Which rate limit refused a request (`data.limit` of {@link RateLimitedError}). */
+export type RateLimitName = 'requests' | 'taskCreations' | 'toolCalls';
+
+/**
+ * A principal over one of its rate limits (config `rateLimits`): nothing was
+ * run. `data.retryAfterMs` is when one more would pass; HTTP sends it as
+ * `Retry-After` (seconds, rounded up) with status 429.
+ */
+export class RateLimitedError extends TaskvisorError {
+  declare readonly data: { limit: RateLimitName; retryAfterMs: number; retryable: true };
+  constructor(limit: RateLimitName, retryAfterMs: number) {
+    super(
+      ErrorCode.RateLimited,
+      `Rate limited: too many ${RATE_LIMIT_WHAT[limit]} from this principal; retry in ${Math.ceil(retryAfterMs / 1000)} s`,
+      {
+        limit,
+        retryAfterMs,
+        retryable: true,
+      },
+    );
+  }
+}
+
+const RATE_LIMIT_WHAT: Record<RateLimitName, string> = {
+  requests: 'requests',
+  taskCreations: 'task creations',
+  toolCalls: 'calls of this tool',
+};
 
 /** `tools/call` arguments that fail the tool's input schema. */
 export class InvalidToolArgumentsError extends TaskvisorError {

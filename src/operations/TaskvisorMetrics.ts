@@ -118,6 +118,19 @@ export class TaskvisorMetrics {
       registers,
     });
     const methods = new LabelCap(20);
+    // No principal label (unbounded); the limit is a fixed set, the tool a capped label.
+    const rateLimited = new Counter({
+      name: 'taskvisor_rate_limited_total',
+      help: 'Requests refused by a per-principal rate limit (answered 429 / -32029), by limit',
+      labelNames: ['limit'],
+      registers,
+    });
+    const forbidden = new Counter({
+      name: 'taskvisor_tool_calls_forbidden_total',
+      help: 'Tool calls tool policy refused (-32031), by tool',
+      labelNames: ['tool'],
+      registers,
+    });
     const backpressure = new Counter({
       name: 'taskvisor_backpressure_closes_total',
       help: 'Streams closed because their consumer stopped reading',
@@ -197,6 +210,8 @@ export class TaskvisorMetrics {
       subscribe('taskvisor:tasks.poll', (message) => polls.inc({ target: message.local ? 'local' : 'upstream' })),
       subscribe('taskvisor:listen.frame', (message) => frames.inc({ method: methods.of(message.method) })),
       subscribe('taskvisor:backpressure.close', (message) => backpressure.inc({ stream: message.stream })),
+      subscribe('taskvisor:ratelimit.refused', (message) => rateLimited.inc({ limit: message.limit })),
+      subscribe('taskvisor:tool.forbidden', (message) => forbidden.inc({ tool: tools.of(message.tool) })),
       subscribe('taskvisor:upstream.call', (message) =>
         upstreamCalls.observe(
           { upstream: upstreams.of(message.upstream), method: upstreamMethods.of(message.method), outcome: message.outcome },

@@ -11,6 +11,8 @@
  */
 import { inputRequired, ProtocolError, type RequestStateCodec } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../core/json.js';
+import type { Grants } from '../core/principal.js';
+import { definedProps } from '../core/definedProps.js';
 import { ErrorCode } from '../core/errors.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 import type { TraceContext } from '../core/traceContext.js';
@@ -33,6 +35,8 @@ export interface ToolCallParams {
   name: string;
   args: unknown;
   principal: string;
+  /** What the principal holds (scopes, groups), for tool policy. */
+  grants?: Grants | undefined;
   era: 'modern' | 'legacy';
   /** This request's own `clientCapabilities` (T-01, T-33). */
   clientCapabilities: JsonObject | undefined;
@@ -77,6 +81,7 @@ export class ToolCalls {
       name,
       args: call.args,
       principal,
+      ...(call.grants ? { grants: { ...definedProps({ scopes: call.grants.scopes, groups: call.grants.groups }) } } : {}),
       // T-01: only this request's own declaration counts; never on the legacy era (T-37).
       declaresTasks: call.era === 'modern' && declaresTasksExtension(call.clientCapabilities),
       ...(call.clientCapabilities ? { clientCapabilities: call.clientCapabilities } : {}),

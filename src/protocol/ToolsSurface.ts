@@ -7,6 +7,7 @@
 import { traceContextOf, type TraceContext } from '../core/traceContext.js';
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
+import type { Grants } from '../core/principal.js';
 import { clientCapabilitiesOf } from './envelope.js';
 import { mappingErrors } from './errors.js';
 import type { Logger } from '../runtime/Logger.js';
@@ -21,15 +22,21 @@ export interface ToolsSurfaceOptions {
   /** The decisions of `tools/call`, shared with the HTTP fast lane. */
   calls: ToolCalls;
   principal: string;
+  /** What the principal holds: `tools/list` shows only the tools policy lets it call, `tools/call` refuses the rest. */
+  grants?: Grants | undefined;
   era: 'modern' | 'legacy';
   /** Where server faults go (the client gets a stable message and a reference id). */
   logger?: Logger;
 }
 
 export const ToolsSurface = {
-  attach(server: Server, { tools, calls, principal, era, logger }: ToolsSurfaceOptions): void {
+  attach(server: Server, { tools, calls, principal, grants, era, logger }: ToolsSurfaceOptions): void {
+    const caller = { id: principal, ...grants };
     // The domain's JSON named as the SDK's types: sdkShapes.ts says why that is an assertion, not a conversion.
-    server.setRequestHandler('tools/list', () => ({ tools: sdkTools(tools.list()) }));
+    // Tool policy: a principal sees only what it may call (an unrestricted policy skips the filter).
+    server.setRequestHandler('tools/list', () => ({
+      tools: sdkTools(tools.policy.restricts ? tools.list().filter((tool) => tools.policy.allows(caller, tool.name)) : tools.list()),
+    }));
 
     server.setRequestHandler(
       'tools/call',
@@ -39,6 +46,7 @@ export const ToolsSurface = {
           name: request.params.name,
           args: request.params.arguments,
           principal,
+          grants,
           era,
           clientCapabilities: clientCapabilitiesOf(ctx),
           state: ctx.mcpReq.requestState(),

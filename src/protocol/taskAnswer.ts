@@ -8,6 +8,7 @@
  */
 import { SERVER_INFO_META_KEY } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../core/json.js';
+import type { Principal } from '../core/principal.js';
 import { ErrorCode } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import { toProtocolError } from './errors.js';
@@ -78,7 +79,7 @@ async function runTaskRequest(requests: TaskRequests, request: DecodedTaskReques
 export function answerToolCall(
   calls: ToolCalls,
   request: DecodedToolCall,
-  principal: string,
+  principal: Principal,
   serverInfo: ServerIdentity,
   logger?: Logger,
 ): Promise<TaskAnswer> {
@@ -88,7 +89,8 @@ export function answerToolCall(
     calls.answer({
       name: request.name,
       args: request.args,
-      principal,
+      principal: principal.id,
+      grants: principal,
       era: 'modern',
       clientCapabilities: request.capabilities,
       ...(trace ? { trace } : {}),

@@ -34,6 +34,8 @@ export interface ClusterNodeOptions {
   logger: Logger;
   /** How often the lease is renewed and expired instances are looked for. Default `leaseMs / 3`. */
   beatMs?: number;
+  /** Told how many instances hold a live lease, after each renewal (rate limits share their rates by it). */
+  onLiveInstances?: (count: number) => void;
 }
 
 export class ClusterNode {
@@ -84,6 +86,7 @@ export class ClusterNode {
     await ownership.join();
     this.#renewedAt = sentAt;
     publish('taskvisor:cluster.lease', () => ({ event: 'joined', instanceId: ownership.instanceId }));
+    await this.#countInstances();
     this.#unsubscribe = ownership.subscribe({
       onChange: (change) =>
         void this.#remoteChange(change).catch((error) => this.#options.logger.error('could not read a changed task', error)),
@@ -100,6 +103,17 @@ export class ClusterNode {
       this.#beatMs,
     );
     this.#timer.unref();
+  }
+
+  /** Tells `onLiveInstances` how many instances hold a lease; a failed count keeps the last one (logged). */
+  async #countInstances(): Promise<void> {
+    const { ownership, onLiveInstances, logger } = this.#options;
+    if (!onLiveInstances || !ownership.liveInstances) return;
+    try {
+      onLiveInstances(await ownership.liveInstances());
+    } catch (error) {
+      logger.error('could not count the live instances', error);
+    }
   }
 
   /** Stops beating and listening (the supervisor then stops; {@link leave} afterwards). */
@@ -166,6 +180,7 @@ export class ClusterNode {
     if (renewed) {
       this.#renewedAt = sentAt;
       publish('taskvisor:cluster.lease', () => ({ event: 'renewed', instanceId: ownership.instanceId }));
+      await this.#countInstances();
     }
     // Expired in the database, or the next beat would come after the lease ends: others may claim our
     // tasks, so stop running them here before they run twice (fencing refuses our writes anyway).

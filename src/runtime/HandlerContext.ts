@@ -2,6 +2,7 @@
  * What a tool handler is handed as `ctx`: a view of its run that turns each
  * member it reads into a call on the run ({@link HandlerRun}).
  */
+import type { Grants } from '../core/principal.js';
 import type { InputRequest } from '../../machines/task/index.js';
 import type { TraceContext } from '../core/traceContext.js';
 import type { ElicitResult, LogLevel, ToolContext } from '../tools/ToolDefinition.js';
@@ -36,6 +37,7 @@ export interface HandlerRun {
  */
 export class HandlerContext implements ToolContext {
   readonly principal: string;
+  readonly grants: Grants | undefined;
   readonly checkpoint: unknown;
   readonly trace: TraceContext | undefined;
   readonly #execution: HandlerRun;
@@ -43,6 +45,7 @@ export class HandlerContext implements ToolContext {
   constructor(execution: HandlerRun, options: ToolExecutionOptions) {
     this.#execution = execution;
     this.principal = options.principal;
+    this.grants = options.grants;
     this.checkpoint = options.checkpoint;
     this.trace = options.trace;
   }

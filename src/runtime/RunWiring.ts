@@ -161,6 +161,7 @@ export class RunWiring {
       tool,
       args: context.args,
       principal: context.owner,
+      ...(context.grants ? { grants: context.grants } : {}),
       taskId: context.taskId,
       inputMode: 'wait',
       answers: context.answers,

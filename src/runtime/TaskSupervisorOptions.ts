@@ -2,6 +2,7 @@
  * What the `TaskSupervisor` is built with, and what a task is created with
  * (and the task actor's input made of it).
  */
+import type { Grants } from '../core/principal.js';
 import type { InspectionEvent } from 'xstate';
 import type { TaskInput } from '../../machines/task/index.js';
 import type { JsonObject } from '../core/json.js';
@@ -58,6 +59,8 @@ export interface CreateTaskOptions {
   tool: ToolDefinition;
   args: JsonObject;
   principal: string;
+  /** What the principal holds: kept with the task, so its workflow steps run with the caller's rights after a restart too. */
+  grants?: Grants;
   ttlMs: number | null;
   pollIntervalMs?: number;
   clientCapabilities?: JsonObject;
@@ -84,6 +87,14 @@ export function taskInputOf(options: CreateTaskOptions, taskId: string, now: num
     // The run already waits for input: the task is created input_required with it.
     ...(options.execution?.pendingInputRequests ? { inputRequests: options.execution.pendingInputRequests } : {}),
     ...(options.clientCapabilities !== undefined ? { clientCapabilities: options.clientCapabilities } : {}),
+    ...(storedGrants(options.grants) ?? {}),
     ...(options.trace !== undefined ? { trace: options.trace } : {}),
   };
+}
+
+/** `grants` as the task context keeps them (plain arrays, only what there is); `undefined` when there is nothing to keep. */
+export function storedGrants(grants: Grants | undefined): { grants: { scopes?: string[]; groups?: string[] } } | undefined {
+  const scopes = grants?.scopes?.length ? { scopes: [...grants.scopes] } : {};
+  const groups = grants?.groups?.length ? { groups: [...grants.groups] } : {};
+  return scopes.scopes || groups.groups ? { grants: { ...scopes, ...groups } } : undefined;
 }

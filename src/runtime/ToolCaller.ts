@@ -4,11 +4,13 @@
  * becomes a task — server-directed creation (ARCHITECTURE, T-01, T-02).
  */
 import type { JsonObject } from '../core/json.js';
+import { publish } from '../core/diagnostics.js';
 import { internJson } from '../core/sharedJson.js';
 import {
   CallCancelledError,
   CallFailedError,
   InvalidToolArgumentsError,
+  ToolForbiddenError,
   missingTasksCapability,
   UnknownToolError,
 } from '../core/errors.js';
@@ -52,6 +54,11 @@ export class ToolCaller {
   async call(request: ToolCallRequest): Promise<ToolCallOutcome> {
     const tool = this.tools.get(request.name);
     if (!tool) throw new UnknownToolError(request.name);
+    // Before anything runs: no task, no store write, no upstream request for a principal the policy refuses.
+    if (!this.tools.policy.allows({ id: request.principal, ...request.grants }, tool.name)) {
+      publish('taskvisor:tool.forbidden', () => ({ tool: tool.name }));
+      throw new ToolForbiddenError(tool.name);
+    }
     if (tool.forward) return tool.forward(request); // an upstream's tool: it validates and decides (src/upstreams)
     const args = this.parseArgs(tool, request.args);
     const behavior = tool.options.taskBehavior ?? 'auto';
@@ -88,6 +95,7 @@ export class ToolCaller {
       tool,
       args,
       principal: request.principal,
+      ...(request.grants ? { grants: request.grants } : {}),
       // T-26: the server may shorten a ttl; the cap bounds how long any task can hold memory and a store row.
       ttlMs: capTtl(tool.options.ttlMs !== undefined ? tool.options.ttlMs : this.defaults.ttlMs, this.limits.maxTaskTtlMs),
       pollIntervalMs: this.pollPolicy.initial(tool.name, tool.options.pollIntervalMs),
@@ -104,6 +112,7 @@ export class ToolCaller {
       tool,
       args,
       principal: request.principal,
+      ...(request.grants ? { grants: request.grants } : {}),
       inputMode,
       answers: request.answers ?? {},
       answersFromClient: true,

@@ -1,4 +1,5 @@
 /** What one run of a tool handler is given ({@link ToolExecution}) and how it ends. */
+import type { Grants } from '../core/principal.js';
 import type { InputRequest, TaskError } from '../../machines/task/index.js';
 import type { JsonObject } from '../core/json.js';
 import type { TraceContext } from '../core/traceContext.js';
@@ -24,6 +25,8 @@ export interface ToolExecutionOptions {
   tool: ToolDefinition;
   args: JsonObject;
   principal: string;
+  /** What the principal holds (`ctx.grants`): calls the run makes are judged with it (tool policy). */
+  grants?: Grants;
   taskId?: string;
   inputMode: InputMode;
   /** Answers already given, by key: replayed on a restart or carried by an MRTR retry. */

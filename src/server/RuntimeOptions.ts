@@ -3,6 +3,9 @@
  * composition root ({@link composeRuntime}) turns into the object graph, and
  * the small public types around them.
  */
+import type { ToolPolicyOptions } from '../core/toolPolicy.js';
+import type { Grants } from '../core/principal.js';
+import type { RateLimitOptions } from '../limits/RateLimiter.js';
 import path from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import { DEFAULT_STORE_DIR } from '../core/constants.js';
@@ -83,6 +86,18 @@ export interface RuntimeOptions {
    * value throws a `RangeError` naming it.
    */
   limits?: Partial<Limits>;
+  /**
+   * Who may call which tool (docs/security.md, tool policy): rules match
+   * tool, workflow and upstream tool names by glob. `local`: the scopes and
+   * groups of the stdio principal. Default: everyone may call everything.
+   */
+  toolPolicy?: ToolPolicyOptions & { local?: Grants };
+  /**
+   * Per-principal rate limits (token buckets): every request, calls that may
+   * create a task, and per tool. Over HTTP a refused request gets 429 with
+   * `Retry-After`; on stdio and WebSocket the JSON-RPC error -32029.
+   */
+  rateLimits?: RateLimitOptions;
   /**
    * Upstream MCP servers whose tools this runtime re-exposes as
    * `<toolNamespace>_<prefix>_<tool>` and whose tasks it forwards (docs/aggregator.md).

@@ -4,6 +4,7 @@
  * the lifecycle, gives out server instances (one per serving unit: P7), and
  * answers out-of-band reads for embedders; it builds nothing itself.
  */
+import type { RateLimiter } from '../limits/RateLimiter.js';
 import type { McpServerFactory } from '@modelcontextprotocol/server';
 import type { InspectionEvent } from 'xstate';
 import type { z } from 'zod';
@@ -64,6 +65,10 @@ export class TaskvisorRuntime {
   readonly upstreams: UpstreamManager | undefined;
   /** Health, readiness, metrics and the dashboard: present with `options.operations`. */
   readonly operations: Operations | undefined;
+  /** Per-principal rate limits (`options.rateLimits`); every transport charges each request against it. */
+  readonly rateLimiter: RateLimiter | undefined;
+  /** The principal stdio connections serve: `local`, with the scopes and groups of `options.toolPolicy.local`. */
+  readonly localPrincipal: Principal;
   /** The composed graph (benchmarks reach its parts, e.g. `caller`, past the public API). */
   private readonly parts: RuntimeParts;
 
@@ -83,6 +88,8 @@ export class TaskvisorRuntime {
     this.cluster = parts.cluster;
     this.upstreams = parts.upstreams;
     this.operations = parts.operations;
+    this.rateLimiter = parts.rateLimiter;
+    this.localPrincipal = parts.localPrincipal;
   }
 
   /**

@@ -37,6 +37,9 @@ import { servedSetup } from './servedSetup.js';
 import { RuntimeLifecycle } from './RuntimeLifecycle.js';
 import { defaultStateFile, isStore, type RuntimeOptions } from './RuntimeOptions.js';
 import { definedProps } from '../core/definedProps.js';
+import { ToolPolicy } from '../core/toolPolicy.js';
+import { LOCAL_PRINCIPAL, type Principal } from '../core/principal.js';
+import { RateLimiter } from '../limits/RateLimiter.js';
 
 /** A composed runtime: every part, built and wired. */
 export interface RuntimeParts {
@@ -66,6 +69,10 @@ export interface RuntimeParts {
   readonly lifecycle: RuntimeLifecycle;
   /** Present with the `operations` option. */
   readonly operations: Operations | undefined;
+  /** Present with the `rateLimits` option. */
+  readonly rateLimiter: RateLimiter | undefined;
+  /** The principal of stdio connections: `local`, with the grants `toolPolicy.local` gives it. */
+  readonly localPrincipal: Principal;
 }
 
 /** Builds the object graph of a runtime from `options`. */
@@ -73,6 +80,8 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
   const limits = Object.freeze(resolveLimits(options.limits));
   const logger = options.logger ?? stderrLogger();
   const tools = new ToolRegistry();
+  if (options.toolPolicy) tools.policy = new ToolPolicy(options.toolPolicy);
+  const rateLimiter = options.rateLimits ? new RateLimiter(options.rateLimits) : undefined;
   const resources = new ResourceRegistry();
   const prompts = new PromptRegistry();
   const store = isStore(options.store) ? options.store : createTaskStore(options.store ?? { kind: 'lowdb', dir: DEFAULT_STORE_DIR });
@@ -105,7 +114,17 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
   prompts.onChange(() => subscriptions.publishListChanged('prompts'));
   resources.onUpdated((uri) => subscriptions.publishResourceUpdated(uri));
   const ownership = observedStore.ownership;
-  const cluster = ownership ? new ClusterNode({ store: observedStore, ownership, supervisor, hub: subscriptions, logger }) : undefined;
+  const cluster = ownership
+    ? new ClusterNode({
+        store: observedStore,
+        ownership,
+        supervisor,
+        hub: subscriptions,
+        logger,
+        // Several instances enforce each rate together: each takes an equal share (docs/scaling.md).
+        ...(rateLimiter?.limits ? { onLiveInstances: (count: number) => rateLimiter.setShare(1 / Math.max(1, count)) } : {}),
+      })
+    : undefined;
   const upstreams = options.upstreams?.length
     ? new UpstreamManager({
         upstreams: options.upstreams,
@@ -172,6 +191,11 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
     taskRequests,
     lifecycle,
     operations,
+    rateLimiter,
+    localPrincipal: {
+      ...LOCAL_PRINCIPAL,
+      ...definedProps({ scopes: options.toolPolicy?.local?.scopes, groups: options.toolPolicy?.local?.groups }),
+    },
   };
 }
 

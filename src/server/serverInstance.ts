@@ -62,7 +62,7 @@ export function createServerInstance(
   if (servesPrompts) PromptsSurface.attach(server, { prompts, principal: principal.id, logger });
   if (completes) CompletionsSurface.attach(server, { resources, prompts, principal: principal.id, logger });
   if (subscribed) sendListChanges(parts, server, servesResources, servesPrompts, subscribed);
-  ToolsSurface.attach(server, { tools, calls: parts.toolCalls, principal: principal.id, era, logger });
+  ToolsSurface.attach(server, { tools, calls: parts.toolCalls, principal: principal.id, grants: principal, era, logger });
   // Under 2025-11-25 the extension never enables tasks (T-37): legacy instances get no tasks/*.
   if (era === 'modern') TasksExtension.attach(server, { requests: parts.taskRequests, principal: principal.id, logger });
   return server;

@@ -336,6 +336,9 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
   leave(): Promise<void> {
     return this.#owner.leave();
   }
+  liveInstances(): Promise<number> {
+    return this.#owner.liveInstances();
+  }
 
   claimExpired(): Promise<TaskRecord[]> {
     return this.#owner.claimExpired();

@@ -177,6 +177,8 @@ export interface TaskOwnership {
   renewLease(): Promise<boolean>;
   /** Marks this instance gone so survivors adopt its unfinished tasks at once (graceful stop). */
   leave(): Promise<void>;
+  /** How many instances hold a live lease now, this one included (rate limits share their rates by it). Optional. */
+  liveInstances?(): Promise<number>;
   /**
    * Atomically takes over every unfinished task whose owner's lease expired
    * (or that has no owner), each with a new fencing token: two instances

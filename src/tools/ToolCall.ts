@@ -8,11 +8,14 @@ import type { JsonObject } from '../core/json.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { CallerRelay } from './CallerRelay.js';
 import type { TraceContext } from '../core/traceContext.js';
+import type { Grants } from '../core/principal.js';
 
 export interface ToolCallRequest {
   name: string;
   args: unknown;
   principal: string;
+  /** What the principal holds (scopes, groups): tool policy asks it, and a task keeps it for its workflow steps. */
+  grants?: Grants;
   /** Whether *this* request declared the tasks extension (T-01). */
   declaresTasks: boolean;
   clientCapabilities?: JsonObject;

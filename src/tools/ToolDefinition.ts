@@ -1,6 +1,7 @@
 /**
  * How a user declares a tool: `runtime.tool(name, options, handler)`.
  */
+import type { Grants } from '../core/principal.js';
 import type { TraceContext } from '../core/traceContext.js';
 import type { z } from 'zod';
 import type { JsonSchemaDocument } from './ToolSchema.js';
@@ -94,6 +95,8 @@ export interface ToolContext {
   readonly taskId: string | undefined;
   /** The principal that made the call. */
   principal: string;
+  /** What that principal holds (scopes, groups): calls this run makes on its behalf are judged with it (tool policy). */
+  readonly grants?: Grants | undefined;
   /**
    * Asks the client for input with a form elicitation under `key` (unique for
    * the call: T-18). In a task the task goes `input_required` until

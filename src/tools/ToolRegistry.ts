@@ -3,6 +3,7 @@
  * built once per change, not per request: the HTTP entry builds a server per
  * request and schema conversion is not free (perf-baseline).
  */
+import { ToolPolicy } from '../core/toolPolicy.js';
 import { z } from 'zod';
 import type { JsonObject } from '../core/json.js';
 import type { ForwardedToolCall, ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
@@ -23,6 +24,12 @@ export interface ListedTool {
 }
 
 export class ToolRegistry {
+  /**
+   * Who may call what (config `toolPolicy`): asked by every path that
+   * reaches a tool through this registry — `tools/list`, `tools/call`,
+   * workflow steps. Default: everyone may call everything.
+   */
+  policy: ToolPolicy = ToolPolicy.allowAll;
   private readonly tools = new Map<string, ToolDefinition>();
   private listing: ListedTool[] | undefined;
   private readonly listeners = new Set<() => void>();

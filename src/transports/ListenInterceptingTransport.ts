@@ -23,6 +23,7 @@ import { logTransportError } from './transportErrors.js';
 import { clipErrorStrings } from '../core/clientText.js';
 import { InflightRequests, requestIdOf, responseIdOf } from './InflightRequests.js';
 import { RecoveryGate } from './RecoveryGate.js';
+import { chargeRequests, rateLimitedMessage } from './rateGate.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import type { ListenSink, ListenSubscription, RequestId } from '../protocol/ListenSubscription.js';
 import type { SubscriptionHub } from '../protocol/SubscriptionHub.js';
@@ -58,7 +59,7 @@ export class ListenInterceptingTransport implements Transport {
     private readonly hub: SubscriptionHub,
     private readonly principal: string,
     private readonly logger: Logger,
-    runtime?: ServingRuntime,
+    private readonly runtime?: ServingRuntime,
   ) {
     this.gate = runtime ? new RecoveryGate(runtime, principal, (message) => this.send(message)) : undefined;
     inner.onmessage = (message: JSONRPCMessage, extra?: unknown) => this.receive(message, extra);
@@ -110,6 +111,14 @@ export class ListenInterceptingTransport implements Transport {
   }
 
   private receive(message: JSONRPCMessage, extra?: unknown): void {
+    // Rate limits per principal: a refused request is answered -32029 here and runs nothing.
+    const limited = chargeRequests(this.runtime?.rateLimiter, this.principal, message);
+    if (limited) {
+      this.inner
+        .send(rateLimitedMessage(limited.error, limited.id))
+        .catch((error: unknown) => logTransportError(this.logger, 'rate limit answer', error));
+      return;
+    }
     const requestId = requestIdOf(message);
     if (requestId !== undefined && !this.inflight.claim(requestId)) {
       this.inner

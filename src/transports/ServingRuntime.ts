@@ -6,6 +6,7 @@
 import type { McpServerFactory } from '@modelcontextprotocol/server';
 import type { Principal } from '../core/principal.js';
 import type { Limits } from '../limits/Limits.js';
+import type { RateLimiter } from '../limits/RateLimiter.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { TaskRequests } from '../protocol/TaskRequests.js';
 import type { ToolCalls } from '../protocol/ToolCalls.js';
@@ -24,6 +25,10 @@ export interface ServingRuntime {
   /** The answers to `tools/call` the SDK handler gives: the fast lane answers creates with them. */
   readonly toolCalls?: ToolCalls;
   readonly serverInfo?: { readonly name: string; readonly version: string };
+  /** The principal of stdio connections when the caller names none (default `LOCAL_PRINCIPAL`). */
+  readonly localPrincipal?: Principal;
+  /** Per-principal rate limits every entry charges each request against (transports/rateGate.ts). Absent: none. */
+  readonly rateLimiter?: RateLimiter | undefined;
   /** Open `subscriptions/listen` streams: transports hand every modern listen to it (P8). */
   readonly subscriptions: SubscriptionHub;
   /** One SDK server instance per serving unit, bound to the principal `principalOf` resolves (P7). */

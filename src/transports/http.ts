@@ -31,6 +31,7 @@ import { publish } from '../core/diagnostics.js';
 import { principalOutboundOf } from './PrincipalOutbound.js';
 import { httpInboundGate } from './httpInboundGate.js';
 import { inboundBudgetOf } from './InboundBudget.js';
+import { chargeRequests, rateLimitedResponse } from './rateGate.js';
 
 export interface HttpEntryOptions {
   /** Path served; other paths get 404. Default `/mcp`. */
@@ -177,6 +178,9 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       if (screened instanceof Response) return screened;
       parsedBody = screened.parsedBody;
     }
+    // Rate limits per principal: a refused request runs nothing (429, Retry-After).
+    const limited = parsedBody === undefined ? undefined : chargeRequests(runtime.rateLimiter, principal.id, parsedBody);
+    if (limited) return rateLimitedResponse(limited.error, limited.id);
     if (request.method === 'POST' && parsedBody !== undefined && request.headers.get('mcp-method')?.trim() === 'subscriptions/listen') {
       const listen = serveListen(request, principal, parsedBody, nodeResponse);
       if (listen) return listen;

@@ -25,7 +25,7 @@ export interface StdioOptions {
  * `tasks/*` are answered while it recovers: RecoveryGate).
  */
 export function serveStdio(runtime: ServingRuntime, options: StdioOptions = {}): { close(): Promise<void>; closed: Promise<void> } {
-  const principal = options.principal ?? LOCAL_PRINCIPAL;
+  const principal = options.principal ?? runtime.localPrincipal ?? LOCAL_PRINCIPAL;
   // Listens are served by taskvisor's hub: the SDK's stdio listen router strips taskIds (P8).
   const transport = new ListenInterceptingTransport(
     // Our line transport: every bad line gets its JSON-RPC error, limits apply (runtime.limits).

@@ -37,6 +37,9 @@ import { declaresTasksExtension } from '../core/tasksExtension.js';
 import { untilServing } from './admission.js';
 import type { RequestHandler } from './listenerGuard.js';
 import type { ServingRuntime } from './ServingRuntime.js';
+import { chargeRequests, rateLimitedMessage, retryAfterSeconds } from './rateGate.js';
+import type { RateLimitedError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
 
 export interface TasksFastLaneOptions extends JsonShapeLimits {
   /** Bearer authentication of the entry; absent = the anonymous principal (a custom `authenticate` hook has no lane). */
@@ -104,6 +107,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
   const requests: TaskRequests | undefined = runtime.taskRequests;
   const calls: ToolCalls | undefined = runtime.toolCalls;
   const serverInfo = runtime.serverInfo;
+  const rateLimiter = runtime.rateLimiter;
   if (!requests || !serverInfo) return undefined;
 
   /** I-7, T-10: the Host and Origin checks of admission.ts, on the Node headers; false = let the SDK path refuse it. */
@@ -199,6 +203,9 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     // While recovering, tasks/* are answered (from the store, or a retryable error); otherwise
     // a request waits until the runtime serves, and one that never will is the SDK path's 503.
     if (!serving && runtime.recovering?.() !== true && !(await waitServing())) return handOn(req, res, sdk, chunks);
+    // Rate limits, charged once the lane answers (never for a request handed on: the SDK path charges those).
+    const limited = rateLimiter?.limits ? chargeRequests(rateLimiter, principal.id, body) : undefined;
+    if (limited) return write(res, limitedAnswer(limited.error, limited.id));
     write(res, await answerTaskRequest(requests, request, principal.id, serverInfo, runtime.logger));
   };
 
@@ -257,7 +264,7 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
    * runtime's answer (the record durable before it leaves, I-1); `undefined`
    * = the SDK path's (nothing was done yet).
    */
-  async function createTask(req: IncomingMessage, res: ServerResponse, body: unknown, named: string): Promise<TaskAnswer | undefined> {
+  async function createTask(req: IncomingMessage, res: ServerResponse, body: unknown, named: string): Promise<LaneAnswer | undefined> {
     const call = calls && decodeToolCall(body);
     if (!calls || !call) return undefined;
     // T-60, T-62, §2.4: as for tasks/*, with the tool's name in Mcp-Name.
@@ -283,14 +290,26 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
     // arguments, a limit, or a local task tool's new task — never tool code on the request, an input round or
     // an upstream (those need the SDK's result handling and relay).
     if (!calls.decidedAtOnce(call.name)) return undefined;
-    return answerToolCall(calls, call, principal.id, serverInfo!, runtime.logger);
+    const limited = rateLimiter?.limits ? chargeRequests(rateLimiter, principal.id, body) : undefined;
+    if (limited) return limitedAnswer(limited.error, limited.id);
+    return answerToolCall(calls, call, principal, serverInfo!, runtime.logger);
   }
 }
 
+/** An answer of the lane: a {@link TaskAnswer}, or a rate limit's 429 with its `Retry-After`. */
+type LaneAnswer = TaskAnswer & { retryAfter?: string };
+
+/** The 429 of a rate limit (transports/rateGate.ts), as the SDK path answers it. */
+function limitedAnswer(error: RateLimitedError, id: string | number | null): LaneAnswer {
+  return { status: 429, message: rateLimitedMessage(error, id), retryAfter: retryAfterSeconds(error) };
+}
+
 /** Writes `answer` as the SDK's per-request transport would, in one piece. */
-function write(res: ServerResponse, answer: TaskAnswer): void {
+function write(res: ServerResponse, answer: LaneAnswer): void {
   const json = JSON.stringify(answer.message);
   // Headers as a flat array: Node writes them as given, without walking an object's keys.
-  res.writeHead(answer.status, ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(json))]);
+  const headers = ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(json))];
+  if (answer.retryAfter !== undefined) headers.push('retry-after', answer.retryAfter, 'cache-control', 'no-store');
+  res.writeHead(answer.status, headers);
   res.end(json);
 }

@@ -83,6 +83,13 @@ export class PostgresOwnership implements TaskOwnership {
     return result.rowCount === 1;
   }
 
+  async liveInstances(): Promise<number> {
+    const result = await this.host
+      .pool()
+      .query<{ count: string }>(`SELECT count(*) AS count FROM ${this.host.q}.instances WHERE lease_expires_at >= now()`);
+    return Math.max(1, Number(result.rows[0]?.count ?? 1));
+  }
+
   async leave(): Promise<void> {
     const pool = this.host.pool();
     await pool.query(`UPDATE ${this.host.q}.instances SET lease_expires_at = '-infinity' WHERE instance_id = $1`, [this.#instanceId]);

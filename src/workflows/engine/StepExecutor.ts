@@ -154,6 +154,7 @@ export class StepExecutor {
         name: step.tool!,
         args,
         principal: run.ctx.principal,
+        grants: run.ctx.grants,
         signal,
         requestInput: (key, request) => run.ctx.requestInput(`${keyPrefix}${recordId}/${key}`, request),
         onStatus: (message) => run.ctx.setStatus(`${run.stepStatus} — ${message}`),

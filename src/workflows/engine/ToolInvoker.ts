@@ -11,7 +11,8 @@
 import type { TraceContext } from '../../core/traceContext.js';
 import type { InputRequest, TaskEvent } from '../../../machines/task/index.js';
 import type { JsonObject } from '../../core/json.js';
-import { ErrorCode, ToolError } from '../../core/errors.js';
+import { ErrorCode, ToolError, ToolForbiddenError } from '../../core/errors.js';
+import type { Grants } from '../../core/principal.js';
 import { isInputRequiredSignal, ToolExecution } from '../../runtime/ToolExecution.js';
 import type { ToolRegistry } from '../../tools/ToolRegistry.js';
 import { schemasOf } from '../../tools/ToolSchema.js';
@@ -23,6 +24,8 @@ export interface ToolInvocation {
   args: JsonObject;
   /** The principal the call is made for (the caller's). */
   principal: string;
+  /** What that principal holds: the call passes tool policy with the caller's rights, never taskvisor's. */
+  grants?: Grants | undefined;
   /** Aborting it cancels the callee (its `ctx.signal` fires). */
   signal: AbortSignal;
   /** Where the callee's input requests go; without it they fail the call. */
@@ -52,6 +55,10 @@ export class ToolInvoker {
   async invoke(invocation: ToolInvocation): Promise<JsonObject> {
     const tool = this.tools.get(invocation.name);
     if (!tool) throw new ToolError(ErrorCode.InvalidParams, `Unknown tool: ${invocation.name}`);
+    if (!this.tools.policy.allows({ id: invocation.principal, ...invocation.grants }, tool.name)) {
+      const refused = new ToolForbiddenError(tool.name);
+      throw new ToolError(refused.code, refused.message);
+    }
     if (tool.forward) return this.invokeForwarded(tool.forward, invocation);
     const checked = schemasOf(tool).input.check(invocation.args);
     if (!checked.ok) {
@@ -62,6 +69,7 @@ export class ToolInvoker {
       tool,
       args: checked.value,
       principal: invocation.principal,
+      ...(invocation.grants ? { grants: invocation.grants } : {}),
       inputMode: 'wait',
       ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),
       ...(invocation.trace ? { trace: invocation.trace } : {}),
@@ -119,6 +127,7 @@ export class ToolInvoker {
       name: invocation.name,
       args: invocation.args,
       principal: invocation.principal,
+      ...(invocation.grants ? { grants: invocation.grants } : {}),
       declaresTasks: false,
       cannotAnswerInput: true,
       ...(invocation.clientCapabilities ? { clientCapabilities: invocation.clientCapabilities } : {}),

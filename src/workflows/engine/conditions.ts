@@ -33,6 +33,7 @@ export async function conditionHolds(
         name: condition.tool,
         args,
         principal: run.ctx.principal,
+        grants: run.ctx.grants,
         signal,
         ...(run.ctx.trace ? { trace: run.ctx.trace } : {}),
       });
