@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { UpstreamHeadersSchema } from './headersSchema.js';
-import { ConnectionsConfigSchema, IdentityConfigSchema } from './identitySchema.js';
+import { ConnectionsConfigSchema, IdentityConfigSchema, secureOrLoopback } from './identitySchema.js';
 import { LimitsSchema } from './limitsSchema.js';
 
 const nonNegativeInt = z.number().int().min(0);
@@ -318,6 +318,13 @@ export const ConfigSchema = z
           code: 'custom',
           path,
           message: `identity ${mode} needs type: streamable-http (a stdio upstream cannot act as each caller)`,
+        });
+      // Callers' tokens travel to the upstream: never in clear text over a network.
+      else if (!secureOrLoopback(entry.url))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstreams', index, 'url'],
+          message: `identity ${mode} sends callers' tokens to this upstream: use https:// (http:// only to a loopback address)`,
         });
       // Acting as the caller needs the caller's token: only bearer authentication has one.
       else if (config.auth === undefined || config.auth.kind === 'none')

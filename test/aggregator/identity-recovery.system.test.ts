@@ -93,7 +93,7 @@ describe('identity passthrough: kill -9 of the aggregator mid-task, another inst
     const created = await waitFor(
       async () => {
         const outcome = await callTool(alice, 'x_tv_hold');
-        return outcome.kind === 'result' ? outcome.result : undefined;
+        return outcome.kind === 'result' ? resultOf(outcome) : undefined;
       },
       { timeoutMs: 60_000, what: 'the upstream tool to be served' },
     );
@@ -109,7 +109,7 @@ describe('identity passthrough: kill -9 of the aggregator mid-task, another inst
     const working = await waitFor(
       async () => {
         const outcome = await getTask(aliceAgain, taskId);
-        return outcome.kind === 'result' ? outcome.result : undefined;
+        return outcome.kind === 'result' ? resultOf(outcome) : undefined;
       },
       { timeoutMs: 60_000, what: 'the new instance to route the task' },
     );

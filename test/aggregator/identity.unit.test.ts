@@ -5,6 +5,7 @@
  * callers' token registry (expiry, idle, bound, revocation by recheck).
  */
 import assert from 'node:assert/strict';
+import type { AuthProvider } from '@modelcontextprotocol/client';
 import { describe, it } from 'node:test';
 import { CallerCredentials } from '../../src/auth/CallerCredentials.js';
 import { InvalidTokenError, type TokenVerifier } from '../../src/auth/TokenVerifier.js';
@@ -212,8 +213,8 @@ describe('CallerCredentials', () => {
     callers.remember('alice', { token: 'two' });
     const second = await source.connectionAuth('up', { id: 'alice' });
     assert.equal(first.authProvider, second.authProvider, 'the same provider: the pool keeps the connection');
-    assert.equal(await first.authProvider!.token(), 'two');
+    assert.equal(await (first.authProvider as AuthProvider).token(), 'two');
     callers.forget('alice');
-    assert.equal(await first.authProvider!.token(), undefined, 'a forgotten token is never sent');
+    assert.equal(await (first.authProvider as AuthProvider).token(), undefined, 'a forgotten token is never sent');
   });
 });

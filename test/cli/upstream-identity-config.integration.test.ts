@@ -58,6 +58,16 @@ describe('upstreams[].identity at config load', () => {
     );
   });
 
+  it('callers’ tokens never go to a plain-http upstream off loopback', () => {
+    assert.match(
+      refusal(AUTH + upstream(' passthrough', 'type: streamable-http\n    url: http://tools.example.com/mcp')),
+      /upstreams\[0\]\.url: identity passthrough sends callers' tokens to this upstream: use https:\/\//,
+    );
+    assert.doesNotThrow(() =>
+      parseConfig(AUTH + upstream(' passthrough', 'type: streamable-http\n    url: http://127.0.0.1:9/mcp'), 'tv.yaml'),
+    );
+  });
+
   it('an unknown mode names the choices', () => {
     assert.match(
       refusal(AUTH + upstream(' impersonate')),
