@@ -120,6 +120,17 @@ describe('identity passthrough: each caller acts upstream with its own token', (
     assert.equal(upstream.calls.length, before);
   });
 
+  it('a caller the upstream itself refuses (401) gets a stable error naming no URL; the upstream ran nothing', async () => {
+    tokens.dave = await issuer.sign({ sub: 'dave' });
+    const dave = await clientOf('dave');
+    const before = upstream.calls.length;
+    const error = errorOf(await callTool(dave, 'x_rec_whoami'));
+    assert.equal(error.code, -32600);
+    assert.equal(error.message, 'Upstream rec acts as the caller and did not accept your credentials; ask its administrator for access');
+    assert.deepEqual(error.data, { upstream: 'rec', authorizationRequired: true });
+    assert.equal(upstream.calls.length, before);
+  });
+
   it('a forgotten (revoked) token is never sent again; the token of the principal’s next request is', async () => {
     const credentials = aggregator.runtime.callerCredentials!;
     assert.ok(credentials.current('alice'), 'alice’s token is held after her calls');
