@@ -234,6 +234,33 @@ describe('identity tokenExchange: each caller’s token is exchanged (RFC 8693) 
     }
   });
 
+  it('the endpoint refusing taskvisor’s own client (a wrong secret) is not the caller’s fault: retryable, details only in the log', async () => {
+    const misconfigured = await startAggregator(issuer, join(dir.path, 'wrong-secret'), {
+      name: 'rec',
+      type: 'streamable-http',
+      url: upstream.url,
+      headers: { authorization: `Bearer ${SERVICE_TOKEN}` },
+      identity: {
+        mode: 'tokenExchange',
+        tokenEndpoint: exchange.tokenEndpoint,
+        audience: 'rec-api',
+        clientId: 'taskvisor',
+        clientSecret: 'wrong',
+      },
+      pingIntervalMs: 0,
+    });
+    try {
+      const alice = await connect({ kind: 'http', url: misconfigured.url, headers: { authorization: `Bearer ${tokens.alice}` } });
+      clients.push(alice);
+      const error = errorOf(await callTool(alice, 'x_rec_whoami'));
+      assert.equal(error.code, -32603);
+      assert.equal(error.message, 'Upstream rec: the identity service that issues its tokens is unavailable; retry later');
+      assert.deepEqual(error.data, { upstream: 'rec', retryable: true });
+    } finally {
+      await misconfigured.runtime.close();
+    }
+  });
+
   it('a caller the exchange refuses gets a stable error naming no endpoint; the upstream hears nothing', async () => {
     const mallory = await clientOf('mallory');
     const before = upstream.calls.length;
