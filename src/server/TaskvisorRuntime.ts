@@ -13,6 +13,7 @@ import { DEFAULT_STORE_DIR } from '../core/constants.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../core/principal.js';
 import type { RuntimePhase } from '../core/statuses.js';
 import type { ClusterNode } from '../runtime/ClusterNode.js';
+import type { CallerCredentials } from '../auth/CallerCredentials.js';
 import type { Limits } from '../limits/Limits.js';
 import type { Operations } from '../operations/Operations.js';
 import type { PromptHandler, PromptOptions } from '../prompts/PromptDefinition.js';
@@ -69,6 +70,8 @@ export class TaskvisorRuntime {
   readonly rateLimiter: RateLimiter | undefined;
   /** The principal stdio connections serve: `local`, with the scopes and groups of `options.toolPolicy.local`. */
   readonly localPrincipal: Principal;
+  /** The callers' bearer tokens (in memory), kept only when an upstream acts as the caller; the bearer gates fill it. */
+  readonly callerCredentials: CallerCredentials | undefined;
   /** The composed graph (benchmarks reach its parts, e.g. `caller`, past the public API). */
   private readonly parts: RuntimeParts;
 
@@ -90,6 +93,7 @@ export class TaskvisorRuntime {
     this.operations = parts.operations;
     this.rateLimiter = parts.rateLimiter;
     this.localPrincipal = parts.localPrincipal;
+    this.callerCredentials = parts.callerCredentials;
   }
 
   /**

@@ -4,6 +4,7 @@
  * way, docs/architecture.md); `TaskvisorRuntime` satisfies this interface.
  */
 import type { McpServerFactory } from '@modelcontextprotocol/server';
+import type { CallerCredentials } from '../auth/CallerCredentials.js';
 import type { Principal } from '../core/principal.js';
 import type { Limits } from '../limits/Limits.js';
 import type { RateLimiter } from '../limits/RateLimiter.js';
@@ -29,6 +30,12 @@ export interface ServingRuntime {
   readonly localPrincipal?: Principal;
   /** Per-principal rate limits every entry charges each request against (transports/rateGate.ts). Absent: none. */
   readonly rateLimiter?: RateLimiter | undefined;
+  /**
+   * Where the bearer gate leaves each principal's accepted token, for
+   * upstreams that act as the caller (identity `passthrough`,
+   * `tokenExchange`). Absent: no such upstream, tokens are not kept.
+   */
+  readonly callerCredentials?: CallerCredentials | undefined;
   /** Open `subscriptions/listen` streams: transports hand every modern listen to it (P8). */
   readonly subscriptions: SubscriptionHub;
   /** One SDK server instance per serving unit, bound to the principal `principalOf` resolves (P7). */

@@ -8,7 +8,7 @@
  * `Mcp-Name` (= `params.taskId` of `tasks/*`) from the framed body.
  */
 import { performance } from 'node:perf_hooks';
-import { ProtocolError, type Transport } from '@modelcontextprotocol/client';
+import { ProtocolError, UnauthorizedError, type Transport } from '@modelcontextprotocol/client';
 import type { JsonObject } from '../core/json.js';
 import { publish } from '../core/diagnostics.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
@@ -66,6 +66,11 @@ export function frameRequest(
 export class RawRequests {
   private readonly pending = new Map<string, Pending>();
 
+  /** Requests awaiting their answer. */
+  get size(): number {
+    return this.pending.size;
+  }
+
   constructor(private readonly upstream: string) {}
 
   /** Sends `framed` as request `id` on `transport`; settles with the answer, or rejects when none comes in `timeoutMs`. */
@@ -120,7 +125,13 @@ export class RawRequests {
             // not JSON: fall through
           }
         }
-        reject(new UpstreamUnavailableError(name, `upstream ${name}: ${(error as Error)?.message ?? String(error)}`));
+        reject(
+          new UpstreamUnavailableError(
+            name,
+            `upstream ${name}: ${(error as Error)?.message ?? String(error)}`,
+            error instanceof UnauthorizedError || (error as { status?: unknown })?.status === 401,
+          ),
+        );
       });
     });
     // Reported on taskvisor:upstream.call once settled (metrics, spans).
