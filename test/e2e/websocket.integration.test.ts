@@ -325,7 +325,7 @@ describe('WebSocket: authentication and principal isolation (T-10, I-7)', () => 
     await waitFor(() => aliceNotes.some((note) => (note.params as Json).status === 'cancelled'), {
       what: "alice's cancelled notification",
     });
-    result_(await bob.raw({ method: 'tools/list', params: { _meta: envelope() } } as never));
+    assert.equal((await bob.raw({ method: 'tools/list', params: { _meta: envelope() } } as never)).kind, 'result');
     assert.deepEqual(
       bob.received.filter((message) => (message as Json).method === 'notifications/tasks'),
       [],
