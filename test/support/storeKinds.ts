@@ -24,7 +24,7 @@ export interface StoreSite {
    * Writes `row` as a stored record behind the store's back (`test/store/planting.ts`): a durable site's store
    * must be closed (it holds the lock); a memory site's is planted through the store made last, while open.
    */
-  plant(row: PlantedRow): Promise<void>;
+  plant: (row: PlantedRow) => Promise<void>;
   /** Whether a second store made here sees what the first wrote (false for memory). */
   durable: boolean;
   /** Removes the site's data; a plain function (no `this`), safe to pass around. */
