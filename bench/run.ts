@@ -755,7 +755,7 @@ async function heapBenchmarks(dataDir: string, templates: Templates, stores: Sto
         }
         raw.bytes.lowdb = { tasks: files, bytesPerTask: size / files, allocatedPerTask: allocated / files, recordJsonBytes };
       } else {
-        const { default: Database } = await import('better-sqlite3');
+        const Database = (await import('../src/store/sqliteDriver.js')).requireSqliteDriver();
         const db = new Database(join(dir, 'tasks.sqlite'), { readonly: true });
         try {
           const pageSize = db.pragma('page_size', { simple: true }) as number;

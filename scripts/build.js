@@ -49,7 +49,17 @@ await build({
   target: 'node20.19',
   sourcemap: false,
   logLevel: 'warning',
-  external: ['better-sqlite3', 'pg', 'pg-native', '@opentelemetry/api', 'tsx', '@statelyai/inspect', 'bufferutil', 'utf-8-validate'],
+  external: [
+    'better-sqlite3',
+    'better-sqlite3-node22',
+    'pg',
+    'pg-native',
+    '@opentelemetry/api',
+    'tsx',
+    '@statelyai/inspect',
+    'bufferutil',
+    'utf-8-validate',
+  ],
   // CommonJS dependencies in an ES module bundle call require() for Node's own modules.
   banner: {
     js: "import { createRequire as __taskvisorCreateRequire } from 'node:module';\nconst require = __taskvisorCreateRequire(import.meta.url);",

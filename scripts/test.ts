@@ -7,14 +7,16 @@
  * - all: the three in one run. The files that take longest start first (so
  *   none of them trails alone at the end), the unit process last, to fill the gaps.
  *
+ * Ends by counting and listing the skipped tests (`scripts/skipReport.ts`); under
+ * `TASKVISOR_CI=1` a skip not accepted in `scripts/expectedSkips.ts` fails the run.
  * Exits with the tests' status; exits 1 before running anything when a test
  * file has no tier in its name.
  */
-import { spawn } from 'node:child_process';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { run } from 'node:test';
 import { spec, tap } from 'node:test/reporters';
+import { SkipReport, type TestEventData } from './skipReport.js';
 import { listTestFiles, REPO_ROOT, TIERS, untieredMessage, type Tier } from './testTiers.js';
 
 const UNIT_RUNNER = 'scripts/unit-tier.ts';
@@ -74,31 +76,36 @@ if (untiered.length > 0) {
   process.exit(1);
 }
 
-if (mode === 'unit') {
-  const child = spawn(process.execPath, [...process.execArgv, UNIT_RUNNER], { cwd: REPO_ROOT, stdio: 'inherit' });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-} else {
-  const perProcess = mode === 'all' ? [...byTier.system, ...byTier.integration] : byTier[mode as Tier];
-  const files = [...ordered(perProcess), ...(mode === 'all' ? [UNIT_RUNNER] : [])].map((file) => join(REPO_ROOT, file));
-  // A file here keeps a core busy well under half of its time (it waits on children, sockets and
-  // timers: the tests need ~530 s of CPU, yet two files at a time took ~11 min on two idle cores),
-  // so two files per core keep the cores busy. On a machine other work already keeps busy, that
-  // only starves the CPU-bound files (bench --quick needs all of its 400 s limit at load 20), so one per core.
-  // The threshold leaves room for the load npm test's own checks leave behind: typecheck and eslint alone
-  // leave a one-minute load average of about 3 on an otherwise idle 2-core machine, where four files at a
-  // time took 6 min 42 s and two took 8 min 20 s. TEST_CONCURRENCY overrides both.
-  const cores = availableParallelism();
-  const busy = loadavg()[0]! > 2.5 * cores;
-  const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.min(8, (busy ? 1 : 2) * cores));
-  if (busy && process.env.TEST_CONCURRENCY === undefined) {
-    console.error(`# load average ${loadavg()[0]!.toFixed(1)} on ${cores} cores: ${concurrency} test files at a time`);
-  }
-  // run() rather than `node --test`, which sorts its files by name and so would start the longest last.
-  // Each file's process inherits this one's `--import tsx`.
-  const stream = run({ files, concurrency });
-  stream.on('test:fail', (data: { todo?: unknown }) => {
-    if (data.todo === undefined || data.todo === false) process.exitCode = 1;
-  });
-  stream.compose(process.stdout.isTTY ? new spec() : tap).pipe(process.stdout);
+const tierFiles = mode === 'all' ? [...byTier.system, ...byTier.integration] : mode === 'unit' ? [] : byTier[mode as Tier];
+const runsUnit = mode === 'all' || mode === 'unit';
+const files = [...ordered(tierFiles), ...(runsUnit ? [UNIT_RUNNER] : [])].map((file) => join(REPO_ROOT, file));
+// A file here keeps a core busy well under half of its time (it waits on children, sockets and
+// timers: the tests need ~530 s of CPU, yet two files at a time took ~11 min on two idle cores),
+// so two files per core keep the cores busy. On a machine other work already keeps busy, that
+// only starves the CPU-bound files (bench --quick needs all of its 400 s limit at load 20), so one per core.
+// The threshold leaves room for the load npm test's own checks leave behind: typecheck and eslint alone
+// leave a one-minute load average of about 3 on an otherwise idle 2-core machine, where four files at a
+// time took 6 min 42 s and two took 8 min 20 s. TEST_CONCURRENCY overrides both.
+const cores = availableParallelism();
+const busy = loadavg()[0]! > 2.5 * cores;
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.min(8, (busy ? 1 : 2) * cores));
+if (busy && process.env.TEST_CONCURRENCY === undefined && files.length > 1) {
+  console.error(`# load average ${loadavg()[0]!.toFixed(1)} on ${cores} cores: ${concurrency} test files at a time`);
 }
+// Skips are listed at the end; under CI (TASKVISOR_CI=1, set by .ci/run) one that CI does not expect fails the run.
+const skips = new SkipReport(process.env.TASKVISOR_CI === '1');
+// run() rather than `node --test`, which sorts its files by name and so would start the longest last.
+// Each file's process inherits this one's `--import tsx`. The unit tier is one of them (scripts/unit-tier.ts).
+const stream = run({ files, concurrency });
+stream.on('test:pass', (data: TestEventData) => skips.record(data));
+stream.on('test:fail', (data: TestEventData & { todo?: unknown }) => {
+  skips.record(data);
+  if (data.todo === undefined || data.todo === false) process.exitCode = 1;
+});
+const reporter = stream.compose(process.stdout.isTTY ? new spec() : tap);
+reporter.pipe(process.stdout);
+// After the reporter's own summary: the last lines of the run.
+reporter.on('end', () => {
+  console.log(skips.summary().join('\n'));
+  if (skips.unexpected.length > 0) process.exitCode = 1;
+});

@@ -21,32 +21,97 @@ let registration: Promise<void> | undefined;
 /** The query that marks a tool module's URL and, through the hook, the project's TypeScript files it imports. */
 export const TOOL_MODULE_MARK = 'taskvisor-tool-module';
 
+/** What a resolve hook answers (the part this hook reads and changes). */
+interface ResolveResult {
+  url: string;
+  format?: string | null | undefined;
+}
+
 /**
- * The resolve hook (module.register runs it on the loader thread, so it is
- * self-contained source; registered after tsx, it runs before tsx's and sees
- * its answer). A marked URL, or a `.ts`/`.tsx` file outside node_modules
- * imported by a marked module, that tsx would load as CommonJS is marked and
- * given format `module`; tsx then compiles it as ESM. Anything tsx already
- * loads as ESM keeps its plain URL, so taskvisor's own modules (and a tool
- * module in a `"type": "module"` project) stay single instances. `.cts`
+ * The resolve hook's decision, given the answer of the hooks after it (tsx's,
+ * then Node's). A marked URL, or a `.ts`/`.tsx` file outside node_modules
+ * imported by a marked module, that tsx or Node would load as CommonJS (format
+ * `commonjs`, or not yet decided: Node 22.7 and later leave a `.ts` file in a
+ * package without `"type"` open until it loads, then load it as CommonJS) is
+ * marked and given format `module`; tsx then compiles it as ESM. Anything
+ * already loaded as ESM keeps its plain URL, so taskvisor's own modules (and a
+ * tool module in a `"type": "module"` project) stay single instances. `.cts`
  * stays CommonJS: that is what its name asks for.
+ */
+function forcedEsm(result: ResolveResult, parentURL: string | undefined, mark: string): ResolveResult {
+  if (!result.url.startsWith('file:')) return result;
+  const marked = (href: string): boolean => {
+    try {
+      return new URL(href).searchParams.has(mark);
+    } catch {
+      return false;
+    }
+  };
+  const url = new URL(result.url);
+  if (url.pathname.includes('/node_modules/') || !/\.(?:ts|tsx)$/i.test(url.pathname)) return result;
+  if (!url.searchParams.has(mark) && !(parentURL !== undefined && marked(parentURL))) return result;
+  if (result.format === 'module' || result.format === 'module-typescript') {
+    url.searchParams.delete(mark);
+    return { ...result, url: url.href };
+  }
+  url.searchParams.set(mark, '');
+  return { ...result, url: url.href, format: 'module' };
+}
+
+/**
+ * {@link forcedEsm} as a `module.register` hook module, for Node without `module.registerHooks`: the same
+ * steps written out as source (a function's own text is not self-contained once tsx or esbuild compiled it).
  */
 const FORCE_ESM_HOOK = `
 const MARK = ${JSON.stringify(TOOL_MODULE_MARK)};
-const marked = (url) => { try { return new URL(url).searchParams.has(MARK); } catch { return false; } };
+const marked = (href) => { try { return new URL(href).searchParams.has(MARK); } catch { return false; } };
 export async function resolve(specifier, context, nextResolve) {
   const result = await nextResolve(specifier, context);
   if (!result.url.startsWith('file:')) return result;
   const url = new URL(result.url);
   if (url.pathname.includes('/node_modules/') || !/\\.(?:ts|tsx)$/i.test(url.pathname)) return result;
   if (!url.searchParams.has(MARK) && !(context.parentURL && marked(context.parentURL))) return result;
-  if (result.format !== 'commonjs' && result.format !== 'commonjs-typescript') {
+  if (result.format === 'module' || result.format === 'module-typescript') {
     url.searchParams.delete(MARK);
     return { ...result, url: url.href };
   }
   url.searchParams.set(MARK, '');
   return { ...result, url: url.href, format: 'module' };
 }`;
+
+type SyncResolve = (specifier: string, context: { parentURL?: string }) => ResolveResult;
+type SyncLoad = (url: string, context: { format?: string | null }) => { format?: string | null };
+interface SyncHooks {
+  resolve: (specifier: string, context: { parentURL?: string }, next: SyncResolve) => ResolveResult;
+  load: (url: string, context: { format?: string | null }, next: SyncLoad) => { format?: string | null };
+}
+
+/**
+ * Registers {@link forcedEsm} after tsx, so it runs before tsx's hook and sees its answer: in the same chain
+ * as tsx's. tsx uses Node's in-thread hooks (`module.registerHooks`, Node 22.15 and later) where it can, and
+ * those run before any `module.register` hook, which would then only see what tsx already decided; where
+ * they exist, this hook is one of them too, with a load hook that keeps the format it chose (Node's own
+ * load would go back to the package's type).
+ */
+function registerForceEsmHook(): void {
+  const registerHooks = (module as unknown as { registerHooks?: (hooks: SyncHooks) => unknown }).registerHooks;
+  if (typeof registerHooks !== 'function') {
+    module.register(`data:text/javascript,${encodeURIComponent(FORCE_ESM_HOOK)}`);
+    return;
+  }
+  const isMarked = (href: string): boolean => {
+    try {
+      return new URL(href).searchParams.has(TOOL_MODULE_MARK);
+    } catch {
+      return false;
+    }
+  };
+  registerHooks({
+    resolve: (specifier, context, next) => forcedEsm(next(specifier, context), context.parentURL, TOOL_MODULE_MARK),
+    load: (url, context, next) =>
+      isMarked(url) ? { ...next(url, { ...context, format: 'module' }), format: 'module' } : next(url, context),
+  });
+}
 
 /** The URL to import a tool module at: marked, so the hook loads it as an ES module. */
 export function toolModuleUrl(fileUrl: string): string {
@@ -86,7 +151,7 @@ export function ensureTypeScriptLoader(): Promise<void> {
       throw error;
     }
     api.register();
-    module.register(`data:text/javascript,${encodeURIComponent(FORCE_ESM_HOOK)}`);
+    registerForceEsmHook();
   })();
   return registration.catch((error: unknown) => {
     registration = undefined; // tsx installed later can still be found by a long-lived process

@@ -16,6 +16,7 @@ import { listenWebSocket, type WebSocketListener } from '../../src/transports/in
 import { type TaskvisorRuntime } from '../../src/index.js';
 import { connect, envelope, type ConnectedClient } from '../support/extTasksClient.js';
 import { error_, result_, taskOps, textOf, unknownTaskId, type Json } from '../support/taskOps.js';
+import { waitFor } from '../support/processes.js';
 import { WebSocketClientTransport, WebSocketUpgradeError } from '../../src/client/index.js';
 import { startE2eRuntime } from './fixtures/runtime.js';
 import { registerScenarios } from './scenarios.js';
@@ -313,10 +314,18 @@ describe('WebSocket: authentication and principal isolation (T-10, I-7)', () => 
     const ack = bob.received.find((message) => (message as Json).method === 'notifications/subscriptions/acknowledged') as Json | undefined;
     assert.ok(ack, JSON.stringify(bob.received));
     assert.deepEqual(((ack.params as Json).notifications as Json).taskIds ?? [], [], 'T-10: not acknowledged for another principal');
-    // Nothing about the task is pushed to bob when it changes.
+    // Nothing about the task is pushed to bob when it changes. Alice listens too: the change is pushed to every
+    // listener at once, so once hers arrived and then a reply to a later request of bob's, bob's would have come before.
+    const aliceListening = await connect({ kind: 'ws', url: isolatedUrl, headers: { 'x-user': 'alice' } });
+    clients.push(aliceListening);
+    const aliceNotes: Json[] = [];
+    aliceListening.client.fallbackNotificationHandler = async (notification) => void aliceNotes.push(notification);
+    await aliceListening.client.listen({ taskIds: [created.taskId] } as never);
     result_(await alice.cancel(created.taskId));
-    await alice.waitForStatus(created.taskId, 'cancelled');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => aliceNotes.some((note) => (note.params as Json).status === 'cancelled'), {
+      what: "alice's cancelled notification",
+    });
+    assert.equal((await bob.raw({ method: 'tools/list', params: { _meta: envelope() } } as never)).kind, 'result');
     assert.deepEqual(
       bob.received.filter((message) => (message as Json).method === 'notifications/tasks'),
       [],
@@ -379,13 +388,19 @@ describe('WebSocket: shutdown and keepalive', () => {
 
   it('a socket that stops answering pings is terminated; one that answers stays', async () => {
     const runtime = await startE2eRuntime();
-    const listener = await listenWebSocket(runtime, { port: 0, keepAliveMs: 40 });
+    // Long enough for the answering socket's pong to come back in time on a loaded host; one round that
+    // misses it ends that socket too.
+    const listener = await listenWebSocket(runtime, { port: 0, keepAliveMs: 500 });
     try {
       const dead = await rawSocket(listener.url, { autoPong: false });
       const alive = await rawSocket(listener.url);
+      let pings = 0;
+      alive.socket.on('ping', () => void pings++);
       const { code } = await dead.closed;
       assert.equal(code, 1006, 'terminated without a close frame');
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      // Three more keep-alive rounds after the silent one was ended: the answering one is still open.
+      const seen = pings;
+      await waitFor(() => pings >= seen + 3, { timeoutMs: 10_000, what: 'three more pings' });
       assert.equal(alive.socket.readyState, WebSocket.OPEN);
       assert.equal(listener.connections, 1);
       await alive.close();

@@ -127,9 +127,13 @@ function checkExports(machine: AnyStateMachine) {
     assert.equal(toDot(machine), dot, 'deterministic');
   });
 
-  it('DOT renders with Graphviz (dot -Tsvg)', { skip: DOT_BINARY === '' && 'Graphviz `dot` is not installed' }, () => {
-    renderWithDot(toDot(machine));
-  });
+  it(
+    'DOT renders with Graphviz (dot -Tsvg)',
+    { skip: DOT_BINARY === '' && 'Graphviz `dot` is not installed: bash scripts/ensure-test-tools.sh (apt-get install graphviz)' },
+    () => {
+      renderWithDot(toDot(machine));
+    },
+  );
 }
 
 describe('the machine registry', () => {

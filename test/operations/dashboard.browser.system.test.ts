@@ -4,7 +4,7 @@
  * console error, shows a task going working → input_required → completed
  * live (from the event stream, no reload), its timeline, and a workflow
  * run's steps as a graph. Skipped, with a message, when Chromium is missing
- * (.ci/run installs it: scripts/ensure-chromium.sh).
+ * (.ci/run installs it: scripts/ensure-test-tools.sh; a skip fails a CI run).
  *
  * UPDATE_DOCS_SCREENSHOT=1 writes docs/images/dashboard.png.
  */
@@ -24,7 +24,7 @@ import { serveWithOperations, type Served } from './support.js';
 const CHROMIUM = process.env.TASKVISOR_CHROMIUM ?? '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM)
   ? false
-  : `no Chromium at ${CHROMIUM}: install it (bash scripts/ensure-chromium.sh) or set TASKVISOR_CHROMIUM`;
+  : `no Chromium at ${CHROMIUM}: install it (bash scripts/ensure-test-tools.sh) or set TASKVISOR_CHROMIUM`;
 if (skip) console.log(`# skipped dashboard.browser.system.test.ts: ${skip}`);
 
 const PIPELINE = `

@@ -28,6 +28,18 @@ type Json = Record<string, unknown>;
 const notificationsOf = (received: unknown[], method: string) =>
   received.filter((message) => (message as Json).method === method).map((message) => (message as { params: Json }).params);
 
+/** The `steps` tool's statusMessages the test has read, each releasing the tool's next step. */
+const readSteps = new Map<string, () => void>();
+const seenSteps = new Map<string, Promise<void>>();
+function stepSeen(message: string): Promise<void> {
+  if (!seenSteps.has(message)) seenSteps.set(message, new Promise((resolve) => readSteps.set(message, resolve)));
+  return seenSteps.get(message)!;
+}
+function markStepSeen(message: string): void {
+  void stepSeen(message);
+  readSteps.get(message)!();
+}
+
 describe('ctx.log and ctx.progress over Streamable HTTP', () => {
   let runtime: TaskvisorRuntime;
   let listener: HttpListener;
@@ -36,12 +48,13 @@ describe('ctx.log and ctx.progress over Streamable HTTP', () => {
   before(async () => {
     runtime = createRuntime({ store: new MemoryTaskStore(), logger: silentLogger });
     runtime.use(...catalog);
+    // Each step waits until the test has read the one before in the task's statusMessage.
     runtime.tool('steps', { inputSchema: z.object({}), taskBehavior: 'always' }, async (_args, ctx) => {
       ctx.progress(1, 2, 'first half');
       ctx.log('info', 'a task has nobody to log to');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await stepSeen('1/2: first half');
       ctx.progress(2, 2);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await stepSeen('2/2');
       return 'done';
     });
     await runtime.start();
@@ -104,6 +117,7 @@ describe('ctx.log and ctx.progress over Streamable HTTP', () => {
       (task) => {
         if (task.status === 'working' && typeof task.statusMessage === 'string' && messages.at(-1) !== task.statusMessage) {
           messages.push(task.statusMessage);
+          markStepSeen(task.statusMessage);
         }
         return task.status === 'completed';
       },

@@ -15,7 +15,7 @@ import { REPO_ROOT, spawnNode, tempDir, TSX_IMPORT, type Child } from '../suppor
 
 const EMBED_SERVER = join(REPO_ROOT, 'examples', 'embed', 'server.ts');
 
-describe('examples/embed/server.ts', { skip: !existsSync(EMBED_SERVER) && 'examples/embed/server.ts does not exist yet' }, () => {
+describe('examples/embed/server.ts', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let child: Child;
   let url: string;

@@ -5,7 +5,6 @@
  * child, and a snapshot stored before (with one) restores without it.
  */
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { createActor, type Snapshot } from 'xstate';
 import { taskMachine, type TaskEvent } from '../../machines/task/index.js';
@@ -77,7 +76,13 @@ describe('LiveDeadlines', () => {
     deadlines.add('t', Date.now() + 20);
     deadlines.stop();
     deadlines.add('t', Date.now() + 20);
-    await delay(60);
+    // A running twin with a later deadline: timers fire in deadline order, so once its DEADLINE came,
+    // the stopped one's would have come before it.
+    const witness = fakeActor('w', Date.now(), 40);
+    const running = new LiveDeadlines({ now: Date.now, registry: registryOf(new Map([['w', witness]])) });
+    running.add('w', Date.now() + 40);
+    await waitFor(() => witness.sent.length > 0, { what: "the running twin's DEADLINE" });
+    running.stop();
     assert.deepEqual(actor.sent, []);
   });
 

@@ -228,8 +228,10 @@ describe('passivated idle tasks', () => {
       await waitFor(async () => ((await opened.supervisor.get(taskId, 'alice')).status === 'input_required' ? true : undefined), {
         timeoutMs: 10_000,
       });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.equal(opened.supervisor.liveCount, 1);
+      // A replay task that starts waiting after it is passivated after it: by then the fail task had its turn.
+      await opened.create(replayTool);
+      await waitFor(() => opened.supervisor.passivatedCount === 1, { timeoutMs: 10_000, what: 'the replay task to passivate' });
+      assert.equal(opened.supervisor.liveCount, 1, 'the fail task is still in memory');
     } finally {
       await opened.close();
     }
@@ -237,14 +239,20 @@ describe('passivated idle tasks', () => {
 
   it('passivation off keeps the task live', async () => {
     const opened = await open(join(dir.path, 'e'), { passivateIdleAfterMs: false });
+    // A twin with passivation on (after 0 ms): once its task, started waiting later, has left memory,
+    // this one would have too had passivation been on.
+    const twin = await open(join(dir.path, 'e-twin'));
     try {
       const { taskId } = await opened.create();
       await waitFor(async () => ((await opened.supervisor.get(taskId, 'alice')).status === 'input_required' ? true : undefined), {
         timeoutMs: 10_000,
       });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await twin.create();
+      await waitFor(() => twin.supervisor.passivatedCount === 1, { timeoutMs: 10_000, what: "the twin's task to passivate" });
       assert.equal(opened.supervisor.liveCount, 1);
+      assert.equal(opened.supervisor.passivatedCount, 0);
     } finally {
+      await twin.close();
       await opened.close();
     }
   });

@@ -257,9 +257,11 @@ describe('ctx.sleep and passivated sleeping tasks', () => {
     try {
       const { taskId } = await opened.create(600_000, failTool);
       await waitFor(async () => ((await storedContext(opened, taskId)).sleepingUntil ? true : undefined), { timeoutMs: 10_000 });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.equal(opened.supervisor.liveCount, 1);
-      assert.equal(opened.supervisor.passivatedCount, 0);
+      // A replay task that starts sleeping after it is passivated after it: by then the fail task had its turn.
+      const witness = await opened.create(600_000);
+      await waitFor(() => opened.supervisor.passivatedCount === 1, { timeoutMs: 10_000, what: 'the replay task to passivate' });
+      assert.equal(opened.supervisor.liveCount, 1, 'the fail task is still in memory');
+      await opened.supervisor.cancel(witness.taskId, 'alice');
       await opened.supervisor.cancel(taskId, 'alice');
       const cancelled = await finished(opened, taskId);
       assert.equal(cancelled.status, 'cancelled', 'the aborted sleep ended the handler, which acknowledged the cancel');

@@ -9,8 +9,8 @@
  * `tools/call` in flight is not resent (502: resending would start the work
  * twice), and no tool ran for it.
  *
- * The binaries come from `scripts/ensure-balancers.sh` (run by .ci/run); if
- * they are missing the suite is skipped saying so.
+ * The binaries come from `scripts/ensure-test-tools.sh` (run by .ci/run); if
+ * they are missing the suite is skipped saying so (a skip that fails a CI run).
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -128,7 +128,7 @@ for (const [name, path, start] of [
   ['nginx', NGINX, startNginx],
   ['HAProxy', HAPROXY, startHaproxy],
 ] as const) {
-  const skip = path ? false : `${name} is not installed: run scripts/ensure-balancers.sh (apt-get install nginx-light haproxy)`;
+  const skip = path ? false : `${name} is not installed: run scripts/ensure-test-tools.sh (apt-get install nginx-light haproxy)`;
   describe(`examples/cluster with ${name}`, { skip }, () => {
     it('a 2025-11-25 client keeps its HTTP session: every request reaches the instance that opened it', async () => {
       const dir = await tempDir('taskvisor-balancer-');

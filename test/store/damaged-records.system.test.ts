@@ -13,7 +13,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { requireSqliteDriver } from '../../src/store/sqliteDriver.js';
 import { z } from 'zod';
 import { createRuntime, type Logger } from '../../src/index.js';
 import { listenHttp } from '../../src/transports/index.js';
@@ -24,6 +24,9 @@ import { connect, envelope } from '../support/extTasksClient.js';
 import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { CLI, runNode } from '../support/processes.js';
 import { makeRecord } from './fixtures.js';
+
+/** better-sqlite3 as the stores load it (the major this Node runs). */
+const Database = requireSqliteDriver();
 
 const newId = () => randomBytes(16).toString('hex');
 /** Bytes cut short by a crash: not JSON, but they still start as every record does, so their owner can be told. */

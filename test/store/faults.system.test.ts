@@ -9,25 +9,34 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FaultyTaskStore } from '../support/FaultyTaskStore.js';
 import type { TaskStore } from '../../src/store/TaskStore.js';
-import { STORE_KINDS, storeSite, type StoreSite } from '../support/storeKinds.js';
+import { isDurableKind, STORE_KINDS, storeSite, type StoreSite } from '../support/storeKinds.js';
 import { runTaskStoreContract } from './contract.js';
 import { makeRecord } from './fixtures.js';
 
-async function opened(site: StoreSite): Promise<FaultyTaskStore> {
-  const store = new FaultyTaskStore(site.make());
+async function opened(site: StoreSite, onCorrupt?: (taskId: string) => void): Promise<FaultyTaskStore> {
+  const store = new FaultyTaskStore(site.make(onCorrupt));
   await store.open();
   return store;
 }
 
 for (const kind of STORE_KINDS) {
-  runTaskStoreContract(`FaultyTaskStore over ${kind} (no fault in force)`, async () => {
-    const site = await storeSite(kind);
-    return {
-      store: await opened(site),
-      ...(site.durable ? { reopen: () => opened(site) } : {}),
-      cleanup: site.cleanup,
-    };
-  });
+  runTaskStoreContract(
+    `FaultyTaskStore over ${kind} (no fault in force)`,
+    async () => {
+      const site = await storeSite(kind);
+      const reported: string[] = [];
+      const onCorrupt = (taskId: string) => void reported.push(taskId);
+      return {
+        store: await opened(site, onCorrupt),
+        ...(site.durable ? { reopen: () => opened(site, onCorrupt) } : {}),
+        cleanup: site.cleanup,
+        // Planted in the store underneath: the wrapper must pass the damage through as the store reports it.
+        plant: site.plant,
+        reported,
+      };
+    },
+    { durable: isDurableKind(kind) },
+  );
 
   describe(`FaultyTaskStore over ${kind}: injected faults`, () => {
     const withStore = async (fn: (store: FaultyTaskStore, reopen: () => Promise<TaskStore>) => Promise<void>) => {

@@ -18,6 +18,7 @@ import { LowdbTaskStore, PostgresTaskStore, SqliteTaskStore, type TaskStore } fr
 import { postJsonRpc } from '../support/httpRaw.js';
 import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { tempDir, waitFor } from '../support/processes.js';
+import { requireSqliteDriver } from '../../src/store/sqliteDriver.js';
 
 const silent = { info: () => {}, error: () => {} };
 
@@ -48,7 +49,7 @@ const SITES: Record<string, () => Promise<Site>> = {
     return {
       store: new SqliteTaskStore({ file }),
       async corrupt(taskId) {
-        const { default: Database } = await import('better-sqlite3');
+        const Database = requireSqliteDriver();
         const db = new Database(file);
         try {
           db.prepare('UPDATE tasks SET record = ? WHERE task_id = ?').run('{"broken', taskId);

@@ -5,18 +5,22 @@ import { runTaskStoreContract } from './contract.js';
 import type { TaskRecord } from '../../src/tasks/TaskRecord.js';
 import { makeRecord } from './fixtures.js';
 
-runTaskStoreContract('MemoryTaskStore', async () => {
-  const reported: string[] = [];
-  const store = new MemoryTaskStore({ onCorrupt: (taskId) => reported.push(taskId) });
-  await store.open();
-  return {
-    store,
-    cleanup: async () => undefined,
-    // A memory store holds what it is handed: a record that is not one gets in through create.
-    plant: ({ text }) => store.create(JSON.parse(text) as TaskRecord),
-    reported,
-  };
-});
+runTaskStoreContract(
+  'MemoryTaskStore',
+  async () => {
+    const reported: string[] = [];
+    const store = new MemoryTaskStore({ onCorrupt: (taskId) => reported.push(taskId) });
+    await store.open();
+    return {
+      store,
+      cleanup: async () => undefined,
+      // A memory store holds what it is handed: a record that is not one gets in through create.
+      plant: ({ text }) => store.create(JSON.parse(text) as TaskRecord),
+      reported,
+    };
+  },
+  { durable: false },
+);
 
 describe('MemoryTaskStore specifics', () => {
   it('rejects calls before open()', async () => {

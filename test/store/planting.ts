@@ -5,9 +5,12 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
+import { requireSqliteDriver } from '../../src/store/sqliteDriver.js';
 import { locateTask } from '../../src/store/taskFiles.js';
 import { pgQuery } from '../support/postgres.js';
+
+/** better-sqlite3 as the stores load it (the major this Node runs). */
+const Database = requireSqliteDriver();
 
 /** The row's own columns, which a store fills from the record when it writes it (damage leaves them intact). */
 export interface PlantedRow {

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { requireSqliteDriver } from '../../src/store/sqliteDriver.js';
 import demoTools from '../../examples/demo/tools.js';
 import { createRuntime } from '../../src/index.js';
 import { listenHttp } from '../../src/transports/index.js';
@@ -25,6 +25,9 @@ import { postJsonRpc } from '../support/httpRaw.js';
 import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { tempDir } from '../support/processes.js';
 import { makeRecord } from './fixtures.js';
+
+/** better-sqlite3 as the stores load it (the major this Node runs). */
+const Database = requireSqliteDriver();
 
 const newId = () => randomBytes(16).toString('hex');
 

@@ -26,9 +26,11 @@ const INITIALIZE = {
 };
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-/** Aborts recorded by the `wait` tool: a synchronous call that waits until its signal fires. */
+/** Starts and aborts recorded by the `wait` tool: a synchronous call that waits until its signal fires. */
+const started: string[] = [];
 const aborted: string[] = [];
 const wait = defineTool('wait', { description: 'Waits until cancelled.' }, async (_args, ctx) => {
+  started.push('wait');
   await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
   aborted.push('wait');
   return { content: [{ type: 'text', text: 'cancelled' }] };
@@ -169,7 +171,8 @@ describe('2025-11-25 Streamable HTTP sessions', () => {
     try {
       const controller = new AbortController();
       const call = client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: controller.signal, timeout: 60_000 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Cancelled once the tool runs: a cancel that arrived before would prove nothing about aborting a running call.
+      await waitFor(() => started.includes('wait') || undefined, { timeoutMs: 10_000, what: 'the tool to start' });
       controller.abort();
       await assert.rejects(call);
       await waitFor(() => aborted.includes('wait') || undefined, { timeoutMs: 10_000, what: 'the tool to see its call cancelled' });
