@@ -20,7 +20,7 @@
  * `lane` (the HTTP fast lane for tasks/*) is driven by autocannon
  * against its own four servers, the raw node:http floor among them (bench/fastLane.ts).
  * `postgres` (durable create through the Postgres store, interleaved with the
- * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
+ * sqlite store and with PostgreSQL's own create floor, bench/pgFloor.ts) needs TASKVISOR_BENCH_PG_URL or a server on
  * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
  * plain `--quick` leaves it out; `--quick --only postgres` runs it small.
  * Baselines: the bare v2 SDK `echo` server on the same transport and load

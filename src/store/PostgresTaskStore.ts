@@ -11,7 +11,7 @@
  * Group commit (the kit's `GroupCommit`): the creates of one tick are ONE
  * `INSERT … ON CONFLICT DO NOTHING RETURNING task_id` (one commit, one WAL
  * flush, one round trip; a lone create a one-row VALUES), at most 256 a
- * group, up to half the pool committing groups at once; the puts of one tick
+ * group, up to (pool − 2) / 2 groups committing at once; the puts of one tick
  * ONE UPDATE, one group at a time. Each caller is answered on its own, after
  * the commit holding its write (ids not returned were taken: {@link TaskExistsError}).
  *

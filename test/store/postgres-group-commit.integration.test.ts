@@ -3,7 +3,8 @@
  * (I-1, T-07): the creates of one turn are one INSERT and one commit; a
  * commit that fails fails every create of its group and acknowledges none
  * (nothing of the group is stored, and the store goes on); a group holds at
- * most 256 creates; a lone create commits on its own.
+ * most 256 creates; a lone create commits on its own; groups committing
+ * together (a pool of 10: four at once) never both store one id.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -13,9 +14,9 @@ import { freshSchema, pgQuery, TEST_PG_URL } from '../support/postgres.js';
 import { makeRecord } from './fixtures.js';
 
 /** Runs `fn` with an open store on a fresh schema, closed and dropped afterwards. */
-async function withStore(fn: (store: PostgresTaskStore, schema: string) => Promise<void>): Promise<void> {
+async function withStore(fn: (store: PostgresTaskStore, schema: string) => Promise<void>, poolSize = 4): Promise<void> {
   const { schema, drop } = await freshSchema('tv_group');
-  const store = new PostgresTaskStore({ url: TEST_PG_URL, schema, poolSize: 4 });
+  const store = new PostgresTaskStore({ url: TEST_PG_URL, schema, poolSize });
   try {
     await store.open();
     await fn(store, schema);
@@ -45,7 +46,7 @@ describe('PostgresTaskStore: group commit of creates', () => {
       for (const [i, outcome] of outcomes.entries()) {
         assert.equal(outcome.status, 'rejected', `${ids[i]} was acknowledged`);
         // Names the store and what the server said, never the caller's data.
-        assert.match(String((outcome).reason), /cannot store tasks in postgres .*poisoned row/);
+        assert.match(String(outcome.reason), /cannot store tasks in postgres .*poisoned row/);
       }
       assert.equal(store.commits, before, 'a failed group is no commit');
       assert.deepEqual(await storedIds(schema), []);
@@ -90,5 +91,5 @@ describe('PostgresTaskStore: group commit of creates', () => {
         if (outcome.status === 'rejected') assert.equal((outcome.reason as Error).name, 'TaskExistsError', String(outcome.reason));
       }
       assert.deepEqual(await storedIds(schema), ids);
-    }));
+    }, 10));
 });

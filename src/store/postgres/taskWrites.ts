@@ -16,13 +16,14 @@ export interface TaskWrite {
 /**
  * The bounds of the create groups: at most 256 creates in one INSERT (a few
  * MB of records at most in one statement); creates do not depend on each
- * other, so up to half the pool commits groups at once (the rest serves puts,
- * reads and the leases) and a create handed in while a group commits starts
- * its own instead of waiting for it.
+ * other, so several groups commit at once — (pool − 2) / 2, at least one (4
+ * with the default pool of 10) — and a create handed in while a group
+ * commits starts its own instead of waiting. The other connections stay free
+ * for the puts, reads and the lease renewal (a starved renewal loses the lease).
  */
 export const createGroupBounds = (poolSize: number): GroupCommitOptions => ({
   maxBatch: 256,
-  maxInFlight: Math.max(1, Math.floor(poolSize / 2)),
+  maxInFlight: Math.max(1, Math.floor((poolSize - 2) / 2)),
 });
 
 /** The columns a create fills, in the order of both INSERT forms below. */
