@@ -71,7 +71,7 @@ describe('GroupCommit', () => {
     const outcomes = await Promise.allSettled(first);
     for (const outcome of outcomes) {
       assert.equal(outcome.status, 'rejected');
-      assert.match(String((outcome).reason), /cannot commit 3 write\(s\): disk full/);
+      assert.match(String(outcome.reason), /cannot commit 3 write\(s\): disk full/);
     }
     const [, next] = await batchesStarted(2);
     assert.deepEqual(next!.writes, ['d']);
