@@ -187,6 +187,8 @@ export interface Partner {
   onResult?: LoadOptions['onResult'];
   /** The server's pid, for {@link LoadResult.threads}. */
   serverPid?: number;
+  /** Measures a slice itself instead of over HTTP (a floor without a server, e.g. bench/pgFloor.ts); `url` is then unused. */
+  measure?: (concurrency: number, warmupMs: number, durationMs: number) => Promise<LoadResult>;
 }
 
 /**
@@ -204,6 +206,10 @@ export async function runInterleaved(
   const order = [...partners, ...[...partners].reverse()];
   for (let round = 0; round < options.rounds; round++) {
     for (const partner of order) {
+      if (partner.measure) {
+        slices.get(partner.key)!.push(await partner.measure(options.concurrency, options.warmupMs, options.sliceMs));
+        continue;
+      }
       const load = await runLoad({
         url: partner.url,
         concurrency: options.concurrency,

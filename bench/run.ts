@@ -23,7 +23,7 @@
  * `lane` (the HTTP fast lane for tasks/*) is driven by autocannon
  * against its own four servers, the raw node:http floor among them (bench/fastLane.ts).
  * `postgres` (durable create through the Postgres store, interleaved with the
- * sqlite store as its baseline) needs TASKVISOR_BENCH_PG_URL or a server on
+ * sqlite store and with PostgreSQL's own create floor, bench/pgFloor.ts) needs TASKVISOR_BENCH_PG_URL or a server on
  * 127.0.0.1:5432 (database `test`); it uses a fresh schema and drops it. A
  * plain `--quick` leaves it out; `--quick --only postgres` runs it small.
  * Baselines: the bare v2 SDK `echo` server on the same transport and load
@@ -57,6 +57,7 @@ import type { TaskStoreConfig } from '../src/index.js';
 import { loadSqliteDriver } from '../src/store/sqliteDriver.js';
 import { SQLITE_MIGRATIONS } from '../src/store/SqliteTaskStore.js';
 import { fmt, median, ratio, summarize, type Summary } from './stats.js';
+import { openPgFloor, type FloorRow } from './pgFloor.js';
 import type { ServerConfig } from './server.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ const SIZES = quick
   : {
       fsyncOps: 2_000,
       createConcurrency: [1, 16, 64],
-      postgresConcurrency: [16, 64],
+      postgresConcurrency: [1, 16, 64],
       getConcurrency: [16, 64],
       seeds: [
         { label: '1k', n: 1_000 },
@@ -207,7 +208,8 @@ const raw = {
     string,
     { tasks: number; bytesPerTask: number; allocatedPerTask?: number; recordJsonBytes: number; pageSize?: number; pageCount?: number }
   >,
-  postgres: [] as Array<{ concurrency: number; postgres: LoadResult; sqlite: LoadResult }>,
+  /** Creates through the Postgres store, the sqlite store and PostgreSQL's own single-row-commit floor (bench/pgFloor.ts), interleaved. */
+  postgres: [] as Array<{ concurrency: number; postgres: LoadResult; sqlite: LoadResult; floor: LoadResult }>,
   cluster: undefined as ClusterResult | undefined,
   recovery: [] as Array<{
     store: StoreKind | 'postgres';
@@ -942,6 +944,36 @@ async function foreignGetBenchmark(): Promise<void> {
 
 const PG_URL = process.env.TASKVISOR_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/** The Postgres store's pool in the bench server, and the floor's. */
+const PG_POOL_SIZE = 10;
+
+/**
+ * A row as the store writes it for a create (the floor inserts rows like it): an unfinished task, so it
+ * enters the same partial indexes. The bytes of a stored record (the prewarm's tasks have finished by
+ * now: a few bytes more than at create, which only makes the floor's rows heavier).
+ */
+async function pgCreatedRow(schema: string): Promise<FloorRow> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const result = await client.query<{ owner: string; tool: string; status: string; ttl_ms: string | null; record: string }>(
+      `SELECT owner, tool, status, ttl_ms, record FROM ${pg.escapeIdentifier(schema)}.tasks ORDER BY task_id LIMIT 1`,
+    );
+    const row = result.rows[0];
+    if (!row) throw new Error('postgres bench: no working task to copy the floor row from');
+    return {
+      owner: row.owner,
+      tool: row.tool,
+      status: 'working',
+      ttlMs: row.ttl_ms === null ? null : Number(row.ttl_ms),
+      record: row.record,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
 /** Why the Postgres benchmark cannot run here, or undefined when it can. */
 async function postgresUnavailable(): Promise<string | undefined> {
   const { default: pg } = await import('pg');
@@ -985,10 +1017,11 @@ async function clusterBenchmark(): Promise<void> {
  */
 async function postgresBenchmark(dataDir: string): Promise<void> {
   const schema = `tv_bench_${Date.now().toString(36)}`;
+  const floorSchema = `${schema}_floor`;
   const sqliteDir = join(dataDir, 'pg-baseline-sqlite');
   await mkdir(sqliteDir, { recursive: true, mode: 0o700 });
   const pgServer = await startServer(
-    { mode: 'taskvisor', store: { kind: 'postgres', url: PG_URL, schema, poolSize: 10 }, ttlMs: 3_600_000 },
+    { mode: 'taskvisor', store: { kind: 'postgres', url: PG_URL, schema, poolSize: PG_POOL_SIZE }, ttlMs: 3_600_000 },
     { timeoutMs: 60_000 },
   );
   try {
@@ -999,25 +1032,36 @@ async function postgresBenchmark(dataDir: string): Promise<void> {
     try {
       await prewarm(pgServer);
       await prewarm(sqliteServer);
-      for (const concurrency of SIZES.postgresConcurrency) {
-        const loads = await interleave(
-          [
-            { key: 'postgres', url: pgServer.url, next: createCall, check: checkTask },
-            { key: 'sqlite', url: sqliteServer.url, next: createCall, check: checkTask },
-          ],
-          concurrency,
-        );
-        raw.postgres.push({ concurrency, postgres: loads.postgres!, sqlite: loads.sqlite! });
-        log(`create postgres c=${concurrency}: ${describe(loads.postgres!)}; sqlite: ${describe(loads.sqlite!)}`);
-        await new Promise((resolve) => setTimeout(resolve, 150));
-        await Promise.all([pgServer.command('flush'), sqliteServer.command('flush')]);
+      // PostgreSQL's own floor: the row a create stores, one INSERT per commit, over the same pool size.
+      const floor = await openPgFloor({ url: PG_URL, schema: floorSchema, poolSize: PG_POOL_SIZE, row: await pgCreatedRow(schema) });
+      try {
+        for (const concurrency of SIZES.postgresConcurrency) {
+          const loads = await interleave(
+            [
+              { key: 'postgres', url: pgServer.url, next: createCall, check: checkTask, serverPid: pgServer.pid },
+              { key: 'floor', url: '', next: createCall, measure: floor.run },
+              { key: 'sqlite', url: sqliteServer.url, next: createCall, check: checkTask },
+            ],
+            concurrency,
+          );
+          raw.postgres.push({ concurrency, postgres: loads.postgres!, sqlite: loads.sqlite!, floor: loads.floor! });
+          log(
+            `create postgres c=${concurrency}: ${describe(loads.postgres!)}; PostgreSQL floor: ${describe(loads.floor!)}; sqlite: ${describe(loads.sqlite!)}`,
+          );
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          await Promise.all([pgServer.command('flush'), sqliteServer.command('flush')]);
+        }
+      } finally {
+        await floor.close();
       }
     } finally {
       await sqliteServer.stop();
     }
   } finally {
     await pgServer.stop();
-    await dropPgSchema(schema).catch((error) => log(`could not drop bench schema ${schema}: ${(error as Error).message}`));
+    for (const dropped of [schema, floorSchema]) {
+      await dropPgSchema(dropped).catch((error) => log(`could not drop bench schema ${dropped}: ${(error as Error).message}`));
+    }
     await rm(sqliteDir, { recursive: true, force: true });
   }
 }
@@ -1695,6 +1739,34 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
         ratio: r,
         ...(cell.concurrency === 64 ? { target: '≥ 1×', verdict: verdict(r >= 1) } : {}),
         ...(cell.postgres.errors ? { note: `${cell.postgres.errors} errors: ${cell.postgres.firstError}` } : {}),
+      });
+      // Against PostgreSQL's own floor (bench/pgFloor.ts): one single-row INSERT per commit, same pool size, same run.
+      const floorRatio = ratio(cell.postgres.throughput, cell.floor.throughput);
+      add({
+        bench: '6. postgres durable create',
+        case: `c=${cell.concurrency}, vs PostgreSQL's floor`,
+        figure: 'throughput',
+        value: cell.postgres.throughput,
+        unit: 'req/s',
+        baseline: `single-row INSERT per commit (synchronous_commit on), pool ${PG_POOL_SIZE}, c=${cell.concurrency}`,
+        baselineValue: cell.floor.throughput,
+        baselineUnit: 'commits/s',
+        ratio: floorRatio,
+        ...(cell.concurrency === 64 ? { target: '≥ 0.8×', verdict: verdict(floorRatio >= 0.8) } : {}),
+        ...(cell.floor.errors ? { note: `floor: ${cell.floor.errors} errors: ${cell.floor.firstError}` } : {}),
+      });
+      const floorLatency = ratio(cell.postgres.latency.p50, cell.floor.latency.p50);
+      add({
+        bench: '6. postgres durable create',
+        case: `c=${cell.concurrency}, vs PostgreSQL's floor`,
+        figure: 'p50 / p99',
+        value: cell.postgres.latency.p50,
+        unit: `ms / ${fmt(cell.postgres.latency.p99)} ms`,
+        baseline: `single-row INSERT per commit, c=${cell.concurrency}`,
+        baselineValue: cell.floor.latency.p50,
+        baselineUnit: `ms / ${fmt(cell.floor.latency.p99)} ms`,
+        ratio: floorLatency,
+        ...(cell.concurrency === 1 ? { target: '≤ 2×', verdict: verdict(floorLatency <= 2) } : {}),
       });
       add({
         bench: '6. postgres durable create',

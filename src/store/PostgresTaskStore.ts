@@ -8,11 +8,12 @@
  * committed (`synchronous_commit` as the server sets it: `on` by default), so
  * a `get` on any instance sees it.
  *
- * Group commit (the kit's `GroupCommit`): creates issued in the same tick
- * are inserted with ONE multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING
- * task_id` (one commit, one WAL flush, one round trip), puts with ONE
- * UPDATE; each caller is answered on its own (ids not returned were taken:
- * {@link TaskExistsError}).
+ * Group commit (the kit's `GroupCommit`): the creates of one tick are ONE
+ * `INSERT … ON CONFLICT DO NOTHING RETURNING task_id` (one commit, one WAL
+ * flush, one round trip; a lone create a one-row VALUES), at most 256 a
+ * group, up to (pool − 2) / 2 groups committing at once; the puts of one tick
+ * ONE UPDATE, one group at a time. Each caller is answered on its own, after
+ * the commit holding its write (ids not returned were taken: {@link TaskExistsError}).
  *
  * Fencing: `create` makes this instance the task's owner with token 1;
  * `claimExpired` moves a dead instance's tasks to this one with token + 1.
@@ -36,6 +37,7 @@ import {
   type PostgresTaskStoreOptions,
 } from './postgres/options.js';
 import { fencedAmong, insertTasks, latestPerTask, updateTasks, type TaskWrite } from './postgres/taskWrites.js';
+import { createGroupBounds, firstPerTask } from './postgres/taskWrites.js';
 import { failed, GroupCommit, succeeded, type WriteOutcome } from './kit/GroupCommit.js';
 import { KitTaskStore, type ListSelection, type SetAsideNote } from './kit/KitTaskStore.js';
 import type { StoredRecord } from './kit/storedRecord.js';
@@ -69,7 +71,7 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
   readonly #inflight = new Set<Promise<unknown>>();
   #putManyCommits = 0;
   readonly #owner: PostgresOwnership;
-  readonly #creates = new GroupCommit<TaskWrite>(this.#commitCreates.bind(this), this.#writeFailure.bind(this));
+  readonly #creates: GroupCommit<TaskWrite>;
   readonly #puts = new GroupCommit<TaskWrite>(this.#commitPuts.bind(this), this.#writeFailure.bind(this));
 
   constructor(options: PostgresTaskStoreOptions) {
@@ -81,6 +83,7 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
     }
     this.poolSize = options.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#creates = new GroupCommit(this.#commitCreates.bind(this), this.#writeFailure.bind(this), createGroupBounds(this.poolSize));
     this.#applicationName = options.applicationName;
     this.#readOnly = options.readOnly ?? false;
     this.#q = escapeIdentifier(this.schema);
@@ -357,9 +360,7 @@ export class PostgresTaskStore extends KitTaskStore implements TaskOwnership {
   }
 
   async #commitCreates(batch: readonly TaskWrite[]): Promise<WriteOutcome<void>[]> {
-    // The first create of an id in the batch goes to the database; later ones of the same id are duplicates.
-    const first = new Map<string, TaskWrite>();
-    for (const item of batch) if (!first.has(item.record.taskId)) first.set(item.record.taskId, item);
+    const first = firstPerTask(batch);
     const inserted = await insertTasks(this.#open(), this.#q, [...first.values()], this.instanceId);
     return batch.map((item) => {
       if (first.get(item.record.taskId) !== item || !inserted.has(item.record.taskId))

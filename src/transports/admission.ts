@@ -42,6 +42,8 @@ export interface AdmissionOptions {
   authenticate: Authenticate;
   /** Bearer authentication; when present it replaces `authenticate` and its metadata document is served. */
   bearer?: BearerGate | undefined;
+  /** What `bearer` already answered for this request's head (the inbound-body gate's outcome): used instead of verifying again. */
+  bearerOutcome?: Principal | Response | undefined;
   allowedHosts?: string[] | false | undefined;
   allowedOrigins?: string[] | false | undefined;
   logger: Logger;
@@ -64,7 +66,8 @@ export async function admit(request: Request, options: AdmissionOptions): Promis
   }
   if (options.bearer) {
     // The metadata document is public (it is how a client learns where to get a token).
-    return isMetadata ? options.bearer.metadataResponse(request, options.path) : options.bearer.authenticate(request, options.path);
+    if (isMetadata) return options.bearer.metadataResponse(request, options.path);
+    return options.bearerOutcome ?? options.bearer.authenticate(request, options.path);
   }
   let principal: Principal | null;
   try {

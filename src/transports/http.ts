@@ -25,6 +25,7 @@ import { ListenerGuard } from './listenerGuard.js';
 import type { HttpRoutes } from './HttpRoutes.js';
 import { LegacyHttpSessions } from './LegacyHttpSessions.js';
 import { fastLaneDisabledByEnv, tasksFastLane } from './tasksFastLane.js';
+import { headAuthenticationOf } from './headAuthentication.js';
 import { HttpConnections } from './HttpConnections.js';
 import { detachedReply } from './nodeReply.js';
 import { publish } from '../core/diagnostics.js';
@@ -151,6 +152,8 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
       // The host's authentication answers in place of ours: the path, Host and Origin are still checked.
       authenticate: hostPrincipal === undefined ? authenticate : () => hostPrincipal,
       bearer: hostPrincipal === undefined ? bearer : undefined,
+      // The inbound-body gate verified this POST's token already (one verification per request).
+      bearerOutcome: headAuthenticationOf(nodeResponse?.req),
       allowedHosts: options.allowedHosts,
       allowedOrigins: options.allowedOrigins,
       logger: runtime.logger,

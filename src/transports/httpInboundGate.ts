@@ -9,15 +9,20 @@
  * that has not fully arrived within `requestBodyTimeoutMs` is dropped with its
  * connection, and its bytes are freed.
  *
- * The handlers behind still authenticate as before: the principal here only
- * decides whose budget pays; a request that fails authentication pays from
- * one budget shared by all unauthenticated requests.
+ * With a bearer gate, the outcome reached here is handed on with the request
+ * (headAuthentication.ts): the fast lane and admission use it instead of
+ * verifying the token again (one verification per request). A custom
+ * `authenticate` hook is called here with the head only and again, with the
+ * whole request, by admission. The principal here decides whose budget pays;
+ * a request that fails authentication pays from one budget shared by all
+ * unauthenticated requests.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BearerGate } from '../auth/bearer.js';
 import { ANONYMOUS_PRINCIPAL, type Authenticate } from '../core/principal.js';
 import { limitExceededError, type Limits } from '../limits/Limits.js';
 import type { Logger } from '../runtime/Logger.js';
+import { rememberHeadAuthentication } from './headAuthentication.js';
 import { InboundBudget } from './InboundBudget.js';
 import type { RequestHandler } from './listenerGuard.js';
 
@@ -109,6 +114,7 @@ function headPrincipal(options: HttpInboundGateOptions): (req: IncomingMessage) 
         { url: `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, headers: { get: (name) => headerValue(req, name) } },
         path,
       );
+      rememberHeadAuthentication(req, outcome);
       return outcome instanceof Response ? UNAUTHENTICATED : outcome.id;
     };
   }

@@ -35,6 +35,7 @@ import { decodeToolCall } from '../protocol/toolCallDecoder.js';
 import type { ToolCalls } from '../protocol/ToolCalls.js';
 import { declaresTasksExtension } from '../core/tasksExtension.js';
 import { untilServing } from './admission.js';
+import { headAuthenticationOf } from './headAuthentication.js';
 import type { RequestHandler } from './listenerGuard.js';
 import type { ServingRuntime } from './ServingRuntime.js';
 import { chargeRequests, rateLimitedMessage, retryAfterSeconds } from './rateGate.js';
@@ -133,7 +134,8 @@ export function tasksFastLane(runtime: ServingRuntime, options: TasksFastLaneOpt
       url: `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`,
       headers: { get: (name: string) => header(req, name) },
     };
-    const outcome = await bearer.authenticate(head, options.path);
+    // The inbound-body gate verified this POST's token already (one verification per request).
+    const outcome = headAuthenticationOf(req) ?? (await bearer.authenticate(head, options.path));
     return outcome instanceof Response ? undefined : outcome;
   };
   /** The front door (I-7, T-10); without a bearer gate it decides without a promise (most polls). */

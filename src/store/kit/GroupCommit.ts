@@ -6,9 +6,19 @@
  * its write (I-1, T-07). One fsync or round trip per batch instead of one per
  * caller.
  *
- * One batch commits at a time. `commit` answers each write on its own (a
- * duplicate create fails alone); when `commit` throws, every write of the
- * batch fails with that error and none of them is acknowledged.
+ * Bounded: a batch holds at most `maxBatch` writes (what one statement or
+ * file carries, and what one failure takes down); the writes past it wait
+ * for the next batch, first in first out, so none is overtaken by a later
+ * one. At most `maxInFlight` batches commit at once (default 1: one after the
+ * other, in order). More than one only for writes that do not depend on each
+ * other (creates of distinct ids): batches committing together may finish in
+ * any order. With batches in flight below the bound, a write starts its own
+ * batch on the next turn instead of waiting for a commit under way: a lone
+ * caller (c=1) waits for one commit, its own.
+ *
+ * `commit` answers each write on its own (a duplicate create fails alone);
+ * when `commit` throws, every write of the batch fails with that error and
+ * none of them is acknowledged.
  */
 
 /** How one write of a batch ended. */
@@ -26,18 +36,35 @@ interface Queued<W, R> {
   reject: (error: Error) => void;
 }
 
+/** Bounds of a {@link GroupCommit}. */
+export interface GroupCommitOptions {
+  /** Most writes in one batch. Default {@link DEFAULT_MAX_BATCH}. */
+  readonly maxBatch?: number;
+  /** Most batches committing at once. Default 1 (in order). */
+  readonly maxInFlight?: number;
+}
+
+/** Writes per batch when not told: a multi-row statement of this many records stays a few MB at most. */
+export const DEFAULT_MAX_BATCH = 1024;
+
 export class GroupCommit<W, R = void> {
   #queue: Queued<W, R>[] = [];
   #scheduled = false;
-  #committing = false;
+  #inFlight = 0;
   #commits = 0;
   #idleWaiters: Array<() => void> = [];
+  readonly #maxBatch: number;
+  readonly #maxInFlight: number;
 
   /** `describeFailure`: the error each caller of a failed batch gets (names the store, never the caller's data). */
   constructor(
     private readonly commit: CommitBatch<W, R>,
     private readonly describeFailure: (error: unknown, count: number) => Error,
-  ) {}
+    options: GroupCommitOptions = {},
+  ) {
+    this.#maxBatch = positiveInteger(options.maxBatch ?? DEFAULT_MAX_BATCH, 'maxBatch');
+    this.#maxInFlight = positiveInteger(options.maxInFlight ?? 1, 'maxInFlight');
+  }
 
   /** Batches committed so far (one transaction or file each). */
   get commits(): number {
@@ -54,43 +81,51 @@ export class GroupCommit<W, R = void> {
 
   /** Resolves once every write handed in so far has been committed or failed (`close()` waits for it). */
   idle(): Promise<void> {
-    if (!this.#committing && !this.#scheduled && this.#queue.length === 0) return Promise.resolve();
+    if (this.#inFlight === 0 && !this.#scheduled && this.#queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   #schedule(): void {
-    if (this.#committing || this.#scheduled) return;
+    if (this.#scheduled || this.#inFlight >= this.#maxInFlight) return;
     this.#scheduled = true;
     // Everything handed in during this turn joins the batch.
     setImmediate(() => {
       this.#scheduled = false;
-      void this.#commitNext();
+      while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
+        void this.#commitBatch(this.#queue.length <= this.#maxBatch ? this.#queue.splice(0) : this.#queue.splice(0, this.#maxBatch));
+      }
+      this.#wakeIfIdle();
     });
   }
 
-  async #commitNext(): Promise<void> {
-    const batch = this.#queue;
-    this.#queue = [];
-    if (batch.length > 0) {
-      this.#committing = true;
-      let outcomes: readonly WriteOutcome<R>[] | undefined;
-      let failure: Error | undefined;
-      try {
-        outcomes = await this.commit(batch.map((queued) => queued.write));
-        this.#commits++;
-      } catch (error) {
-        failure = this.describeFailure(error, batch.length);
-      }
-      this.#committing = false;
-      batch.forEach((queued, i) => {
-        const outcome = outcomes?.[i];
-        if (failure !== undefined) queued.reject(failure);
-        else if (outcome === undefined) queued.reject(new Error('group commit: the batch gave no outcome for this write'));
-        else if (outcome.ok) queued.resolve(outcome.value);
-        else queued.reject(outcome.error);
-      });
+  async #commitBatch(batch: Queued<W, R>[]): Promise<void> {
+    this.#inFlight++;
+    let outcomes: readonly WriteOutcome<R>[] | undefined;
+    let failure: Error | undefined;
+    try {
+      outcomes = await this.commit(batch.map((queued) => queued.write));
+      this.#commits++;
+    } catch (error) {
+      failure = this.describeFailure(error, batch.length);
     }
+    this.#inFlight--;
+    batch.forEach((queued, i) => {
+      const outcome = outcomes?.[i];
+      if (failure !== undefined) queued.reject(failure);
+      else if (outcome === undefined) queued.reject(new Error('group commit: the batch gave no outcome for this write'));
+      else if (outcome.ok) queued.resolve(outcome.value);
+      else queued.reject(outcome.error);
+    });
     if (this.#queue.length > 0) this.#schedule();
-    else for (const wake of this.#idleWaiters.splice(0)) wake();
+    else this.#wakeIfIdle();
   }
+
+  #wakeIfIdle(): void {
+    if (this.#inFlight === 0 && !this.#scheduled && this.#queue.length === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+  }
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`group commit: ${name} must be a positive integer, got ${value}`);
+  return value;
 }
