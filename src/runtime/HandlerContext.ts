@@ -3,6 +3,7 @@
  * member it reads into a call on the run ({@link HandlerRun}).
  */
 import type { InputRequest } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { TraceContext } from '../core/traceContext.js';
 import type { ElicitResult, LogLevel, ToolContext } from '../tools/ToolDefinition.js';
 import type { ToolExecutionOptions } from './ToolExecutionOptions.js';
@@ -10,6 +11,8 @@ import type { ToolExecutionOptions } from './ToolExecutionOptions.js';
 /** What `ctx` calls on its run (a `ToolExecution`). */
 export interface HandlerRun {
   readonly signal: AbortSignal;
+  /** What the originating request declared (T-19, D-10). */
+  readonly clientCapabilities: JsonObject | undefined;
   /** The run's task id, `undefined` until the call is a task. */
   currentTaskId(): string | undefined;
   requestInput(key: string, request: InputRequest): Promise<unknown>;
@@ -49,6 +52,10 @@ export class HandlerContext implements ToolContext {
 
   get taskId(): string | undefined {
     return this.#execution.currentTaskId();
+  }
+
+  get clientCapabilities(): JsonObject | undefined {
+    return this.#execution.clientCapabilities;
   }
 
   get elicit(): ToolContext['elicit'] {

@@ -154,7 +154,10 @@ export class TaskPassivation {
   }
 
   private rerunnable(toolName: string): boolean {
-    const resume = this.options.tools.get(toolName)?.options.resume;
+    const tool = this.options.tools.get(toolName);
+    // A held upstream call is a request in flight in this process: its task never leaves memory while it runs.
+    if (tool?.held) return false;
+    const resume = tool?.options.resume;
     return resume === 'replay' || resume === 'resume';
   }
 

@@ -196,6 +196,8 @@ export class TaskRecovery {
     const tool = this.options.tools.get(record.tool);
     if (!tool) return `The server restarted and no longer has the tool ${record.tool}`;
     if (tool.options.resume === 'replay' || tool.options.resume === 'resume') return null;
+    // A held upstream request lives in the process that sent it: never silently lost, never silently sent twice.
+    if (tool.held) return heldCallLost(tool.held.upstream, cause);
     return cause === 'adopted' ? ADOPTED_MESSAGE : undefined;
   }
 
@@ -221,13 +223,24 @@ export class TaskRecovery {
   }
 }
 
+/** Why a task whose worker was a held upstream call of a tool not marked idempotent ends `failed` on restart or adoption. */
+const HELD_CALL_LOST = 'a held call does not survive that';
+
+function heldCallLost(upstream: string, cause: RecoveryCause): string {
+  const lost =
+    cause === 'adopted'
+      ? `The instance holding this task's call to the upstream server ${upstream} lost its cluster lease`
+      : `The server restarted while it held this task's call to the upstream server ${upstream}`;
+  return `${lost}; ${HELD_CALL_LOST}, and the tool is not marked idempotent, so it was not sent again`;
+}
+
 /**
  * Whether the failure runs from the task's own snapshot: a plain restart or an
  * adoption. Any other reason (machine version, missing tool, a snapshot that
  * would not restore) builds a fresh actor from the stored record instead.
  */
 function restorable(record: TaskRecord, reason: string | undefined): boolean {
-  return (reason === undefined || reason === ADOPTED_MESSAGE) && record.snapshot !== undefined;
+  return (reason === undefined || reason === ADOPTED_MESSAGE || reason.includes(HELD_CALL_LOST)) && record.snapshot !== undefined;
 }
 
 /**

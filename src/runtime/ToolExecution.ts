@@ -94,6 +94,10 @@ export class ToolExecution implements HandlerRun, SleepingRun {
     return this.taskIdValue;
   }
 
+  get clientCapabilities(): JsonObject | undefined {
+    return this.options.clientCapabilities;
+  }
+
   /** The last `setStatus` message, to seed a task created by promotion. */
   get statusMessage(): string | undefined {
     return this.statusMessageValue;
