@@ -96,6 +96,8 @@ export class RuntimeLifecycle {
     if (this.#state !== 'open') throw new Error(`The runtime cannot start: it is ${this.#state}`);
     this.#state = 'starting';
     this.#phase = 'recovering';
+    // The upstreams' state file first: recovery reads what it keeps about held upstream calls.
+    await this.parts.upstreams?.open();
     const report = await this.parts.supervisor.start();
     await this.parts.cluster?.start();
     await this.parts.upstreams?.start();

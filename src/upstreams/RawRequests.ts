@@ -92,7 +92,7 @@ export class RawRequests {
       const timer = setTimeout(
         () => {
           if (!this.pending.delete(id)) return;
-          reject(new UpstreamUnavailableError(name, `upstream ${name} did not answer ${method} within ${deadlineMs} ms`));
+          reject(new UpstreamUnavailableError(name, `upstream ${name} did not answer ${method} within ${deadlineMs} ms`, true));
         },
         options.noDeadline ? 2 ** 31 - 1 : deadlineMs,
       );

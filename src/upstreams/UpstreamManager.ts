@@ -17,22 +17,22 @@ import {
   type UpstreamInput,
   type UpstreamState,
 } from '../../machines/upstream/index.js';
-import type { JsonObject } from '../core/json.js';
 import type { Logger } from '../runtime/Logger.js';
 import { RuntimeStateFile, type UpstreamHealth } from './RuntimeStateFile.js';
-import type { ListedTool, ToolRegistry } from '../tools/ToolRegistry.js';
+import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { ResourceRegistry } from '../resources/ResourceRegistry.js';
 import type { PromptRegistry } from '../prompts/PromptRegistry.js';
 import { forwardedCatalog } from './ForwardedCatalog.js';
 import { upstreamResourcePrefix } from './resourceUris.js';
-import { legacyTaskSupport } from './legacyTaskShapes.js';
+import { forwardedToolEntries, offlineHeldTool, type ForwardedToolsHost } from './ForwardedTools.js';
+import { heldConnection } from './heldConnection.js';
 import { TaskForwarder } from './TaskForwarder.js';
 import { upstreamUnavailable, type UpstreamDirectory } from './UpstreamChannel.js';
 import { upstreamActors } from './UpstreamActors.js';
 // Loaded on the first connect: the SDK client costs startup time servers without upstreams should not pay.
 import type { UpstreamConnection, UpstreamTool } from './UpstreamConnection.js';
 import { DEFAULT_BACKOFF, type UpstreamSpec } from './UpstreamSpec.js';
-import { DEFAULT_TOOL_NAMESPACE, forwardedToolName, upstreamToolPrefix } from './toolNames.js';
+import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from './toolNames.js';
 import { UPSTREAM_NAME_PATTERN, WrappedTaskIds } from './WrappedTaskIds.js';
 
 /** The secret (in the runtime state file) that MACs wrapped task ids. */
@@ -76,6 +76,7 @@ export class UpstreamManager implements UpstreamDirectory {
   private healthTimer: NodeJS.Timeout | undefined;
   private readonly waiters = new Set<() => void>();
   private stopping = false;
+  private readonly toolsHost: ForwardedToolsHost;
 
   constructor(private readonly options: UpstreamManagerOptions) {
     this.namespace = options.namespace ?? DEFAULT_TOOL_NAMESPACE;
@@ -88,7 +89,22 @@ export class UpstreamManager implements UpstreamDirectory {
     // Reserved before any local tool could take a name in it.
     options.tools.reserve(`${this.namespace}_`);
     options.prompts?.reserve(`${this.namespace}_`);
-    for (const spec of this.specs.values()) options.resources?.reserve(upstreamResourcePrefix(this.namespace, this.prefixOf(spec)));
+    for (const spec of this.specs.values()) {
+      options.resources?.reserve(upstreamResourcePrefix(this.namespace, this.prefixOf(spec)));
+      // The tasks of held tools of an upstream not connected (yet) find their tool in what the state file kept.
+      options.tools.resolveOffline(upstreamToolPrefix(this.namespace, this.prefixOf(spec)), (exposed) => {
+        const entry = this.state?.heldTools(spec.name)[exposed];
+        return entry ? offlineHeldTool(this.toolsHost, spec, exposed, entry) : undefined;
+      });
+    }
+    this.toolsHost = {
+      namespace: this.namespace,
+      logger: options.logger,
+      prefixOf: (spec) => this.prefixOf(spec),
+      forward: (upstream, tool, request, taskSupport) => this.forwarder.callTool(upstream, tool, request, taskSupport),
+      connection: (name) => this.connections.get(name),
+      heldConnection: (name, signal) => heldConnection(this, name, signal),
+    };
   }
 
   /** Routes forwarded calls and wrapped task ids; available once started. */
@@ -102,10 +118,20 @@ export class UpstreamManager implements UpstreamDirectory {
     return this.forwarderInstance;
   }
 
-  /** Opens the state file, then starts every `autoStart` upstream (connecting happens in the background). */
+  /**
+   * Opens the state file and makes the forwarder: before task recovery, which
+   * reads what the state file keeps about held tools. Idempotent.
+   */
+  async open(): Promise<void> {
+    if (this.state) return;
+    const state = await RuntimeStateFile.open(this.options.stateFile);
+    this.forwarderInstance = new TaskForwarder(this, new WrappedTaskIds(await state.secret(WRAPPED_ID_SECRET)));
+    this.state = state;
+  }
+
+  /** Opens (see {@link open}), then starts every `autoStart` upstream (connecting happens in the background). */
   async start(): Promise<void> {
-    this.state = await RuntimeStateFile.open(this.options.stateFile);
-    this.forwarderInstance = new TaskForwarder(this, new WrappedTaskIds(await this.state.secret(WRAPPED_ID_SECRET)));
+    await this.open();
     const provided = upstreamSupervisorMachine.provide({
       actors: { upstream: upstreamMachine.provide({ actors: upstreamActors(this.actorHost()) }) },
     });
@@ -255,36 +281,12 @@ export class UpstreamManager implements UpstreamDirectory {
     return spec.toolPrefix ?? spec.name.replaceAll('_', '-');
   }
 
-  /** Replaces `name`'s tools in the registry by `tools` (one `list_changed` downstream). */
-  private registerCatalog(name: string, tools: UpstreamTool[]): number {
+  /** Replaces `name`'s tools in the registry by `tools` (one `list_changed` downstream); keeps what a restart needs of the held ones. */
+  private async registerCatalog(name: string, tools: UpstreamTool[], connection: UpstreamConnection): Promise<number> {
     const spec = this.specs.get(name)!;
-    const prefix = this.prefixOf(spec);
-    const seen = new Set<string>();
-    const entries: Array<{ listed: ListedTool; forward: Parameters<ToolRegistry['addForwarded']>[1] }> = [];
-    for (const tool of tools) {
-      if (typeof tool?.name !== 'string') continue;
-      const exposed = forwardedToolName(this.namespace, prefix, tool.name);
-      if (!/^[A-Za-z0-9_.-]{1,128}$/.test(exposed) || seen.has(exposed)) {
-        this.options.logger.error(
-          `upstream ${name}: tool ${JSON.stringify(tool.name)} skipped (${seen.has(exposed) ? 'duplicate' : 'invalid'} name ${exposed})`,
-        );
-        continue;
-      }
-      seen.add(exposed);
-      const listed: ListedTool = {
-        name: exposed,
-        ...(typeof tool.title === 'string' ? { title: tool.title } : {}),
-        ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-        inputSchema: isObject(tool.inputSchema) ? tool.inputSchema : { type: 'object', properties: {} },
-        ...(isObject(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
-        ...(isObject(tool.annotations) ? { annotations: tool.annotations } : {}),
-      };
-      const upstreamTool = tool.name;
-      // 2025-11-25 task-augmented tools keep their execution.taskSupport for the forwarder; the listing drops it (2026-07-28 has none).
-      const taskSupport = legacyTaskSupport(tool as { execution?: unknown });
-      entries.push({ listed, forward: (request) => this.forwarder.callTool(name, upstreamTool, request, taskSupport) });
-    }
-    this.options.tools.replaceForwarded(upstreamToolPrefix(this.namespace, prefix), entries);
+    const { entries, held } = forwardedToolEntries(this.toolsHost, spec, tools, connection);
+    this.options.tools.replaceForwarded(upstreamToolPrefix(this.namespace, this.prefixOf(spec)), entries);
+    await this.state?.setHeldTools(name, held);
     return entries.length;
   }
 
@@ -329,7 +331,7 @@ export class UpstreamManager implements UpstreamDirectory {
           if (signal.aborted) throw new Error('stopped while connecting');
           await this.state?.setUpstream(name, { discovery: connection.discovery, savedAt: Date.now() });
           this.connections.set(name, connection);
-          const toolCount = this.registerCatalog(name, tools);
+          const toolCount = await this.registerCatalog(name, tools, connection);
           this.registerResourcesAndPrompts(name, listing);
           const extra = [
             listing.resources.length + listing.templates.length > 0
@@ -357,7 +359,7 @@ export class UpstreamManager implements UpstreamDirectory {
         if (!connection) throw new Error('not connected');
         const tools = await connection.listTools();
         this.registerResourcesAndPrompts(name, await connection.listCatalog());
-        return this.registerCatalog(name, tools);
+        return this.registerCatalog(name, tools, connection);
       },
       watch: (name: string, on: { closed: (reason: string) => void; toolsChanged: () => void }) => {
         const connection = this.connections.get(name);
@@ -389,6 +391,3 @@ export class UpstreamManager implements UpstreamDirectory {
 /** Connection failures that say nothing about what the upstream speaks. */
 const UNREACHABLE = /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENOENT|spawn|timed out|closed/i;
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

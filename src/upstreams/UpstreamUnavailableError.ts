@@ -3,6 +3,8 @@ export class UpstreamUnavailableError extends Error {
   constructor(
     readonly upstream: string,
     message: string,
+    /** The request's deadline passed (the connection may still be up). */
+    readonly timedOut = false,
   ) {
     super(message);
     this.name = 'UpstreamUnavailableError';
