@@ -53,13 +53,29 @@ for (const [label, makeSpec] of transports) {
     let stopUpstream: (() => Promise<void>) | undefined;
     let tasksClient: ConnectedClient;
     let plainClient: ConnectedClient;
+    /** The one ext-tasks session of the tasks client (one per client); it answers every elicitation as Ada Lovelace. */
+    let session: ReturnType<typeof taskSession>;
+    const asked: unknown[] = [];
 
     before(async () => {
       const { spec, stop } = await makeSpec();
       stopUpstream = stop;
-      aggregator = await startAggregator([{ ...spec, promotion: { promoteAfterMs: 100 } }]);
+      // Quick calls get a generous threshold (the machine may be loaded); the long operation a short one, get-sum is always a task.
+      aggregator = await startAggregator([
+        {
+          ...spec,
+          promotion: {
+            promoteAfterMs: 5_000,
+            tools: { 'trigger-long-running-operation': { promoteAfterMs: 100 }, 'get-sum': { taskBehavior: 'always' } },
+          },
+        },
+      ]);
       tasksClient = await connect({ kind: 'http', url: aggregator.url }, WITH_SAMPLING);
       plainClient = await connect({ kind: 'http', url: aggregator.url }, {});
+      session = taskSession(tasksClient, async (request) => {
+        asked.push(request);
+        return { action: 'accept', content: { name: 'Ada Lovelace', check: true } } as never;
+      });
     });
     after(async () => {
       await tasksClient?.close();
@@ -91,25 +107,30 @@ for (const [label, makeSpec] of transports) {
       assert.deepEqual(resultOf(await getTask(tasksClient, taskId)).result, done.result);
     });
 
-    it('a quick call of the same tool stays synchronous', async () => {
-      const answer = resultOf(await callTool(tasksClient, LONG, { duration: 0, steps: 1 }));
+    it("a quick call stays synchronous; a tool configured 'always' is a task even when quick", async () => {
+      const answer = resultOf(await callTool(tasksClient, 'x_everything_echo', { message: 'quick' }));
       assert.equal(answer.resultType, 'complete');
-      assert.match(JSON.stringify(answer.content), /Long running operation completed/);
+      assert.match(JSON.stringify(answer.content), /quick/);
+      const created = resultOf(await callTool(tasksClient, 'x_everything_get-sum', { a: 2, b: 3 }));
+      assert.equal(created.resultType, 'task');
+      const done = await waitFor(
+        async () => {
+          const task = resultOf(await getTask(tasksClient, String(created.taskId)));
+          return task.status === 'completed' ? task : undefined;
+        },
+        { timeoutMs: 15_000, what: 'the get-sum task' },
+      );
+      assert.match(JSON.stringify(done.result), /5/);
     });
 
     it('the ext-tasks client settles a promoted call like any task', async () => {
-      const execution = await taskSession(tasksClient).callTool(LONG, { duration: 0.6, steps: 2 });
+      const execution = await session.callTool(LONG, { duration: 0.6, steps: 2 });
       const { outcome } = await execution.settle();
       assert.equal(outcome.status, 'completed', JSON.stringify(outcome));
       assert.match(JSON.stringify(outcome.result), /Duration: 0.6 seconds, Steps: 2/);
     });
 
     it("the upstream's elicitation/create within the call becomes the task's input request; tasks/update answers it upstream", async () => {
-      const asked: unknown[] = [];
-      const session = taskSession(tasksClient, async (request) => {
-        asked.push(request);
-        return { action: 'accept', content: { name: 'Ada Lovelace', check: true } } as never;
-      });
       const execution = await session.callTool(ELICIT, {});
       const { outcome } = await execution.settle();
       assert.equal(outcome.status, 'completed', JSON.stringify(outcome));
