@@ -131,8 +131,10 @@ export class RuntimeLifecycle {
       }),
     );
     await cluster?.stop();
-    await upstreams?.stop();
+    // Tasks stop writing before the upstreams go: a held upstream call cut off by the shutdown must not end its
+    // task `failed` (recovery decides on the next start, by the tool's resume policy).
     await supervisor.stop();
+    await upstreams?.stop();
     // After the last write: survivors adopt this instance's unfinished tasks at once.
     await cluster?.leave();
     await store.close();

@@ -390,4 +390,3 @@ export class UpstreamManager implements UpstreamDirectory {
 
 /** Connection failures that say nothing about what the upstream speaks. */
 const UNREACHABLE = /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENOENT|spawn|timed out|closed/i;
-

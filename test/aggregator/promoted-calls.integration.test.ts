@@ -102,7 +102,10 @@ for (const [label, makeSpec] of transports) {
       assert.ok(GetTaskResultV2Schema.safeParse(done).success, JSON.stringify(done));
       assert.match(JSON.stringify(done.result), /Long running operation completed/);
       assert.equal((done.result as { resultType?: string }).resultType, 'complete');
-      assert.ok([...messages].some((message) => /^[1-4]\/4$/.test(message)), `progress as statusMessage: ${[...messages].join(' | ')}`);
+      assert.ok(
+        [...messages].some((message) => /^[1-4]\/4$/.test(message)),
+        `progress as statusMessage: ${[...messages].join(' | ')}`,
+      );
       // Stored: read again, the same result.
       assert.deepEqual(resultOf(await getTask(tasksClient, taskId)).result, done.result);
     });
