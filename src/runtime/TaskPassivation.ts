@@ -153,12 +153,10 @@ export class TaskPassivation {
     return this.options.passivateIdleAfterMs ?? DEFAULT_PASSIVATE_IDLE_AFTER_MS;
   }
 
+  /** A held upstream call is a request in flight in this process: its task never leaves memory while it runs. */
   private rerunnable(toolName: string): boolean {
     const tool = this.options.tools.get(toolName);
-    // A held upstream call is a request in flight in this process: its task never leaves memory while it runs.
-    if (tool?.held) return false;
-    const resume = tool?.options.resume;
-    return resume === 'replay' || resume === 'resume';
+    return !tool?.held && (tool?.options.resume === 'replay' || tool?.options.resume === 'resume');
   }
 
   /** The idle timer fired: passivates the task if it still only waits (or sleeps) and everything it did is stored. */
