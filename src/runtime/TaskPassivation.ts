@@ -153,10 +153,9 @@ export class TaskPassivation {
     return this.options.passivateIdleAfterMs ?? DEFAULT_PASSIVATE_IDLE_AFTER_MS;
   }
 
-  /** A held upstream call is a request in flight in this process: its task never leaves memory while it runs. */
   private rerunnable(toolName: string): boolean {
-    const tool = this.options.tools.get(toolName);
-    return !tool?.held && (tool?.options.resume === 'replay' || tool?.options.resume === 'resume');
+    const tool = this.options.tools.get(toolName); // a held upstream call is a request in flight here: never passivated
+    return !tool?.held && ['replay', 'resume'].includes(tool?.options.resume ?? 'fail');
   }
 
   /** The idle timer fired: passivates the task if it still only waits (or sleeps) and everything it did is stored. */

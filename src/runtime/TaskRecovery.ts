@@ -17,6 +17,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { endFromRecord } from './endFromRecord.js';
+import { heldCallLost, isHeldCallLost } from './heldCallLost.js';
 import { setAside } from './readStoredTask.js';
 import { endFromSnapshot } from '../tasks/storedTransition.js';
 import type { TaskActorFactory } from './TaskActorFactory.js';
@@ -224,23 +225,13 @@ export class TaskRecovery {
 }
 
 /** Why a task whose worker was a held upstream call of a tool not marked idempotent ends `failed` on restart or adoption. */
-const HELD_CALL_LOST = 'a held call does not survive that';
-
-function heldCallLost(upstream: string, cause: RecoveryCause): string {
-  const lost =
-    cause === 'adopted'
-      ? `The instance holding this task's call to the upstream server ${upstream} lost its cluster lease`
-      : `The server restarted while it held this task's call to the upstream server ${upstream}`;
-  return `${lost}; ${HELD_CALL_LOST}, and the tool is not marked idempotent, so it was not sent again`;
-}
-
 /**
  * Whether the failure runs from the task's own snapshot: a plain restart or an
  * adoption. Any other reason (machine version, missing tool, a snapshot that
  * would not restore) builds a fresh actor from the stored record instead.
  */
 function restorable(record: TaskRecord, reason: string | undefined): boolean {
-  return (reason === undefined || reason === ADOPTED_MESSAGE || reason.includes(HELD_CALL_LOST)) && record.snapshot !== undefined;
+  return (reason === undefined || reason === ADOPTED_MESSAGE || isHeldCallLost(reason)) && record.snapshot !== undefined;
 }
 
 /**
