@@ -11,7 +11,8 @@
  *   interleaved slices, p50 of each;
  * - memory: heap per held upstream request (N promoted calls that wait
  *   upstream) against heap per live task of a local tool that waits for its
- *   cancel signal (the same N), each the difference of two gc'ed heaps.
+ *   cancel signal, promoted the same way (the same N), each the difference of
+ *   two gc'ed heaps.
  *
  *   node --expose-gc --import tsx bench/promotedCall.ts '{"n":40,"held":200,"ms":300}'
  *
@@ -51,10 +52,10 @@ const runtime = createRuntime({
   logger: { info: () => {}, error: () => {} },
   limits: { maxLiveTasksPerPrincipal: heldCount * 4 },
 });
-// The baseline of the memory cell: a local task that holds nothing but its run, waiting for its cancel.
+// The baseline of the memory cell: a local task promoted the same way (auto, 50 ms) that holds nothing but its run.
 runtime.tool(
   'local_wait',
-  { taskBehavior: 'always' },
+  { taskBehavior: 'auto', promoteAfterMs: 50 },
   (_args, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
 );
 await runtime.start();

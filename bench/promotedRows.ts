@@ -53,7 +53,7 @@ export function promotedRows(r: PromotedResult): Array<Record<string, unknown>> 
       figure: 'heap per held request',
       value: r.heldBytes,
       unit: 'B',
-      baseline: `a live task of a local tool waiting for its cancel (${r.heldCount}, same run)`,
+      baseline: `a live task of a local auto tool promoted after 50 ms, waiting for its cancel (${r.heldCount}, same run)`,
       baselineValue: r.localBytes,
       baselineUnit: 'B',
       ratio: ratio(r.heldBytes, r.localBytes),
