@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextp
 import { GetTaskResultV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { connect, envelope, taskSession, type ConnectedClient } from '../support/extTasksClient.js';
 import { callTool, freePort, getTask, rawRequest, resultOf, spawnNode, waitFor, type Child } from '../support/processes.js';
+import { openHttpListen } from '../support/rawWire.js';
 import { startAggregator, type Aggregator } from './harness.js';
 import type { UpstreamSpec } from '../../src/upstreams/UpstreamSpec.js';
 
@@ -108,6 +109,27 @@ for (const [label, makeSpec] of transports) {
       );
       // Stored: read again, the same result.
       assert.deepEqual(resultOf(await getTask(tasksClient, taskId)).result, done.result);
+    });
+
+    it('subscriptions/listen on the promoted task pushes its progress and its completion', async () => {
+      const taskId = String(resultOf(await callTool(tasksClient, LONG, { duration: 1.2, steps: 4 })).taskId);
+      const listen = await openHttpListen(aggregator.url, { taskIds: [taskId] });
+      try {
+        assert.equal(listen.status, 200);
+        assert.deepEqual((listen.first?.params as { notifications?: unknown } | undefined)?.notifications, { taskIds: [taskId] });
+        const frames: Array<Record<string, unknown>> = [];
+        for await (const batch of listen.rest!) {
+          for (const message of batch) if (message.method === 'notifications/tasks') frames.push(message.params as Record<string, unknown>);
+          if (frames.some((frame) => frame.status === 'completed')) break;
+        }
+        assert.ok(
+          frames.some((frame) => typeof frame.statusMessage === 'string' && /\/4$/.test(frame.statusMessage)),
+          JSON.stringify(frames.map((frame) => frame.statusMessage)),
+        );
+        assert.match(JSON.stringify(frames.find((frame) => frame.status === 'completed')!.result), /Long running operation completed/);
+      } finally {
+        listen.close();
+      }
     });
 
     it("a quick call stays synchronous; a tool configured 'always' is a task even when quick", async () => {
