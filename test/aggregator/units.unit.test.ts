@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { TaskProgressBoard } from '../../src/upstreams/TaskProgressBoard.js';
+import { withoutLocations } from '../../src/upstreams/HeldUpstreamCall.js';
 import { MAX_STATUS_MESSAGE_CHARS } from '../../src/tasks/storedText.js';
 import { createActor, fromCallback, fromPromise, type AnyActorRef } from 'xstate';
 import {
