@@ -12,6 +12,7 @@
  * failed, or run again once the upstream is back (`replay`), never silently.
  */
 import type { JsonObject } from '../core/json.js';
+import { ErrorCode, ToolError } from '../core/errors.js';
 import type { Logger } from '../runtime/Logger.js';
 import type { ToolCallRequest } from '../tools/ToolCall.js';
 import type { ToolDefinition, ToolOptions } from '../tools/ToolDefinition.js';
@@ -31,6 +32,14 @@ export interface ForwardedToolsHost {
   prefixOf(spec: UpstreamSpec): string;
   /** Forwards one call as is (passthrough, collapse, plain). */
   forward(upstream: string, tool: string, request: ToolCallRequest, taskSupport: LegacyTaskSupport): ReturnType<ForwardedEntry['forward']>;
+  /** Follows a task `upstream` answered a held call with unasked (see `TaskForwarder.collapseUnasked`). */
+  collapseUnasked(
+    upstream: string,
+    connection: UpstreamConnection,
+    upstreamId: string,
+    first: JsonObject,
+    request: ToolCallRequest,
+  ): ReturnType<ForwardedEntry['forward']>;
   /** The open connection of `upstream` now, or `undefined`. */
   connection(upstream: string): UpstreamConnection | undefined;
   /** The open connection of `upstream`, waiting for it to be ready (a task run again after a restart); rejects when it cannot be had. */
@@ -126,6 +135,22 @@ function heldParts(
     tool: entry.tool,
     exposed,
     connection: (signal) => host.heldConnection(name, signal),
+    collapse: async (connection, upstreamId, first, ctx) => {
+      const request: ToolCallRequest = {
+        name: exposed,
+        args: {},
+        principal: ctx.principal,
+        declaresTasks: false,
+        signal: ctx.signal,
+        cannotAnswerInput: true,
+      };
+      const outcome = await host.collapseUnasked(name, connection, upstreamId, first, request);
+      if (outcome.kind === 'result') return outcome.result;
+      throw new ToolError(
+        ErrorCode.InternalError,
+        `The upstream tool ${exposed} answered with a task nobody asked for, and it needs input`,
+      );
+    },
     ...(promotion.timeoutMs !== undefined ? { timeoutMs: promotion.timeoutMs } : {}),
     logger: host.logger,
   });

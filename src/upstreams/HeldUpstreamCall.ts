@@ -35,6 +35,8 @@ export interface HeldCallTarget {
   exposed: string;
   /** The upstream's open connection; after a restart it may wait for the upstream to be ready. */
   connection(signal: AbortSignal): Promise<UpstreamConnection>;
+  /** Follows a task the upstream answered with unasked to its result (collapsed, never handed out). */
+  collapse(connection: UpstreamConnection, upstreamId: string, first: JsonObject, ctx: ToolContext): Promise<JsonObject>;
   /** How long the held request may wait for its answer; none: no deadline of its own (the task's ttl bounds it). */
   timeoutMs?: number;
   logger: Logger;
@@ -65,6 +67,10 @@ async function holdCall(target: HeldCallTarget, args: JsonObject, ctx: ToolConte
       if (result.resultType === 'input_required') {
         params = { ...base, ...(await answerRound(target, ctx, result, round)) };
         continue;
+      }
+      // We asked for no task (the upstream has no tasks): one that comes anyway is followed here, as a plain forward does.
+      if (result.resultType === 'task' && typeof result.taskId === 'string' && result.taskId.length > 0) {
+        return withoutResultType(stripMeta(await target.collapse(connection, result.taskId, result, ctx))) as unknown as ToolResult;
       }
       if (result.resultType !== undefined && result.resultType !== 'complete') {
         target.logger.info(`upstream ${target.upstream}: held call of ${target.tool} answered resultType ${String(result.resultType)}`);

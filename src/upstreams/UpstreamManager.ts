@@ -104,6 +104,7 @@ export class UpstreamManager implements UpstreamDirectory {
       forward: (upstream, tool, request, taskSupport) => this.forwarder.callTool(upstream, tool, request, taskSupport),
       connection: (name) => this.connections.get(name),
       heldConnection: (name, signal) => heldConnection(this, name, signal),
+      collapseUnasked: (...args) => this.forwarder.collapseUnasked(...args),
     };
   }
 
