@@ -10,10 +10,11 @@
  * to `bench/results/<ISO timestamp>.json` (or `--results-dir <dir>`).
  * Progress goes to stderr.
  *
- * Benchmarks (names for `--only`): create, get, lane, heap, passivation, recovery, fanout, postgres, cluster, slowreader, foreign, coldstart.
+ * Benchmarks (names for `--only`): create, get, lane, heap, passivation, recovery, fanout, postgres, cluster, slowreader, foreign, coldstart, promoted.
  * `cluster`: two instances on one PostgreSQL schema (bench/cluster.ts), each figure against
  * PostgreSQL's own floor for it (LISTEN/NOTIFY round trip, a row read, the lease); like
  * `postgres` it needs a server and is left out of a plain `--quick`.
+ * `promoted`: an upstream call held as a task vs the same call forwarded as is, and heap per held request (bench/promotedRows.ts).
  * `passivation`: heap per input-waiting task passivated vs
  * live vs a bare xstate actor (the slope between two sizes, bench/passivation.ts),
  * the same for timer-waiting (`ctx.sleep`) tasks,
@@ -50,6 +51,7 @@ import { runSlowReader, type SlowReaderResult } from './slowReader.js';
 import { runFastLaneCell, type FastLaneResult } from './fastLane.js';
 import type { PassivationResult } from './passivation.js';
 import { runPassivationHttp, type PassivationHttpResult } from './passivationHttp.js';
+import { promotedRows, runPromoted, type PromotedResult } from './promotedRows.js';
 import { rpc, runInterleaved, runLoad, type LoadResult, type Partner } from './loadgen.js';
 import type { Json, RpcCall } from './protocol.js';
 import { captureTemplates, seedLowdb, seedSqlite, seedThroughApi, sqliteAvailable, sqliteConfig, type Templates } from './seed.js';
@@ -76,6 +78,7 @@ const BENCHMARKS = [
   'slowreader',
   'foreign',
   'coldstart',
+  'promoted',
 ] as const;
 type BenchName = (typeof BENCHMARKS)[number];
 
@@ -225,6 +228,7 @@ const raw = {
   coldStart: undefined as ColdStartResult | undefined,
   slowReader: {} as { budget?: SlowReaderResult; unbounded?: SlowReaderResult },
   foreign: [] as ForeignGetResult[],
+  promoted: undefined as PromotedResult | undefined,
   lane: undefined as FastLaneResult | undefined,
   passivation: {} as {
     heap?: Partial<Record<PassivationResult['state'], PassivationResult>>;
@@ -1854,6 +1858,9 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
     }
   }
 
+  // 9. Promoted upstream calls.
+  if (enabled('promoted') && raw.promoted) for (const row of promotedRows(raw.promoted)) add(row as unknown as Row);
+
   // 8. Cold start.
   const cold = raw.coldStart;
   if (enabled('coldstart') && cold && cold.built.length > 0) {
@@ -2007,6 +2014,7 @@ try {
   // Like postgres, not in a plain --quick run (two extra server processes); `--quick --only slowreader` runs it.
   if (enabled('slowreader') && (!quick || only?.includes('slowreader'))) await section('slowreader', slowReaderBenchmark);
   if (enabled('foreign') && (!quick || only?.includes('foreign'))) await section('foreign', foreignGetBenchmark);
+  if (enabled('promoted')) await section('promoted', async () => void (raw.promoted = await runPromoted(quick, log)));
   // Not in a plain --quick run (it stays a smoke test of the rest); `--quick --only postgres` runs it small.
   if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
     postgresSkip = !stores.includes('sqlite') ? `no baseline: ${sqliteSkip}` : await postgresUnavailable();

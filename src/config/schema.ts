@@ -77,6 +77,39 @@ export const AuthConfigSchema = z
       });
     }
   });
+
+const taskBehavior = z.enum(['auto', 'always', 'never'], { error: "expected 'auto', 'always' or 'never'" });
+
+/**
+ * Server-directed promotion of calls to this upstream's tools that have no
+ * task support of their own (docs/aggregator.md "Promoted calls"): for a
+ * caller that declared the tasks extension, taskvisor holds the upstream
+ * request and the call becomes a taskvisor task.
+ */
+const promotionSchema = z.strictObject({
+  /** `auto` (default): a task once the call outlives promoteAfterMs or asks for input; `always`; `never`: forwarded as is. */
+  taskBehavior: taskBehavior.exactOptional(),
+  /** How long a call may run before it becomes a task. Default: the server's `tasks.promoteAfterMs` (200). */
+  promoteAfterMs: nonNegativeInt.exactOptional(),
+  /** How long a held call may wait for the upstream's answer; the task fails after it. Default: none (the task's ttl bounds it). */
+  timeoutMs: z.number().int().positive().exactOptional(),
+  /** Per upstream tool name (as the upstream lists it). */
+  tools: z
+    .record(
+      z.string().min(1),
+      z.strictObject({
+        taskBehavior: taskBehavior.exactOptional(),
+        promoteAfterMs: nonNegativeInt.exactOptional(),
+        /**
+         * A held call does not survive a restart: `true` sends it again (resume `replay`), `false` ends the task
+         * `failed`. Default: the tool's `idempotentHint` annotation.
+         */
+        idempotent: z.boolean().exactOptional(),
+      }),
+    )
+    .exactOptional(),
+});
+
 /** Upstream names: part of wrapped task ids and `Mcp-Name` headers, so header-safe. */
 const upstreamName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1-64 characters of A-Z a-z 0-9 _ -');
 
@@ -108,6 +141,8 @@ const upstreamCommon = {
   identity: IdentityConfigSchema.exactOptional(),
   /** Bounds of the per-principal connections (identity other than static). */
   connections: ConnectionsConfigSchema.exactOptional(),
+  /** Calls to tools without task support of their own become taskvisor tasks (docs/aggregator.md). */
+  promotion: promotionSchema.exactOptional(),
 };
 
 export const UpstreamEntrySchema = z.discriminatedUnion(

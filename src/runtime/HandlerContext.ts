@@ -4,6 +4,7 @@
  */
 import type { Grants } from '../core/principal.js';
 import type { InputRequest } from '../../machines/task/index.js';
+import type { JsonObject } from '../core/json.js';
 import type { TraceContext } from '../core/traceContext.js';
 import type { ElicitResult, LogLevel, ToolContext } from '../tools/ToolDefinition.js';
 import type { ToolExecutionOptions } from './ToolExecutionOptions.js';
@@ -11,6 +12,8 @@ import type { ToolExecutionOptions } from './ToolExecutionOptions.js';
 /** What `ctx` calls on its run (a `ToolExecution`). */
 export interface HandlerRun {
   readonly signal: AbortSignal;
+  /** What the originating request declared (T-19, D-10). */
+  readonly clientCapabilities: JsonObject | undefined;
   /** The run's task id, `undefined` until the call is a task. */
   currentTaskId(): string | undefined;
   requestInput(key: string, request: InputRequest): Promise<unknown>;
@@ -56,6 +59,10 @@ export class HandlerContext implements ToolContext {
 
   get taskId(): string | undefined {
     return this.#execution.currentTaskId();
+  }
+
+  get clientCapabilities(): JsonObject | undefined {
+    return this.#execution.clientCapabilities;
   }
 
   get elicit(): ToolContext['elicit'] {

@@ -154,8 +154,8 @@ export class TaskPassivation {
   }
 
   private rerunnable(toolName: string): boolean {
-    const resume = this.options.tools.get(toolName)?.options.resume;
-    return resume === 'replay' || resume === 'resume';
+    const tool = this.options.tools.get(toolName); // a held upstream call is a request in flight here: never passivated
+    return !tool?.held && ['replay', 'resume'].includes(tool?.options.resume ?? 'fail');
   }
 
   /** The idle timer fired: passivates the task if it still only waits (or sleeps) and everything it did is stored. */

@@ -17,6 +17,7 @@ import type { TaskRecord } from '../tasks/TaskRecord.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { Logger } from './Logger.js';
 import { endFromRecord } from './endFromRecord.js';
+import { heldCallLost, isHeldCallLost } from './heldCallLost.js';
 import { setAside } from './readStoredTask.js';
 import { endFromSnapshot } from '../tasks/storedTransition.js';
 import type { TaskActorFactory } from './TaskActorFactory.js';
@@ -196,6 +197,8 @@ export class TaskRecovery {
     const tool = this.options.tools.get(record.tool);
     if (!tool) return `The server restarted and no longer has the tool ${record.tool}`;
     if (tool.options.resume === 'replay' || tool.options.resume === 'resume') return null;
+    // A held upstream request lives in the process that sent it: never silently lost, never silently sent twice.
+    if (tool.held) return heldCallLost(tool.held.upstream, cause);
     return cause === 'adopted' ? ADOPTED_MESSAGE : undefined;
   }
 
@@ -221,13 +224,14 @@ export class TaskRecovery {
   }
 }
 
+/** Why a task whose worker was a held upstream call of a tool not marked idempotent ends `failed` on restart or adoption. */
 /**
  * Whether the failure runs from the task's own snapshot: a plain restart or an
  * adoption. Any other reason (machine version, missing tool, a snapshot that
  * would not restore) builds a fresh actor from the stored record instead.
  */
 function restorable(record: TaskRecord, reason: string | undefined): boolean {
-  return (reason === undefined || reason === ADOPTED_MESSAGE) && record.snapshot !== undefined;
+  return (reason === undefined || reason === ADOPTED_MESSAGE || isHeldCallLost(reason)) && record.snapshot !== undefined;
 }
 
 /**

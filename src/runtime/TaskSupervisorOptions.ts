@@ -17,7 +17,7 @@ import type { ToolExecution } from './ToolExecution.js';
 
 export interface TaskSupervisorOptions {
   store: TaskStore;
-  tools: ToolRegistry;
+  tools: Pick<ToolRegistry, 'get'>;
   logger: Logger;
   /** How often expired tasks are purged; 0 disables the reaper. */
   reapIntervalMs?: number;

@@ -15,7 +15,7 @@ import {
   UnknownToolError,
 } from '../core/errors.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../tools/ToolCall.js';
-import type { ToolDefinition } from '../tools/ToolDefinition.js';
+import type { ForwardedToolCall, ToolDefinition } from '../tools/ToolDefinition.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import { schemasOf } from '../tools/ToolSchema.js';
 import type { TaskSupervisor } from './TaskSupervisor.js';
@@ -59,14 +59,14 @@ export class ToolCaller {
       publish('taskvisor:tool.forbidden', () => ({ tool: tool.name }));
       throw new ToolForbiddenError(tool.name);
     }
-    if (tool.forward) return tool.forward(request); // an upstream's tool: it validates and decides (src/upstreams)
+    if (tool.forward) return this.callForwarded(tool, tool.forward, request);
     const args = this.parseArgs(tool, request.args);
     const behavior = tool.options.taskBehavior ?? 'auto';
 
     if (createsTaskAtOnce(tool)) {
       // A task whenever this request permits one; without the extension the tool cannot run (T-03).
       if (!request.declaresTasks) throw missingTasksCapability(`the tool ${tool.name}`);
-      return { kind: 'task', task: await this.supervisor.create(this.taskOptions(tool, args, request)) };
+      return this.createAtOnce(tool, args, request);
     }
     if (behavior === 'auto' && request.declaresTasks) return this.callAuto(tool, args, request);
     return this.callSync(tool, args, request);
@@ -82,6 +82,25 @@ export class ToolCaller {
   decidedAtOnce(name: string): boolean {
     const tool = this.tools.get(name);
     return tool === undefined || createsTaskAtOnce(tool);
+  }
+
+  /**
+   * An upstream's tool: forwarded as is (the upstream validates and decides),
+   * unless this request may take a task and the tool has none of its own
+   * upstream: then the call is held here, its upstream request the task's
+   * worker, promoted like a local tool's (`taskBehavior`, `promoteAfterMs`).
+   */
+  private callForwarded(tool: ToolDefinition, forward: ForwardedToolCall, request: ToolCallRequest): Promise<ToolCallOutcome> {
+    const behavior = tool.options.taskBehavior ?? 'auto';
+    const args = request.args ?? {};
+    // Arguments that are not an object go up as they came: the upstream's error says what is wrong with them.
+    if (!request.declaresTasks || behavior === 'never' || !tool.held?.holds(request) || !isJsonObject(args)) return forward(request);
+    if (behavior === 'always') return this.createAtOnce(tool, args, request);
+    return this.callAuto(tool, args, request);
+  }
+
+  private async createAtOnce(tool: ToolDefinition, args: JsonObject, request: ToolCallRequest): Promise<ToolCallOutcome> {
+    return { kind: 'task', task: await this.supervisor.create(this.taskOptions(tool, args, request)) };
   }
 
   private parseArgs(tool: ToolDefinition, raw: unknown): JsonObject {
@@ -190,6 +209,10 @@ export class ToolCaller {
 /** A local tool whose every call is a task, created before any of its code runs (`taskBehavior: 'always'`). */
 function createsTaskAtOnce(tool: ToolDefinition): boolean {
   return !tool.forward && (tool.options.taskBehavior ?? 'auto') === 'always';
+}
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Aborts `execution` when `signal` fires, until the returned release is called. */

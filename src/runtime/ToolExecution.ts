@@ -77,7 +77,21 @@ export class ToolExecution implements HandlerRun, SleepingRun {
   /** The task's sleeps (earlier runs' and this one's): made when the run sleeps, or restored with some. */
   private sleeps: RunSleeps | undefined;
 
-  constructor(private readonly options: ToolExecutionOptions) {
+  /** Progress and log messages to the synchronous caller; dropped once the run belongs to a task. */
+  private relay: ToolExecutionOptions['relay'];
+
+  private readonly options: ToolExecutionOptions;
+
+  constructor(given: ToolExecutionOptions) {
+    // The relay is kept apart from the options (which live as long as the run) so that dropping it frees it;
+    // runs without one (every task the supervisor starts) keep the options object they were given.
+    let options = given;
+    if (given.relay) {
+      const { relay, ...rest } = given;
+      options = rest;
+      this.relay = relay;
+    }
+    this.options = options;
     if (options.issuedKeys?.length) this.issuedKeys = new Set(options.issuedKeys);
     if (options.outstandingKeys?.length) this.outstanding = new Set(options.outstandingKeys);
     if (options.answers && hasOwnKeys(options.answers)) this.answers = { ...options.answers };
@@ -109,6 +123,10 @@ export class ToolExecution implements HandlerRun, SleepingRun {
     return this.taskIdValue;
   }
 
+  get clientCapabilities(): JsonObject | undefined {
+    return this.options.clientCapabilities;
+  }
+
   /** The last `setStatus` message, to seed a task created by promotion. */
   get statusMessage(): string | undefined {
     return this.statusMessageValue;
@@ -130,6 +148,8 @@ export class ToolExecution implements HandlerRun, SleepingRun {
   becomeTask(taskId: string): void {
     this.taskIdValue = taskId;
     this.inputMode = 'wait';
+    // The synchronous request is over: its relay (and the per-request server it reaches) must not live as long as the task.
+    this.relay = undefined;
   }
 
   /** The last checkpoint saved (or resumed from). */
@@ -255,7 +275,7 @@ export class ToolExecution implements HandlerRun, SleepingRun {
   log(level: LogLevel, data: unknown, logger?: string): void {
     if (!LOG_LEVELS.includes(level)) throw new TypeError(`log(level, data): level must be one of ${LOG_LEVELS.join(', ')}`);
     if (logger !== undefined && typeof logger !== 'string') throw new TypeError('log(level, data, logger): logger must be a string');
-    if (this.taskIdValue === undefined) this.options.relay?.log?.({ level, data, ...(logger !== undefined ? { logger } : {}) });
+    if (this.taskIdValue === undefined) this.relay?.log?.({ level, data, ...(logger !== undefined ? { logger } : {}) });
   }
 
   private setStatus(text: string): void {
@@ -275,7 +295,7 @@ export class ToolExecution implements HandlerRun, SleepingRun {
     if (message !== undefined && typeof message !== 'string')
       throw new TypeError('progress(progress, total, message): message must be a string');
     const update = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
-    if (this.taskIdValue === undefined) this.options.relay?.progress?.(update);
+    if (this.taskIdValue === undefined) this.relay?.progress?.(update);
     // T-32: a task reports progress through its statusMessage; a call that may still become one keeps it for the task.
     if (this.taskIdValue !== undefined || this.inputMode === 'wait') this.setStatus(progressText(update));
   }

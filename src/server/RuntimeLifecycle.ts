@@ -96,6 +96,8 @@ export class RuntimeLifecycle {
     if (this.#state !== 'open') throw new Error(`The runtime cannot start: it is ${this.#state}`);
     this.#state = 'starting';
     this.#phase = 'recovering';
+    // The upstreams' state file first: recovery reads what it keeps about held upstream calls.
+    await this.parts.upstreams?.open();
     const report = await this.parts.supervisor.start();
     await this.parts.cluster?.start();
     await this.parts.upstreams?.start();
@@ -129,8 +131,10 @@ export class RuntimeLifecycle {
       }),
     );
     await cluster?.stop();
-    await upstreams?.stop();
+    // Tasks stop writing before the upstreams go: a held upstream call cut off by the shutdown must not end its
+    // task `failed` (recovery decides on the next start, by the tool's resume policy).
     await supervisor.stop();
+    await upstreams?.stop();
     // After the last write: survivors adopt this instance's unfinished tasks at once.
     await cluster?.leave();
     await store.close();

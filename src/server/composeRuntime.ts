@@ -229,7 +229,8 @@ function composeSupervisor(
     // Deadlines on what requests wait for (a client waits for an answer, not for a stalled disk);
     // open, close and recovery listing are not bounded.
     store: storeTimeoutMs === 0 ? store : new TimeoutTaskStore(store, storeTimeoutMs, (message, error) => logger.error(message, error)),
-    tools: parts.tools,
+    // Tasks also find the tools of an upstream that is not connected now (start-up recovery comes first).
+    tools: parts.tools.forTasks(),
     logger,
     ...definedProps({
       reapIntervalMs: options.reapIntervalMs,

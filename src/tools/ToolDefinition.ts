@@ -98,6 +98,12 @@ export interface ToolContext {
   /** What that principal holds (scopes, groups): calls this run makes on its behalf are judged with it (tool policy). */
   readonly grants?: Grants | undefined;
   /**
+   * The client capabilities the call's request declared (its `_meta`
+   * envelope on 2026-07-28), kept with the task; `undefined` when it declared
+   * none. Input requests of kinds it did not declare are refused (T-19).
+   */
+  readonly clientCapabilities?: JsonObject | undefined;
+  /**
    * Asks the client for input with a form elicitation under `key` (unique for
    * the call: T-18). In a task the task goes `input_required` until
    * `tasks/update` answers; in a synchronous 2026-07-28 call the runtime
@@ -173,6 +179,24 @@ export interface ToolDefinition<A extends JsonObject = JsonObject> {
    * no local argument validation (the upstream validates).
    */
   forward?: ForwardedToolCall;
+  /**
+   * Set on forwarded tools whose calls may be held here as tasks
+   * (server-directed promotion of upstream calls): `handler` then holds one
+   * upstream request, and `options` carry its `taskBehavior`,
+   * `promoteAfterMs` and `resume`.
+   */
+  held?: HeldForwarding;
+}
+
+/** How a forwarded tool's calls are held as tasks of this server. */
+export interface HeldForwarding {
+  /** The upstream that runs the tool (named in what a restart says). */
+  upstream: string;
+  /**
+   * Whether this request's call is held here: the tool has no task support
+   * of its own upstream now. Otherwise it is forwarded as is (`forward`).
+   */
+  holds(request: ToolCallRequest): boolean;
 }
 
 /** Runs one call of a forwarded tool; gets the inbound request as the runtime saw it. */

@@ -6,7 +6,7 @@
 import { ToolPolicy } from '../core/toolPolicy.js';
 import { z } from 'zod';
 import type { JsonObject } from '../core/json.js';
-import type { ForwardedToolCall, ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
+import type { ForwardedToolCall, HeldForwarding, ToolDefinition, ToolHandler, ToolOptions } from './ToolDefinition.js';
 import { schemasOf } from './ToolSchema.js';
 import { definedProps } from '../core/definedProps.js';
 
@@ -23,6 +23,13 @@ export interface ListedTool {
   annotations?: JsonObject;
 }
 
+/** A forwarded tool as an upstream's catalog registers it; `held` when its calls may be held here as tasks. */
+export interface ForwardedEntry {
+  listed: ListedTool;
+  forward: ForwardedToolCall;
+  held?: { options: ToolOptions; handler: ToolHandler; held: HeldForwarding };
+}
+
 export class ToolRegistry {
   /**
    * Who may call what (config `toolPolicy`): asked by every path that
@@ -37,6 +44,8 @@ export class ToolRegistry {
   private readonly forwardedListings = new Map<string, ListedTool>();
   /** Name prefixes only `addForwarded` may use (the aggregator's namespace). */
   private readonly reserved = new Set<string>();
+  /** Definitions of forwarded tools that are not listed now (their upstream is down), for the tasks they run. */
+  private readonly offline = new Map<string, (name: string) => ToolDefinition | undefined>();
 
   /**
    * Reserves names starting with `prefix` for forwarded tools: `add` refuses
@@ -56,20 +65,23 @@ export class ToolRegistry {
    * Registers a tool another server runs (an upstream's): listed as
    * `listed` says, called through `forward`. Refused when the name is taken.
    */
-  addForwarded(listed: ListedTool, forward: ForwardedToolCall): void {
+  addForwarded(listed: ListedTool, forward: ForwardedToolCall, held?: ForwardedEntry['held']): void {
     const name = listed.name;
     if (!TOOL_NAME.test(name)) throw new Error(`Invalid tool name ${JSON.stringify(name)}: use 1-128 characters of A-Z a-z 0-9 _ - .`);
     if (this.tools.has(name)) throw new Error(`A tool named ${JSON.stringify(name)} is already registered`);
-    const definition: ToolDefinition = {
-      name,
-      options: {
-        ...definedProps({ title: listed.title, description: listed.description }),
-      },
-      handler: () => {
-        throw new Error(`${name} is a forwarded tool`);
-      },
-      forward,
-    };
+    if (held) validateOptions(name, held.options);
+    const definition: ToolDefinition = held
+      ? { name, options: held.options, handler: held.handler, forward, held: held.held }
+      : {
+          name,
+          options: {
+            ...definedProps({ title: listed.title, description: listed.description }),
+          },
+          handler: () => {
+            throw new Error(`${name} is a forwarded tool`);
+          },
+          forward,
+        };
     this.tools.set(name, definition);
     this.forwardedListings.set(name, listed);
     this.listing?.push(listed);
@@ -77,12 +89,12 @@ export class ToolRegistry {
   }
 
   /** Replaces every forwarded tool whose name starts with `prefix` by `entries`, with one change notification. */
-  replaceForwarded(prefix: string, entries: Array<{ listed: ListedTool; forward: ForwardedToolCall }>): void {
+  replaceForwarded(prefix: string, entries: ForwardedEntry[]): void {
     const silent = new Set<() => void>(this.listeners);
     this.listeners.clear();
     try {
       for (const name of [...this.forwardedListings.keys()]) if (name.startsWith(prefix)) this.remove(name);
-      for (const entry of entries) if (!this.tools.has(entry.listed.name)) this.addForwarded(entry.listed, entry.forward);
+      for (const entry of entries) if (!this.tools.has(entry.listed.name)) this.addForwarded(entry.listed, entry.forward, entry.held);
     } finally {
       for (const listener of silent) this.listeners.add(listener);
     }
@@ -149,6 +161,32 @@ export class ToolRegistry {
 
   get(name: string): ToolDefinition | undefined {
     return this.tools.get(name);
+  }
+
+  /**
+   * Serves {@link forTasks} lookups of unlisted names under `prefix` (a
+   * reserved one) from `resolve`: the tasks of an upstream's tools are
+   * recovered at start-up, before the upstream is connected and its tools
+   * are listed.
+   */
+  resolveOffline(prefix: string, resolve: (name: string) => ToolDefinition | undefined): void {
+    this.offline.set(prefix, resolve);
+  }
+
+  /**
+   * The lookup tasks use (recovery, restore, passivation): the listed tool,
+   * or for an upstream's tool that is not listed now, what its resolver
+   * knows of it. Calls (`get`) see only listed tools.
+   */
+  forTasks(): Pick<ToolRegistry, 'get'> {
+    return {
+      get: (name) => {
+        const listed = this.tools.get(name);
+        if (listed) return listed;
+        for (const [prefix, resolve] of this.offline) if (name.startsWith(prefix)) return resolve(name);
+        return undefined;
+      },
+    };
   }
 
   has(name: string): boolean {

@@ -23,6 +23,14 @@ export interface RawRequestOptions {
   progressToken?: string;
   /** A request that blocks by design (2025-11-25 `tasks/result` until the task ends) has no deadline; closing ends it. */
   noDeadline?: boolean;
+  /** This request's own deadline in ms, instead of the upstream's `timeout`. */
+  timeoutMs?: number;
+  /**
+   * When `signal` fires, stop waiting as well as telling the upstream (the
+   * promise rejects with the signal's reason): a held call's worker must end
+   * even if the upstream never answers a cancelled request (spec: it need not).
+   */
+  abandonOnAbort?: boolean;
 }
 
 export const UPSTREAM_CLIENT_INFO = { name: 'taskvisor-aggregator', version: '0.1.0' };
@@ -84,13 +92,14 @@ export class RawRequests {
   ): Promise<RawOutcome> {
     const startedAt = performance.now();
     const name = this.upstream;
+    const deadlineMs = Math.min(options.timeoutMs ?? timeoutMs, 2 ** 31 - 1);
     const answered = new Promise<RawOutcome>((resolve, reject) => {
       const timer = setTimeout(
         () => {
           if (!this.pending.delete(id)) return;
-          reject(new UpstreamUnavailableError(name, `upstream ${name} did not answer ${method} within ${timeoutMs} ms`));
+          reject(new UpstreamUnavailableError(name, `upstream ${name} did not answer ${method} within ${deadlineMs} ms`, { timedOut: true }));
         },
-        options.noDeadline ? 2 ** 31 - 1 : timeoutMs,
+        options.noDeadline ? 2 ** 31 - 1 : deadlineMs,
       );
       timer.unref();
       this.pending.set(id, { resolve, reject, timer });
@@ -103,6 +112,11 @@ export class RawRequests {
             params: { requestId: id, reason: 'The inbound request was cancelled' },
           })
           .catch(() => {});
+        const pending = options.abandonOnAbort ? this.pending.get(id) : undefined;
+        if (!pending) return;
+        this.pending.delete(id);
+        clearTimeout(pending.timer);
+        reject(options.signal?.reason instanceof Error ? options.signal.reason : new Error('The request was cancelled'));
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
       transport.send({ jsonrpc: '2.0', id, method, params: framed }).catch((error: unknown) => {
@@ -129,7 +143,7 @@ export class RawRequests {
           new UpstreamUnavailableError(
             name,
             `upstream ${name}: ${(error as Error)?.message ?? String(error)}`,
-            error instanceof UnauthorizedError || (error as { status?: unknown })?.status === 401,
+            { unauthorized: error instanceof UnauthorizedError || (error as { status?: unknown })?.status === 401 },
           ),
         );
       });

@@ -9,7 +9,10 @@
  * - `upstreams`: per upstream, the cached `server/discover` result (or the
  *   legacy verdict) used to reconnect without probing;
  * - `health`: what a running server last reported about each upstream, read
- *   by `taskvisor upstreams` from another process.
+ *   by `taskvisor upstreams` from another process;
+ * - `heldTools`: per upstream, the tools whose calls may be held as tasks
+ *   (their upstream names and `idempotentHint`), so a restart decides what
+ *   becomes of their tasks before the upstream is connected again.
  *
  * Everything it keeps serves the upstreams, so it lives with them.
  *
@@ -32,6 +35,13 @@ export interface UpstreamCacheEntry {
   savedAt: number;
 }
 
+/** A tool whose calls may be held as tasks, as the last catalog listed it (by its name downstream). */
+export interface HeldToolEntry {
+  /** Its name upstream. */
+  tool: string;
+  idempotentHint?: true;
+}
+
 /** One upstream's health as the running server last wrote it. */
 export interface UpstreamHealth {
   state: string;
@@ -49,6 +59,8 @@ export interface RuntimeState {
   secrets: Record<string, string>;
   upstreams: Record<string, UpstreamCacheEntry>;
   health: { pid: number; updatedAt: number; upstreams: Record<string, UpstreamHealth> } | null;
+  /** Per upstream, by tool name downstream (absent in files written before held calls existed). */
+  heldTools?: Record<string, Record<string, HeldToolEntry>>;
 }
 
 const empty = (): RuntimeState => ({ version: 1, secrets: {}, upstreams: {}, health: null });
@@ -74,6 +86,7 @@ export class RuntimeStateFile {
     data.secrets ??= {};
     data.upstreams ??= {};
     data.health ??= null;
+    data.heldTools ??= {};
     return file;
   }
 
@@ -109,6 +122,19 @@ export class RuntimeStateFile {
   async forgetUpstream(name: string): Promise<void> {
     if (!(name in this.db.data.upstreams)) return;
     delete this.db.data.upstreams[name];
+    await this.save();
+  }
+
+  /** The held tools of `upstream` as last listed (empty when none are known). */
+  heldTools(upstream: string): Record<string, HeldToolEntry> {
+    return this.db.data.heldTools?.[upstream] ?? {};
+  }
+
+  /** Records `upstream`'s held tools; nothing is written when they did not change. */
+  async setHeldTools(upstream: string, tools: Record<string, HeldToolEntry>): Promise<void> {
+    const all = (this.db.data.heldTools ??= {});
+    if (JSON.stringify(all[upstream] ?? {}) === JSON.stringify(tools)) return;
+    all[upstream] = tools;
     await this.save();
   }
 

@@ -229,6 +229,15 @@ export class TaskForwarder {
     return collapseTask(this.ids, upstream, upstreamTaskOps(connection, this.channel, this.legacy), upstreamId, outcome.task, request);
   }
 
+  /**
+   * A task an upstream answered a held call with although nobody asked for
+   * one (it never declared the extension): followed to its end like any
+   * collapsed task, never handed out.
+   */
+  collapseUnasked(upstream: string, connection: UpstreamConnection, upstreamId: string, first: JsonObject, request: ToolCallRequest) {
+    return collapseTask(this.ids, upstream, upstreamTaskOps(connection, this.channel, this.legacy), upstreamId, first, request);
+  }
+
   /** `tasks/get` of a wrapped id: the upstream's answer with the id wrapped again. */
   async get(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<JsonObject> {
     const { upstream, id, connection } = await this.route(taskId, principal);

@@ -30,6 +30,9 @@ import type { UpstreamConnectionAuth } from './identity/UpstreamCredentialSource
 
 export { UPSTREAM_CLIENT_INFO, UpstreamUnavailableError, type RawOutcome, type UpstreamTool };
 
+/** Answers one upstream request for input (elicitation or sampling) on behalf of a held call. */
+export type InputSink = (method: 'elicitation/create' | 'sampling/createMessage', params: JsonObject) => Promise<JsonObject>;
+
 export class UpstreamConnection {
   readonly client: Client;
   private transport: Transport | undefined;
@@ -47,6 +50,10 @@ export class UpstreamConnection {
   private readonly logSinks = new Set<(message: LogMessage) => void>();
   /** Input requests of this upstream's 2025-11-25 tasks, until a caller answers them. */
   readonly inputs = new LegacyInputRequests();
+  /** Held calls in flight that take the upstream's requests for input (see {@link addInputSink}). */
+  private readonly inputSinks = new Set<InputSink>();
+  /** `tools/call` requests of ours the upstream has not answered yet. */
+  private callsInFlight = 0;
 
   /** `auth`: the principal a per-principal connection acts as (identity modes other than `static`). */
   constructor(
@@ -58,8 +65,9 @@ export class UpstreamConnection {
     this.output = new ChildOutput(spec, logger);
     // `elicitation.form` lets a 2025-11-25 upstream task ask for input (relayed as the task's inputRequests); a
     // 2026-07-28 upstream sees the caller's own capabilities on each request instead (T-01).
+    // `sampling` lets a held call's caller answer the upstream's sampling requests (held calls only; others are refused).
     this.client = new Client(UPSTREAM_CLIENT_INFO, {
-      capabilities: { elicitation: { form: {} } },
+      capabilities: { elicitation: { form: {} }, sampling: {} },
       versionNegotiation: { mode: 'auto' },
     });
   }
@@ -104,6 +112,7 @@ export class UpstreamConnection {
       });
     }
     this.client.setRequestHandler('elicitation/create', (request) => this.elicitationArrived(request.params as JsonObject));
+    this.client.setRequestHandler('sampling/createMessage', (request) => this.samplingArrived(request.params as JsonObject));
     await withTimeout(
       this.client.connect(transport, prior ? { prior: prior as PriorDiscovery } : undefined),
       this.timeoutMs,
@@ -166,7 +175,25 @@ export class UpstreamConnection {
       return Promise.reject(new UpstreamUnavailableError(this.spec.name, `upstream ${this.spec.name} is not connected`));
     }
     const framed = frameRequest(params, capabilities, options.progressToken, this.era === 'modern' ? this.protocolVersion : undefined);
-    return this.requests.send(this.transport, `tv:${++this.counter}`, method, framed, this.timeoutMs, options);
+    const sent = this.requests.send(this.transport, `tv:${++this.counter}`, method, framed, this.timeoutMs, options);
+    if (method !== 'tools/call') return sent;
+    this.callsInFlight++;
+    const settled = () => void this.callsInFlight--;
+    sent.then(settled, settled);
+    return sent;
+  }
+
+  /**
+   * A held call in flight that answers the upstream's `elicitation/create`
+   * and `sampling/createMessage` through its task. Such a request names no
+   * call (2025-11-25 on stdio has no way to), so it goes to the sink only
+   * while that held call is the only `tools/call` in flight on this
+   * connection (it can only be that call's); otherwise it is refused: never
+   * shown to a caller it may not belong to (I-7).
+   */
+  addInputSink(sink: InputSink): () => void {
+    this.inputSinks.add(sink);
+    return () => this.inputSinks.delete(sink);
   }
 
   /**
@@ -257,8 +284,23 @@ export class UpstreamConnection {
   private elicitationArrived(params: JsonObject): Promise<ElicitAnswer> {
     const related = (params._meta as JsonObject | undefined)?.[RELATED_TASK_META_KEY] as { taskId?: unknown } | undefined;
     if (typeof related?.taskId === 'string') return this.inputs.hold(related.taskId, params);
-    this.logger.info(`upstream ${this.spec.name} asked for input outside a task; declined (taskvisor relays only task input requests)`);
+    const sink = this.soleInputSink();
+    if (sink) return sink('elicitation/create', params) as Promise<ElicitAnswer>;
+    this.logger.info(`upstream ${this.spec.name} asked for input outside a held call; declined (it cannot be told whose call it is)`);
     return Promise.resolve({ action: 'decline' });
+  }
+
+  /** A `sampling/createMessage`: answered by the held call it can only belong to, refused otherwise (see {@link addInputSink}). */
+  private async samplingArrived(params: JsonObject): Promise<never> {
+    const sink = this.soleInputSink();
+    // Cast: the caller's answer goes back as it gave it; the SDK checks it against the sampling result schema.
+    if (sink) return (await sink('sampling/createMessage', params)) as never;
+    this.logger.info(`upstream ${this.spec.name} asked for sampling outside a held call; refused (it cannot be told whose call it is)`);
+    throw new Error('taskvisor relays sampling requests only within a call it holds as a task');
+  }
+
+  private soleInputSink(): InputSink | undefined {
+    return this.inputSinks.size === 1 && this.callsInFlight === 1 ? [...this.inputSinks][0] : undefined;
   }
 
   private logArrived(params: unknown): void {

@@ -20,7 +20,6 @@ import {
   type UpstreamInput,
   type UpstreamState,
 } from '../../machines/upstream/index.js';
-import type { JsonObject } from '../core/json.js';
 import type { Logger } from '../runtime/Logger.js';
 import { RuntimeStateFile, type UpstreamHealth } from './RuntimeStateFile.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
@@ -28,7 +27,8 @@ import type { ResourceRegistry } from '../resources/ResourceRegistry.js';
 import type { PromptRegistry } from '../prompts/PromptRegistry.js';
 import { forwardedCatalog } from './ForwardedCatalog.js';
 import { upstreamResourcePrefix } from './resourceUris.js';
-import { forwardedToolEntries } from './forwardedTools.js';
+import { forwardedToolEntries, offlineHeldTool, type ForwardedToolsHost } from './ForwardedTools.js';
+import { heldConnection } from './heldConnection.js';
 import { TaskForwarder } from './TaskForwarder.js';
 import { upstreamUnavailable, type UpstreamDirectory } from './UpstreamChannel.js';
 import { upstreamActors } from './UpstreamActors.js';
@@ -85,6 +85,7 @@ export class UpstreamManager implements UpstreamDirectory {
   private stopping = false;
   /** Connections of upstreams that act as the caller, one per principal (docs/aggregator.md "Identity"). */
   private readonly perPrincipal: PrincipalConnections;
+  private readonly toolsHost: ForwardedToolsHost;
 
   constructor(private readonly options: UpstreamManagerOptions) {
     this.namespace = options.namespace ?? DEFAULT_TOOL_NAMESPACE;
@@ -105,7 +106,23 @@ export class UpstreamManager implements UpstreamDirectory {
     // Reserved before any local tool could take a name in it.
     options.tools.reserve(`${this.namespace}_`);
     options.prompts?.reserve(`${this.namespace}_`);
-    for (const spec of this.specs.values()) options.resources?.reserve(upstreamResourcePrefix(this.namespace, this.prefixOf(spec)));
+    for (const spec of this.specs.values()) {
+      options.resources?.reserve(upstreamResourcePrefix(this.namespace, this.prefixOf(spec)));
+      // The tasks of held tools of an upstream not connected (yet) find their tool in what the state file kept.
+      options.tools.resolveOffline(upstreamToolPrefix(this.namespace, this.prefixOf(spec)), (exposed) => {
+        const entry = this.state?.heldTools(spec.name)[exposed];
+        return entry ? offlineHeldTool(this.toolsHost, spec, exposed, entry) : undefined;
+      });
+    }
+    this.toolsHost = {
+      namespace: this.namespace,
+      logger: options.logger,
+      prefixOf: (spec) => this.prefixOf(spec),
+      forward: (upstream, tool, request, taskSupport) => this.forwarder.callTool(upstream, tool, request, taskSupport),
+      connection: (name) => this.connections.get(name),
+      heldConnection: (name, signal) => heldConnection(this, name, signal),
+      collapseUnasked: (...args) => this.forwarder.collapseUnasked(...args),
+    };
   }
 
   /** Routes forwarded calls and wrapped task ids; available once started. */
@@ -119,10 +136,20 @@ export class UpstreamManager implements UpstreamDirectory {
     return this.forwarderInstance;
   }
 
-  /** Opens the state file, then starts every `autoStart` upstream (connecting happens in the background). */
+  /**
+   * Opens the state file and makes the forwarder: before task recovery, which
+   * reads what the state file keeps about held tools. Idempotent.
+   */
+  async open(): Promise<void> {
+    if (this.state) return;
+    const state = await RuntimeStateFile.open(this.options.stateFile);
+    this.forwarderInstance = new TaskForwarder(this, new WrappedTaskIds(await state.secret(WRAPPED_ID_SECRET)), this.options.logger);
+    this.state = state;
+  }
+
+  /** Opens (see {@link open}), then starts every `autoStart` upstream (connecting happens in the background). */
   async start(): Promise<void> {
-    this.state = await RuntimeStateFile.open(this.options.stateFile);
-    this.forwarderInstance = new TaskForwarder(this, new WrappedTaskIds(await this.state.secret(WRAPPED_ID_SECRET)), this.options.logger);
+    await this.open();
     const provided = upstreamSupervisorMachine.provide({
       actors: { upstream: upstreamMachine.provide({ actors: upstreamActors(this.actorHost()) }) },
     });
@@ -284,16 +311,12 @@ export class UpstreamManager implements UpstreamDirectory {
     return spec.toolPrefix ?? spec.name.replaceAll('_', '-');
   }
 
-  /** Replaces `name`'s tools in the registry by `tools` (one `list_changed` downstream). */
-  private registerCatalog(name: string, tools: UpstreamTool[]): number {
-    const prefix = this.prefixOf(this.specs.get(name)!);
-    const entries = forwardedToolEntries(tools, {
-      namespace: this.namespace,
-      prefix,
-      skipped: (message) => this.options.logger.error(`upstream ${name}: ${message}`),
-      forward: (tool, taskSupport) => (request) => this.forwarder.callTool(name, tool, request, taskSupport),
-    });
-    this.options.tools.replaceForwarded(upstreamToolPrefix(this.namespace, prefix), entries);
+  /** Replaces `name`'s tools in the registry by `tools` (one `list_changed` downstream); keeps what a restart needs of the held ones. */
+  private async registerCatalog(name: string, tools: UpstreamTool[], connection: UpstreamConnection): Promise<number> {
+    const spec = this.specs.get(name)!;
+    const { entries, held } = forwardedToolEntries(this.toolsHost, spec, tools, connection);
+    this.options.tools.replaceForwarded(upstreamToolPrefix(this.namespace, this.prefixOf(spec)), entries);
+    await this.state?.setHeldTools(name, held);
     return entries.length;
   }
 
@@ -338,7 +361,7 @@ export class UpstreamManager implements UpstreamDirectory {
           if (signal.aborted) throw new Error('stopped while connecting');
           await this.state?.setUpstream(name, { discovery: connection.discovery, savedAt: Date.now() });
           this.connections.set(name, connection);
-          const toolCount = this.registerCatalog(name, tools);
+          const toolCount = await this.registerCatalog(name, tools, connection);
           this.registerResourcesAndPrompts(name, listing);
           const extra = [
             listing.resources.length + listing.templates.length > 0
@@ -366,7 +389,7 @@ export class UpstreamManager implements UpstreamDirectory {
         if (!connection) throw new Error('not connected');
         const tools = await connection.listTools();
         this.registerResourcesAndPrompts(name, await connection.listCatalog());
-        return this.registerCatalog(name, tools);
+        return this.registerCatalog(name, tools, connection);
       },
       watch: (name: string, on: { closed: (reason: string) => void; toolsChanged: () => void }) => {
         const connection = this.connections.get(name);

@@ -33,7 +33,28 @@ export type UpstreamSpec = UpstreamTransportSpec & {
   identity?: UpstreamIdentity;
   /** Bounds of the per-principal connections (identity other than `static`). */
   connections?: Partial<ConnectionPoolLimits>;
+  /** Calls to tools without task support of their own become taskvisor tasks (docs/aggregator.md "Promoted calls"). */
+  promotion?: UpstreamPromotion;
 };
+
+/** Whether calls of an upstream tool become tasks, and what a restart does with one. */
+export interface ToolPromotion {
+  /** `auto` (default): a task once the call outlives `promoteAfterMs` or asks for input; `always`; `never`. */
+  taskBehavior?: 'auto' | 'always' | 'never';
+  /** Default: the runtime's `promoteAfterMs`. */
+  promoteAfterMs?: number;
+  /** `true`: a restart sends the held call again (`replay`); `false`: the task fails. Default: the tool's `idempotentHint`. */
+  idempotent?: boolean;
+}
+
+/** An upstream's promotion settings: its defaults and per-tool overrides (by the upstream's own tool name). */
+export interface UpstreamPromotion {
+  taskBehavior?: ToolPromotion['taskBehavior'];
+  promoteAfterMs?: number;
+  /** How long a held call may wait for the upstream's answer. Default: no limit of its own (the task's ttl bounds it). */
+  timeoutMs?: number;
+  tools?: Record<string, ToolPromotion>;
+}
 
 export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000, factor: 2, maxAttempts: null };
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;

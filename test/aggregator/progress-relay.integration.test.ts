@@ -30,7 +30,10 @@ describe('upstream progress and log messages are relayed to the caller (server-e
   let plainClient: ConnectedClient;
 
   before(async () => {
-    aggregator = await startAggregator([{ name: 'everything', type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] }]);
+    // Never promoted: these calls stay synchronous for a caller with the extension too (promotion: promoted-calls test).
+    aggregator = await startAggregator([
+      { name: 'everything', type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], promotion: { taskBehavior: 'never' } },
+    ]);
     tasksClient = await connect({ kind: 'http', url: aggregator.url });
     plainClient = await connect({ kind: 'http', url: aggregator.url }, {});
   });

@@ -29,6 +29,9 @@ describe('upstreams written with the plain v2 SDK and with the v1 SDK', () => {
         command: process.execPath,
         args: ['--import', TSX_IMPORT, fixture('plain-v2-server.ts')],
         cwd: REPO_ROOT,
+        // slow_add is forwarded as is (these tests are about forwarding; promotion has its own), and rogue's call is
+        // held (promotion) but never promoted: its unasked task is followed by the held call, answered synchronously.
+        promotion: { tools: { slow_add: { taskBehavior: 'never' }, rogue: { promoteAfterMs: 60_000 } } },
       },
       {
         name: 'legacy',

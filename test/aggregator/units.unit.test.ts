@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { TaskProgressBoard } from '../../src/upstreams/TaskProgressBoard.js';
+import { withoutLocations } from '../../src/upstreams/HeldUpstreamCall.js';
 import { MAX_STATUS_MESSAGE_CHARS } from '../../src/tasks/storedText.js';
 import { createActor, fromCallback, fromPromise, type AnyActorRef } from 'xstate';
 import {
@@ -273,5 +274,17 @@ describe('TaskProgressBoard', () => {
     assert.match(shown, /truncated/);
     board.set(key, '3/10: copying');
     assert.equal(board.text(key), '3/10: copying');
+  });
+});
+
+describe('the failure message of a held upstream call', () => {
+  it('keeps the upstream words and drops its URLs and file paths', () => {
+    assert.equal(
+      withoutLocations('storage at /var/lib/app/data.db and https://internal.example/api?x=1 is unreachable'),
+      'storage at … and … is unreachable',
+    );
+    assert.equal(withoutLocations('cannot open C:\\Users\\svc\\secret.txt'), 'cannot open …');
+    assert.equal(withoutLocations('see ./config/local.yaml or ~/.app/state'), 'see … or …');
+    assert.equal(withoutLocations('rate limit exceeded: 3/10 requests'), 'rate limit exceeded: 3/10 requests');
   });
 });
