@@ -97,7 +97,9 @@ export class RawRequests {
       const timer = setTimeout(
         () => {
           if (!this.pending.delete(id)) return;
-          reject(new UpstreamUnavailableError(name, `upstream ${name} did not answer ${method} within ${deadlineMs} ms`, { timedOut: true }));
+          reject(
+            new UpstreamUnavailableError(name, `upstream ${name} did not answer ${method} within ${deadlineMs} ms`, { timedOut: true }),
+          );
         },
         options.noDeadline ? 2 ** 31 - 1 : deadlineMs,
       );
@@ -140,11 +142,9 @@ export class RawRequests {
           }
         }
         reject(
-          new UpstreamUnavailableError(
-            name,
-            `upstream ${name}: ${(error as Error)?.message ?? String(error)}`,
-            { unauthorized: error instanceof UnauthorizedError || (error as { status?: unknown })?.status === 401 },
-          ),
+          new UpstreamUnavailableError(name, `upstream ${name}: ${(error as Error)?.message ?? String(error)}`, {
+            unauthorized: error instanceof UnauthorizedError || (error as { status?: unknown })?.status === 401,
+          }),
         );
       });
     });
