@@ -77,9 +77,7 @@ export function parseCredentialKey(text: string, source: string): Buffer {
   const trimmed = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64url');
   if (key.length !== KEY_BYTES || (!/^[0-9a-fA-F]{64}$/.test(trimmed) && !/^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed))) {
-    throw new Error(
-      `${source}: expected a ${KEY_BYTES}-byte key as 64 hex digits or base64 (make one with: openssl rand -base64 32)`,
-    );
+    throw new Error(`${source}: expected a ${KEY_BYTES}-byte key as 64 hex digits or base64 (make one with: openssl rand -base64 32)`);
   }
   return key;
 }
@@ -106,7 +104,9 @@ export async function loadCredentialKey(source: CredentialKeySource, env: NodeJS
     throw new Error(`credentials.keyFile: cannot read ${source.keyFile}: ${(error as Error).message}`, { cause: error });
   }
   if ((mode & 0o077) !== 0) {
-    throw new Error(`credentials.keyFile: ${source.keyFile} has mode 0${mode.toString(8)}; chmod 600 it (the key must be private to the server's user)`);
+    throw new Error(
+      `credentials.keyFile: ${source.keyFile} has mode 0${mode.toString(8)}; chmod 600 it (the key must be private to the server's user)`,
+    );
   }
   return parseCredentialKey(text, `credentials.keyFile ${source.keyFile}`);
 }

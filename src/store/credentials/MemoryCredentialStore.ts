@@ -4,29 +4,34 @@ import type { CredentialStore } from './CredentialStore.js';
 export class MemoryCredentialStore implements CredentialStore {
   readonly #values = new Map<string, string>();
 
-  async open(): Promise<void> {}
-
-  async get(name: string): Promise<string | undefined> {
-    return this.#values.get(name);
+  open(): Promise<void> {
+    return Promise.resolve();
   }
 
-  async put(name: string, sealed: string): Promise<void> {
+  get(name: string): Promise<string | undefined> {
+    return Promise.resolve(this.#values.get(name));
+  }
+
+  put(name: string, sealed: string): Promise<void> {
     this.#values.set(name, sealed);
+    return Promise.resolve();
   }
 
-  async delete(name: string): Promise<boolean> {
-    return this.#values.delete(name);
+  delete(name: string): Promise<boolean> {
+    return Promise.resolve(this.#values.delete(name));
   }
 
-  async take(name: string): Promise<string | undefined> {
+  take(name: string): Promise<string | undefined> {
     const value = this.#values.get(name);
     this.#values.delete(name);
-    return value;
+    return Promise.resolve(value);
   }
 
-  async entries(): Promise<Array<[string, string]>> {
-    return [...this.#values.entries()];
+  entries(): Promise<Array<[string, string]>> {
+    return Promise.resolve([...this.#values.entries()]);
   }
 
-  async close(): Promise<void> {}
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
 }

@@ -32,7 +32,9 @@ export class PostgresCredentialStore implements CredentialStore {
     const { Pool } = await loadPg();
     const pool = new Pool({ connectionString: this.#url, max: 2 });
     await pool.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
-    await pool.query(`CREATE TABLE IF NOT EXISTS ${this.#table} (name TEXT PRIMARY KEY, sealed TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS ${this.#table} (name TEXT PRIMARY KEY, sealed TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
     this.#pool = pool;
   }
 

@@ -25,38 +25,59 @@ export class SqliteCredentialStore implements CredentialStore {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 5000');
-    db.exec('CREATE TABLE IF NOT EXISTS credentials (name TEXT PRIMARY KEY, sealed TEXT NOT NULL, updated_at INTEGER NOT NULL) WITHOUT ROWID');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS credentials (name TEXT PRIMARY KEY, sealed TEXT NOT NULL, updated_at INTEGER NOT NULL) WITHOUT ROWID',
+    );
     this.#db = db;
   }
 
-  async get(name: string): Promise<string | undefined> {
-    const row = this.#open().prepare('SELECT sealed FROM credentials WHERE name = ?').get(name) as { sealed: string } | undefined;
-    return row?.sealed;
+  get(name: string): Promise<string | undefined> {
+    return this.#run(
+      (db) => (db.prepare('SELECT sealed FROM credentials WHERE name = ?').get(name) as { sealed: string } | undefined)?.sealed,
+    );
   }
 
-  async put(name: string, sealed: string): Promise<void> {
-    this.#open()
-      .prepare('INSERT INTO credentials (name, sealed, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at')
-      .run(name, sealed, Date.now());
+  put(name: string, sealed: string): Promise<void> {
+    return this.#run((db) => {
+      db.prepare(
+        'INSERT INTO credentials (name, sealed, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at',
+      ).run(name, sealed, Date.now());
+    });
   }
 
-  async delete(name: string): Promise<boolean> {
-    return this.#open().prepare('DELETE FROM credentials WHERE name = ?').run(name).changes > 0;
+  delete(name: string): Promise<boolean> {
+    return this.#run((db) => db.prepare('DELETE FROM credentials WHERE name = ?').run(name).changes > 0);
   }
 
-  async take(name: string): Promise<string | undefined> {
-    const row = this.#open().prepare('DELETE FROM credentials WHERE name = ? RETURNING sealed').get(name) as { sealed: string } | undefined;
-    return row?.sealed;
+  take(name: string): Promise<string | undefined> {
+    // One statement: of two takers (two processes on the file) only one deletes the row and gets it back.
+    return this.#run(
+      (db) => (db.prepare('DELETE FROM credentials WHERE name = ? RETURNING sealed').get(name) as { sealed: string } | undefined)?.sealed,
+    );
   }
 
-  async entries(): Promise<Array<[string, string]>> {
-    const rows = this.#open().prepare('SELECT name, sealed FROM credentials').all() as { name: string; sealed: string }[];
-    return rows.map((row) => [row.name, row.sealed]);
+  entries(): Promise<Array<[string, string]>> {
+    return this.#run((db) =>
+      (db.prepare('SELECT name, sealed FROM credentials').all() as { name: string; sealed: string }[]).map((row): [string, string] => [
+        row.name,
+        row.sealed,
+      ]),
+    );
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.#db?.close();
     this.#db = undefined;
+    return Promise.resolve();
+  }
+
+  /** `work` on the open database, its exception as a rejection (callers await either way). */
+  #run<T>(work: (db: Database.Database) => T): Promise<T> {
+    try {
+      return Promise.resolve(work(this.#open()));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   #open(): Database.Database {

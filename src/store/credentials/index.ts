@@ -10,7 +10,13 @@ import { MemoryCredentialStore } from './MemoryCredentialStore.js';
 import { PostgresCredentialStore } from './PostgresCredentialStore.js';
 import { SqliteCredentialStore } from './SqliteCredentialStore.js';
 
-export { CredentialCipher, CredentialSealError, loadCredentialKey, parseCredentialKey, type CredentialKeySource } from './CredentialCipher.js';
+export {
+  CredentialCipher,
+  CredentialSealError,
+  loadCredentialKey,
+  parseCredentialKey,
+  type CredentialKeySource,
+} from './CredentialCipher.js';
 export type { CredentialStore, CredentialStoreKind } from './CredentialStore.js';
 export { FileCredentialStore } from './FileCredentialStore.js';
 export { MemoryCredentialStore } from './MemoryCredentialStore.js';

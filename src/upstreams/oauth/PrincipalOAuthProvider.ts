@@ -68,6 +68,11 @@ export class PrincipalOAuthProvider implements OAuthClientProvider {
     this.#discoveryState = options.resume?.discoveryState;
   }
 
+  /** The principal whose grant this provider reads and writes. */
+  get principal(): string {
+    return this.options.principal;
+  }
+
   get redirectUrl(): string {
     return this.options.redirectUrl;
   }
@@ -121,7 +126,8 @@ export class PrincipalOAuthProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
-    if (this.#state === undefined || this.#codeVerifier === undefined) throw new Error('authorization started without state or PKCE verifier');
+    if (this.#state === undefined || this.#codeVerifier === undefined)
+      throw new Error('authorization started without state or PKCE verifier');
     this.authorizationUrl = authorizationUrl;
     await this.options.records.savePending(this.#state, {
       upstream: this.options.upstream,
@@ -157,7 +163,8 @@ export class PrincipalOAuthProvider implements OAuthClientProvider {
       const stored = await records.grant(upstream, principal);
       if (stored && stored.tokens.access_token === this.#seenAccessToken) await records.deleteGrant(upstream, principal);
     }
-    if ((scope === 'all' || scope === 'client') && this.options.settings.clientId === undefined) await records.deleteClient(upstream, redirectUrl);
+    if ((scope === 'all' || scope === 'client') && this.options.settings.clientId === undefined)
+      await records.deleteClient(upstream, redirectUrl);
     if (scope === 'all' || scope === 'verifier') this.#codeVerifier = undefined;
     if (scope === 'all' || scope === 'discovery') this.#discoveryState = undefined;
   }

@@ -17,7 +17,8 @@ import { auth, discoverOAuthServerInfo, type FetchLike, type OAuthDiscoveryState
 import type { Principal } from '../../core/principal.js';
 import type { OAuthRecords } from './OAuthRecords.js';
 import { PrincipalOAuthProvider, type OAuthClientSettings } from './PrincipalOAuthProvider.js';
-import { UpstreamAuthorizationRequiredError } from './UpstreamAuthorizationRequiredError.js';
+import type { UpstreamCredentialSource } from '../identity/UpstreamCredentialSource.js';
+import { OAuthAuthorizationRequiredError } from './OAuthAuthorizationRequiredError.js';
 
 /** An upstream whose config says `auth: { type: oauth }`. */
 export interface OAuthUpstream extends OAuthClientSettings {
@@ -49,10 +50,17 @@ export class AuthorizationCallbackError extends Error {
 
 export const DEFAULT_PENDING_TTL_MS = 10 * 60_000;
 export const DEFAULT_REFRESH_SKEW_MS = 60_000;
+/** Providers are a few hundred bytes; past this many the cache starts over (connections then reopen once). */
+const MAX_CACHED_PROVIDERS = 10_000;
 
-export class UpstreamOAuth {
+export class UpstreamOAuth implements UpstreamCredentialSource {
   readonly #upstreams: Map<string, OAuthUpstream>;
   readonly #now: () => number;
+  /**
+   * One provider per upstream, principal and registration: the pool keeps a connection while it gets the same
+   * provider object back. Bounded: a principal's entry goes on revoke, and the map is cleared past the bound.
+   */
+  readonly #providers = new Map<string, PrincipalOAuthProvider>();
 
   constructor(private readonly options: UpstreamOAuthOptions) {
     this.#upstreams = new Map(options.upstreams.map((upstream) => [upstream.name, upstream]));
@@ -67,14 +75,14 @@ export class UpstreamOAuth {
   /**
    * The auth of `principal`'s connection to `upstream`: its provider when it
    * holds a grant (refreshed first when about to expire), else
-   * {@link UpstreamAuthorizationRequiredError} with a URL bound to it.
+   * {@link OAuthAuthorizationRequiredError} with a URL bound to it.
    */
   async connectionAuth(upstream: string, principal: Principal): Promise<{ authProvider: PrincipalOAuthProvider }> {
     const spec = this.#spec(upstream);
     const grant = await this.options.records.grant(upstream, principal.id);
     if (grant) {
       // The grant's own registration refreshes it (the CLI's loopback client differs from the server's callback client).
-      const provider = this.#provider(spec, principal.id, grant.redirectUrl);
+      const provider = this.#cachedProvider(spec, principal.id, grant.redirectUrl);
       const tokens = await provider.tokens().catch(() => undefined);
       if (tokens !== undefined) return { authProvider: provider };
     }
@@ -82,9 +90,9 @@ export class UpstreamOAuth {
   }
 
   /** The `-32042` for `principal`: with a fresh authorization URL when taskvisor serves a callback. */
-  async authorizationRequired(upstream: string, principal: Principal): Promise<UpstreamAuthorizationRequiredError> {
-    if (this.options.callbackUrl === undefined) return new UpstreamAuthorizationRequiredError(upstream, undefined);
-    return new UpstreamAuthorizationRequiredError(upstream, await this.startAuthorization(upstream, principal.id, this.options.callbackUrl));
+  async authorizationRequired(upstream: string, principal: Principal): Promise<OAuthAuthorizationRequiredError> {
+    if (this.options.callbackUrl === undefined) return new OAuthAuthorizationRequiredError(upstream, undefined);
+    return new OAuthAuthorizationRequiredError(upstream, await this.startAuthorization(upstream, principal.id, this.options.callbackUrl));
   }
 
   /** Starts `principal`'s authorization at `upstream` with `redirectUrl`; the URL to send its user agent to. */
@@ -93,7 +101,8 @@ export class UpstreamOAuth {
     const provider = this.#provider(spec, principal, redirectUrl);
     // auth() discovers, registers if needed, and asks to redirect (PKCE S256, state); forced: an old grant is not refreshed.
     const result = await auth(provider, { serverUrl: new URL(spec.url), forceReauthorization: true, ...this.#fetch() });
-    if (result !== 'REDIRECT' || provider.authorizationUrl === undefined) throw new Error(`upstream ${upstream}: the authorization server issued tokens without a user`);
+    if (result !== 'REDIRECT' || provider.authorizationUrl === undefined)
+      throw new Error(`upstream ${upstream}: the authorization server issued tokens without a user`);
     return provider.authorizationUrl;
   }
 
@@ -102,7 +111,11 @@ export class UpstreamOAuth {
    * goes to the principal the state was issued to, whoever delivers it.
    * Single-use; refused after it expired.
    */
-  async completeAuthorization(callback: { state: string; code: string; iss?: string | undefined }): Promise<{ upstream: string; principal: string }> {
+  async completeAuthorization(callback: {
+    state: string;
+    code: string;
+    iss?: string | undefined;
+  }): Promise<{ upstream: string; principal: string }> {
     const pending = await this.options.records.takePending(callback.state);
     if (!pending) throw new AuthorizationCallbackError('this authorization link is unknown or was already used; start again');
     if (pending.expiresAt <= this.#now()) throw new AuthorizationCallbackError('this authorization link expired; start again');
@@ -113,7 +126,12 @@ export class UpstreamOAuth {
       discoveryState: pending.discoveryState,
     });
     try {
-      await auth(provider, { serverUrl: new URL(spec.url), authorizationCode: callback.code, ...(callback.iss !== undefined ? { iss: callback.iss } : {}), ...this.#fetch() });
+      await auth(provider, {
+        serverUrl: new URL(spec.url),
+        authorizationCode: callback.code,
+        ...(callback.iss !== undefined ? { iss: callback.iss } : {}),
+        ...this.#fetch(),
+      });
     } catch (error) {
       throw new AuthorizationCallbackError(`the authorization server refused the code: ${(error as Error).message}`);
     }
@@ -127,9 +145,15 @@ export class UpstreamOAuth {
     if (!grant) return false;
     const token = grant.tokens.refresh_token ?? grant.tokens.access_token;
     const hint = grant.tokens.refresh_token ? 'refresh_token' : 'access_token';
+    this.forget(principal);
     // Best effort: the local grant goes regardless.
     await this.#revokeAtServer(spec, grant.redirectUrl, token, hint).catch(() => undefined);
     return this.options.records.deleteGrant(upstream, principal);
+  }
+
+  /** Drops the providers held for `principal` (its connections then reopen, asking for a grant). */
+  forget(principal: string): void {
+    for (const [key, provider] of this.#providers) if (provider.principal === principal) this.#providers.delete(key);
   }
 
   /** The principals holding a grant for `upstream`. */
@@ -153,7 +177,8 @@ export class UpstreamOAuth {
         : await this.options.records.client(spec.name, redirectUrl);
     const body = new URLSearchParams({ token, token_type_hint: hint });
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-    if (client?.client_secret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
+    if (client?.client_secret)
+      headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
     else if (client) body.set('client_id', client.client_id);
     await fetchFn(endpoint, { method: 'POST', headers, body });
   }
@@ -166,6 +191,17 @@ export class UpstreamOAuth {
 
   #fetch(): { fetchFn?: FetchLike } {
     return this.options.fetchFn ? { fetchFn: this.options.fetchFn } : {};
+  }
+
+  #cachedProvider(spec: OAuthUpstream, principal: string, redirectUrl: string): PrincipalOAuthProvider {
+    const key = JSON.stringify([spec.name, principal, redirectUrl]);
+    let provider = this.#providers.get(key);
+    if (!provider) {
+      if (this.#providers.size >= MAX_CACHED_PROVIDERS) this.#providers.clear();
+      provider = this.#provider(spec, principal, redirectUrl);
+      this.#providers.set(key, provider);
+    }
+    return provider;
   }
 
   #provider(
