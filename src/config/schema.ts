@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { UpstreamHeadersSchema } from './headersSchema.js';
 import { LimitsSchema } from './limitsSchema.js';
+import { CredentialsConfigSchema, HttpIdentitySchema } from './oauthSchema.js';
 
 const nonNegativeInt = z.number().int().min(0);
 
@@ -123,6 +124,8 @@ export const UpstreamEntrySchema = z.discriminatedUnion(
       url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
       /** Sent on every request to the upstream; names and values checked at load (fetch refuses the rest). */
       headers: UpstreamHeadersSchema.exactOptional(),
+      /** Whom the upstream sees: `static` (the headers above, default) or `{ mode: oauth }`, each principal's own grant. */
+      identity: HttpIdentitySchema.exactOptional(),
     }),
   ],
   { error: 'expected type: stdio (with command) or type: streamable-http (with url)' },
@@ -139,168 +142,183 @@ const listenerFields = {
   allowedOrigins: z.union([z.array(z.string().min(1)), z.literal(false)]).exactOptional(),
 };
 
-export const ConfigSchema = z.strictObject({
-  server: z
-    .strictObject({
-      name: z.string().min(1).exactOptional(),
-      version: z.string().min(1).exactOptional(),
-      instructions: z.string().exactOptional(),
-    })
-    .exactOptional(),
-  http: z
-    .strictObject({
-      ...listenerFields,
-      maxBodyBytes: z.number().int().positive().exactOptional(),
-    })
-    .exactOptional(),
-  /** MCP over WebSocket (served when this section is present and no transport flag is given, or with `--ws`). */
-  ws: z
-    .strictObject({
-      ...listenerFields,
-      /** Largest inbound frame; a bigger one closes the socket (1009). */
-      maxPayloadBytes: z.number().int().positive().exactOptional(),
-    })
-    .exactOptional(),
-  store: z
-    .discriminatedUnion('kind', [
-      z.strictObject({ kind: z.literal('memory') }),
-      z.strictObject({
-        kind: z.literal('lowdb'),
-        /** Folder of the store, relative to the config file. Default `./.taskvisor` (relative to the working directory). */
-        dir: z.string().min(1).exactOptional(),
-      }),
-      z.strictObject({
-        kind: z.literal('sqlite'),
-        /** Database file, relative to the config file. Default `./.taskvisor/tasks.sqlite` (relative to the working directory). */
-        file: z.string().min(1).exactOptional(),
-      }),
-      // Several instances on one PostgreSQL database (docs/scaling.md).
-      z.strictObject({
-        kind: z.literal('postgres'),
-        /** Connection URL; a password may come from PGPASSWORD instead of the file. */
-        url: z.string().regex(/^postgres(ql)?:\/\/\S+$/, { error: 'expected a postgres://user@host:port/database URL' }),
-        /** Schema holding the tables (created and migrated on start). Default `taskvisor`. */
-        schema: z
-          .string()
-          .regex(/^[a-z_][a-z0-9_]{0,47}$/, {
-            error: 'expected a lower-case identifier: a-z, 0-9, _ (at most 48 chars, not starting with a digit)',
+export const ConfigSchema = z
+  .strictObject({
+    server: z
+      .strictObject({
+        name: z.string().min(1).exactOptional(),
+        version: z.string().min(1).exactOptional(),
+        instructions: z.string().exactOptional(),
+      })
+      .exactOptional(),
+    http: z
+      .strictObject({
+        ...listenerFields,
+        maxBodyBytes: z.number().int().positive().exactOptional(),
+      })
+      .exactOptional(),
+    /** MCP over WebSocket (served when this section is present and no transport flag is given, or with `--ws`). */
+    ws: z
+      .strictObject({
+        ...listenerFields,
+        /** Largest inbound frame; a bigger one closes the socket (1009). */
+        maxPayloadBytes: z.number().int().positive().exactOptional(),
+      })
+      .exactOptional(),
+    store: z
+      .discriminatedUnion('kind', [
+        z.strictObject({ kind: z.literal('memory') }),
+        z.strictObject({
+          kind: z.literal('lowdb'),
+          /** Folder of the store, relative to the config file. Default `./.taskvisor` (relative to the working directory). */
+          dir: z.string().min(1).exactOptional(),
+        }),
+        z.strictObject({
+          kind: z.literal('sqlite'),
+          /** Database file, relative to the config file. Default `./.taskvisor/tasks.sqlite` (relative to the working directory). */
+          file: z.string().min(1).exactOptional(),
+        }),
+        // Several instances on one PostgreSQL database (docs/scaling.md).
+        z.strictObject({
+          kind: z.literal('postgres'),
+          /** Connection URL; a password may come from PGPASSWORD instead of the file. */
+          url: z.string().regex(/^postgres(ql)?:\/\/\S+$/, { error: 'expected a postgres://user@host:port/database URL' }),
+          /** Schema holding the tables (created and migrated on start). Default `taskvisor`. */
+          schema: z
+            .string()
+            .regex(/^[a-z_][a-z0-9_]{0,47}$/, {
+              error: 'expected a lower-case identifier: a-z, 0-9, _ (at most 48 chars, not starting with a digit)',
+            })
+            .exactOptional(),
+          /** Pooled connections per instance (plus one for LISTEN). Default 10. */
+          poolSize: z.number().int().min(1).max(1000).exactOptional(),
+          /** An instance's lease; its unfinished tasks are adopted this long after it died. Default 5000. */
+          leaseMs: z.number().int().min(500).max(3_600_000).exactOptional(),
+        }),
+      ])
+      .exactOptional(),
+    tasks: z
+      .strictObject({
+        ttlMs: nonNegativeInt.nullable().exactOptional(),
+        pollIntervalMs: nonNegativeInt.exactOptional(),
+        promoteAfterMs: nonNegativeInt.exactOptional(),
+        reapIntervalMs: nonNegativeInt.exactOptional(),
+        /** A finished task stays readable at least this long after it finished. */
+        finishedRetentionMs: nonNegativeInt.exactOptional(),
+        /** A resumable task waiting for input this long, everything stored, leaves memory (passivation); false: never. */
+        passivateIdleAfterMs: z.union([nonNegativeInt, z.literal(false)]).exactOptional(),
+        /** Adaptive polling hint (T-27): bounds, and growth with a task's age (age / growthDivisor). */
+        poll: z
+          .strictObject({
+            minMs: nonNegativeInt.exactOptional(),
+            maxMs: nonNegativeInt.exactOptional(),
+            growthDivisor: nonNegativeInt.exactOptional(),
           })
           .exactOptional(),
-        /** Pooled connections per instance (plus one for LISTEN). Default 10. */
-        poolSize: z.number().int().min(1).max(1000).exactOptional(),
-        /** An instance's lease; its unfinished tasks are adopted this long after it died. Default 5000. */
-        leaseMs: z.number().int().min(500).max(3_600_000).exactOptional(),
-      }),
-    ])
-    .exactOptional(),
-  tasks: z
-    .strictObject({
-      ttlMs: nonNegativeInt.nullable().exactOptional(),
-      pollIntervalMs: nonNegativeInt.exactOptional(),
-      promoteAfterMs: nonNegativeInt.exactOptional(),
-      reapIntervalMs: nonNegativeInt.exactOptional(),
-      /** A finished task stays readable at least this long after it finished. */
-      finishedRetentionMs: nonNegativeInt.exactOptional(),
-      /** A resumable task waiting for input this long, everything stored, leaves memory (passivation); false: never. */
-      passivateIdleAfterMs: z.union([nonNegativeInt, z.literal(false)]).exactOptional(),
-      /** Adaptive polling hint (T-27): bounds, and growth with a task's age (age / growthDivisor). */
-      poll: z
-        .strictObject({
-          minMs: nonNegativeInt.exactOptional(),
-          maxMs: nonNegativeInt.exactOptional(),
-          growthDivisor: nonNegativeInt.exactOptional(),
-        })
-        .exactOptional(),
-      /** Pace clients polling much faster than asked; off unless set. */
-      pollRateLimit: z
-        .union([
-          z.literal(false),
-          z.strictObject({
-            factor: z.number().positive().max(1).exactOptional(),
-            maxDelayMs: nonNegativeInt.exactOptional(),
-          }),
-        ])
-        .exactOptional(),
-    })
-    .exactOptional(),
-  tools: z.array(ToolModuleEntrySchema).exactOptional(),
-  /** Modules of resources and resource templates (any definition kind is accepted; docs/resources-and-prompts.md). */
-  resources: z.array(ToolModuleEntrySchema).exactOptional(),
-  /** Modules of prompts (any definition kind is accepted). */
-  prompts: z.array(ToolModuleEntrySchema).exactOptional(),
-  /** Bearer authentication for `http` and `ws` (docs/security.md). */
-  auth: AuthConfigSchema.exactOptional(),
-  /** YAML workflows served as tools (docs/workflows.md). */
-  workflows: z
-    .strictObject({
-      /** Folder of `*.yaml` workflow files, relative to the config file. */
-      dir: z.string().min(1),
-      /** Tool name prefix. Default `workflow_`. */
-      prefix: z
-        .string()
-        .regex(/^[A-Za-z0-9_.-]*$/, 'use A-Z a-z 0-9 _ - .')
-        .exactOptional(),
-      /** Reload the folder when its files change. Default true. */
-      watch: z.boolean().exactOptional(),
-      /** How long a finished run stays in the run history (docs/workflows.md "Run history"). Default 21 days. */
-      historyRetentionMs: z.number().int().min(1).exactOptional(),
-      /** At most this many finished runs are kept; the oldest go first. Default 10,000. */
-      historyMaxRuns: z.number().int().min(1).max(10_000_000).exactOptional(),
-    })
-    .exactOptional(),
-  /** Resource limits (docs/security-limits.md); safe defaults when absent. */
-  limits: LimitsSchema.exactOptional(),
-  /** Upstream MCP servers to aggregate (docs/aggregator.md). */
-  upstreams: z
-    .array(UpstreamEntrySchema)
-    .superRefine((entries, ctx) => {
-      const seen = new Set<string>();
-      entries.forEach((entry, index) => {
-        if (seen.has(entry.name))
-          ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate upstream name ${JSON.stringify(entry.name)}` });
-        seen.add(entry.name);
-      });
-    })
-    .exactOptional(),
-  aggregator: z
-    .strictObject({
-      /** First part of every upstream tool name; `<namespace>_` is reserved for upstream tools. Default `x`. */
-      toolNamespace: z
-        .string()
-        .regex(/^[A-Za-z][A-Za-z0-9]{0,15}$/, 'use a letter then up to 15 letters or digits')
-        .exactOptional(),
-    })
-    .exactOptional(),
-  /** Health, readiness, metrics, the dashboard (docs/operations.md). */
-  operations: z
-    .strictObject({
-      /** Serve Prometheus metrics at /metrics (operators only). Default false. */
-      metrics: z.boolean().exactOptional(),
-      /** Serve the read-only dashboard at /ui/ and its operator API at /ops/api/ (operators only). Default false. */
-      ui: z.boolean().exactOptional(),
-      /** Make OpenTelemetry spans through @opentelemetry/api (installed by you, with your SDK). Default false. */
-      openTelemetry: z.boolean().exactOptional(),
-      /** Scope an operator's bearer token must carry (with auth). Default `taskvisor:operator`. */
-      operatorScope: z
-        .string()
-        .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected an OAuth scope token')
-        .exactOptional(),
-      /** Whether an upstream that is not ready makes `/readyz` fail. Default false (reported, not gating). */
-      upstreamsGateReadiness: z.boolean().exactOptional(),
-      /** `/healthz` fails when the event loop's p99 delay exceeds this. Default 2000. */
-      maxEventLoopDelayMs: z.number().int().positive().exactOptional(),
-      /** Serve the operations routes on a port of their own too (for stdio/WebSocket-only serving). */
-      listen: z
-        .strictObject({
-          host: z.string().min(1).exactOptional(),
-          port: z.number().int().min(0).max(65535),
-        })
-        .exactOptional(),
-    })
-    .exactOptional(),
-  /** The runtime state file (secrets, upstream capability cache and health), relative to the config file. */
-  state: z.strictObject({ file: z.string().min(1).exactOptional() }).exactOptional(),
-});
+        /** Pace clients polling much faster than asked; off unless set. */
+        pollRateLimit: z
+          .union([
+            z.literal(false),
+            z.strictObject({
+              factor: z.number().positive().max(1).exactOptional(),
+              maxDelayMs: nonNegativeInt.exactOptional(),
+            }),
+          ])
+          .exactOptional(),
+      })
+      .exactOptional(),
+    tools: z.array(ToolModuleEntrySchema).exactOptional(),
+    /** Modules of resources and resource templates (any definition kind is accepted; docs/resources-and-prompts.md). */
+    resources: z.array(ToolModuleEntrySchema).exactOptional(),
+    /** Modules of prompts (any definition kind is accepted). */
+    prompts: z.array(ToolModuleEntrySchema).exactOptional(),
+    /** Bearer authentication for `http` and `ws` (docs/security.md). */
+    auth: AuthConfigSchema.exactOptional(),
+    /** YAML workflows served as tools (docs/workflows.md). */
+    workflows: z
+      .strictObject({
+        /** Folder of `*.yaml` workflow files, relative to the config file. */
+        dir: z.string().min(1),
+        /** Tool name prefix. Default `workflow_`. */
+        prefix: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-]*$/, 'use A-Z a-z 0-9 _ - .')
+          .exactOptional(),
+        /** Reload the folder when its files change. Default true. */
+        watch: z.boolean().exactOptional(),
+        /** How long a finished run stays in the run history (docs/workflows.md "Run history"). Default 21 days. */
+        historyRetentionMs: z.number().int().min(1).exactOptional(),
+        /** At most this many finished runs are kept; the oldest go first. Default 10,000. */
+        historyMaxRuns: z.number().int().min(1).max(10_000_000).exactOptional(),
+      })
+      .exactOptional(),
+    /** Resource limits (docs/security-limits.md); safe defaults when absent. */
+    limits: LimitsSchema.exactOptional(),
+    /** Upstream MCP servers to aggregate (docs/aggregator.md). */
+    upstreams: z
+      .array(UpstreamEntrySchema)
+      .superRefine((entries, ctx) => {
+        const seen = new Set<string>();
+        entries.forEach((entry, index) => {
+          if (seen.has(entry.name))
+            ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate upstream name ${JSON.stringify(entry.name)}` });
+          seen.add(entry.name);
+        });
+      })
+      .exactOptional(),
+    aggregator: z
+      .strictObject({
+        /** First part of every upstream tool name; `<namespace>_` is reserved for upstream tools. Default `x`. */
+        toolNamespace: z
+          .string()
+          .regex(/^[A-Za-z][A-Za-z0-9]{0,15}$/, 'use a letter then up to 15 letters or digits')
+          .exactOptional(),
+      })
+      .exactOptional(),
+    /** Health, readiness, metrics, the dashboard (docs/operations.md). */
+    operations: z
+      .strictObject({
+        /** Serve Prometheus metrics at /metrics (operators only). Default false. */
+        metrics: z.boolean().exactOptional(),
+        /** Serve the read-only dashboard at /ui/ and its operator API at /ops/api/ (operators only). Default false. */
+        ui: z.boolean().exactOptional(),
+        /** Make OpenTelemetry spans through @opentelemetry/api (installed by you, with your SDK). Default false. */
+        openTelemetry: z.boolean().exactOptional(),
+        /** Scope an operator's bearer token must carry (with auth). Default `taskvisor:operator`. */
+        operatorScope: z
+          .string()
+          .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'expected an OAuth scope token')
+          .exactOptional(),
+        /** Whether an upstream that is not ready makes `/readyz` fail. Default false (reported, not gating). */
+        upstreamsGateReadiness: z.boolean().exactOptional(),
+        /** `/healthz` fails when the event loop's p99 delay exceeds this. Default 2000. */
+        maxEventLoopDelayMs: z.number().int().positive().exactOptional(),
+        /** Serve the operations routes on a port of their own too (for stdio/WebSocket-only serving). */
+        listen: z
+          .strictObject({
+            host: z.string().min(1).exactOptional(),
+            port: z.number().int().min(0).max(65535),
+          })
+          .exactOptional(),
+      })
+      .exactOptional(),
+    /** The runtime state file (secrets, upstream capability cache and health), relative to the config file. */
+    state: z.strictObject({ file: z.string().min(1).exactOptional() }).exactOptional(),
+    /** Upstream credentials at rest (the sealing key) and the OAuth callback (docs/configuration.md "credentials"). */
+    credentials: CredentialsConfigSchema.exactOptional(),
+  })
+  .superRefine((config, ctx) => {
+    // An OAuth upstream stores each principal's grant sealed: no key, no grants.
+    if (config.credentials !== undefined) return;
+    config.upstreams?.forEach((entry, index) => {
+      if (entry.type === 'streamable-http' && entry.identity?.mode === 'oauth')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstreams', index, 'identity'],
+          message: 'mode oauth needs the top-level credentials section (keyEnv or keyFile) to seal each principal\u2019s grant',
+        });
+    });
+  });
 export type AuthConfig = z.infer<typeof AuthConfigSchema>;
 
 export type TaskvisorConfig = z.infer<typeof ConfigSchema>;
