@@ -12,6 +12,7 @@ import { stateFileOf } from '../upstreams/fromConfig.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 
 export const UPSTREAMS_USAGE = `Usage: taskvisor upstreams [--config FILE | --state FILE] [--json]
+       taskvisor upstreams auth|revoke|grants NAME …   (OAuth upstreams; see upstreams auth --help)
 
 Health of each upstream of a running server: state, tools, protocol, retry
 time, last error, read from the server's runtime state file (no open port).
@@ -27,6 +28,10 @@ Exit codes: 0 the server runs, 3 its pid is gone (rows marked stale),
 `;
 
 export async function upstreamsCommand(argv: string[], io: CliIo = process, now = Date.now()): Promise<number> {
+  const verb = argv[0];
+  if (verb === 'auth' || verb === 'revoke' || verb === 'grants') {
+    return (await import('./upstreamAuth.js')).upstreamAuthCommand(verb, argv.slice(1), io);
+  }
   if (argv.length === 1 && isHelpWord(argv[0])) {
     io.stdout.write(UPSTREAMS_USAGE);
     return 0;
