@@ -13,6 +13,7 @@ import type { Principal } from '../core/principal.js';
 import type { Logger } from '../runtime/Logger.js';
 import { InvalidTokenError, type TokenVerifier } from './TokenVerifier.js';
 import { CredentialSessions } from './CredentialSessions.js';
+import type { CallerCredentials } from './CallerCredentials.js';
 
 /** Bearer authentication of an HTTP or WebSocket entry. */
 export interface BearerAuthOptions {
@@ -77,8 +78,13 @@ const refusal = (status: number, code: number, message: string, headers: Record<
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
 
-/** Builds the gate for `options`; `serverName` is the `resource_name` when `options.resourceName` is absent. */
-export function bearerGate(options: BearerAuthOptions, logger: Logger, serverName?: string): BearerGate {
+/**
+ * Builds the gate for `options`; `serverName` is the `resource_name` when
+ * `options.resourceName` is absent. `callers`, when given, is told each
+ * principal's accepted token (upstreams that act as the caller forward it or
+ * exchange it) and rechecks them when the verifier's tokens change.
+ */
+export function bearerGate(options: BearerAuthOptions, logger: Logger, serverName?: string, callers?: CallerCredentials): BearerGate {
   const resourceName = options.resourceName ?? serverName;
   const configuredResource = options.resource === undefined ? undefined : new URL(options.resource);
   const resourceOf = (request: RequestHead, entryPath: string): URL =>
@@ -93,6 +99,7 @@ export function bearerGate(options: BearerAuthOptions, logger: Logger, serverNam
   // The credential behind each principal object this gate handed out (one fresh object per request).
   const credentials = new WeakMap<Principal, { token: string; expiresAt?: number }>();
   const sessions = new CredentialSessions(options.verifier, logger);
+  const unwatchCallers = callers ? options.verifier.onChange?.(() => void callers.recheck(options.verifier)) : undefined;
 
   const challenge = (request: RequestHead, entryPath: string, error?: { code: string; description: string }) => {
     const parts = [
@@ -183,13 +190,18 @@ export function bearerGate(options: BearerAuthOptions, logger: Logger, serverNam
         );
       }
       const principal: Principal = { ...verified.principal };
-      credentials.set(principal, { token, ...(verified.expiresAt !== undefined ? { expiresAt: verified.expiresAt } : {}) });
+      const credential = { token, ...(verified.expiresAt !== undefined ? { expiresAt: verified.expiresAt } : {}) };
+      credentials.set(principal, credential);
+      callers?.remember(principal.id, credential);
       return principal;
     },
     trackSession(principal, end) {
       const credential = credentials.get(principal);
       return credential ? sessions.track(principal.id, credential, end) : () => {};
     },
-    close: () => sessions.close(),
+    close: () => {
+      unwatchCallers?.();
+      sessions.close();
+    },
   };
 }

@@ -19,6 +19,8 @@ export const OAuthIdentitySchema = z
     clientId: z.string().min(1).exactOptional(),
     /** The environment variable holding that client's secret (a public client has none). */
     clientSecretEnv: envName.exactOptional(),
+    /** Whose grant lists the upstream's tools for everyone (its shared connection). Default `local`, the user running the CLI. */
+    catalogPrincipal: z.string().min(1).max(256).exactOptional(),
     /** `client_name` of the registration. Default `taskvisor`. */
     clientName: z.string().min(1).max(100).exactOptional(),
   })
@@ -26,14 +28,6 @@ export const OAuthIdentitySchema = z
     if (identity.clientSecretEnv !== undefined && identity.clientId === undefined)
       ctx.addIssue({ code: 'custom', path: ['clientSecretEnv'], message: 'a client secret needs its clientId' });
   });
-
-/** `identity` of a streamable-http upstream: `static` (the configured headers, the default) or `oauth`. */
-export const HttpIdentitySchema = z.preprocess(
-  (value) => (typeof value === 'string' ? { mode: value } : value),
-  z.discriminatedUnion('mode', [z.strictObject({ mode: z.literal('static') }), OAuthIdentitySchema], {
-    error: 'expected static or { mode: oauth, scope?, clientId?, clientSecretEnv? }',
-  }),
-);
 
 /** The top-level `credentials` section: sealing of upstream credentials at rest and the OAuth callback. */
 export const CredentialsConfigSchema = z

@@ -4,8 +4,9 @@
  */
 import { z } from 'zod';
 import { UpstreamHeadersSchema } from './headersSchema.js';
+import { ConnectionsConfigSchema, IdentityConfigSchema } from './identitySchema.js';
 import { LimitsSchema } from './limitsSchema.js';
-import { CredentialsConfigSchema, HttpIdentitySchema } from './oauthSchema.js';
+import { CredentialsConfigSchema } from './oauthSchema.js';
 
 const nonNegativeInt = z.number().int().min(0);
 
@@ -104,6 +105,10 @@ const upstreamCommon = {
       maxAttempts: z.number().int().positive().nullable().exactOptional(),
     })
     .exactOptional(),
+  /** Whom the upstream sees behind a call: static (default), passthrough, tokenExchange (docs/aggregator.md "Identity"). */
+  identity: IdentityConfigSchema.exactOptional(),
+  /** Bounds of the per-principal connections (identity other than static). */
+  connections: ConnectionsConfigSchema.exactOptional(),
 };
 
 export const UpstreamEntrySchema = z.discriminatedUnion(
@@ -124,8 +129,6 @@ export const UpstreamEntrySchema = z.discriminatedUnion(
       url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
       /** Sent on every request to the upstream; names and values checked at load (fetch refuses the rest). */
       headers: UpstreamHeadersSchema.exactOptional(),
-      /** Whom the upstream sees: `static` (the headers above, default) or `{ mode: oauth }`, each principal's own grant. */
-      identity: HttpIdentitySchema.exactOptional(),
     }),
   ],
   { error: 'expected type: stdio (with command) or type: streamable-http (with url)' },
@@ -308,14 +311,32 @@ export const ConfigSchema = z
     credentials: CredentialsConfigSchema.exactOptional(),
   })
   .superRefine((config, ctx) => {
-    // An OAuth upstream stores each principal's grant sealed: no key, no grants.
-    if (config.credentials !== undefined) return;
     config.upstreams?.forEach((entry, index) => {
-      if (entry.type === 'streamable-http' && entry.identity?.mode === 'oauth')
+      const mode = entry.identity?.mode ?? 'static';
+      if (mode === 'static') return;
+      const path = ['upstreams', index, 'identity'];
+      // A stdio child has no per-request credentials to carry.
+      if (entry.type !== 'streamable-http')
         ctx.addIssue({
           code: 'custom',
-          path: ['upstreams', index, 'identity'],
-          message: 'mode oauth needs the top-level credentials section (keyEnv or keyFile) to seal each principal\u2019s grant',
+          path,
+          message: `identity ${mode} needs type: streamable-http (a stdio upstream cannot act as each caller)`,
+        });
+      // Each principal's own grant is stored sealed: no key, no grants. (Any principal may hold one: stdio's local user too.)
+      else if (mode === 'oauth') {
+        if (config.credentials === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path,
+            message: 'mode oauth needs the top-level credentials section (keyEnv or keyFile) to seal each principal\u2019s grant',
+          });
+      }
+      // Acting as the caller needs the caller's token: only bearer authentication has one.
+      else if (config.auth === undefined || config.auth.kind === 'none')
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `identity ${mode} forwards the caller's bearer token, but no bearer authentication is configured (auth: token-file or jwt)`,
         });
     });
   });

@@ -17,6 +17,7 @@ import type { TaskStoreConfig } from '../store/index.js';
 import type { TaskStore } from '../store/TaskStore.js';
 import type { ToolDefinition } from '../tools/ToolDefinition.js';
 import type { UpstreamSpec } from '../upstreams/UpstreamSpec.js';
+import type { UpstreamCredentialSource } from '../upstreams/identity/UpstreamCredentialSource.js';
 
 /** The `workflows` runtime option. */
 export interface WorkflowsOption {
@@ -88,6 +89,12 @@ export interface RuntimeOptions {
    * `<toolNamespace>_<prefix>_<tool>` and whose tasks it forwards (docs/aggregator.md).
    */
   upstreams?: UpstreamSpec[];
+  /**
+   * Per-principal credentials by upstream name, used instead of the
+   * upstream's `identity` (e.g. each principal's own OAuth grant): calls to
+   * such an upstream go over a connection per principal.
+   */
+  upstreamCredentials?: Readonly<Record<string, UpstreamCredentialSource>>;
   /** First part of upstream tool names; the whole `<toolNamespace>_` space is reserved for them. Default `x`. */
   toolNamespace?: string;
   /**

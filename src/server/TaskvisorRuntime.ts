@@ -12,6 +12,7 @@ import { DEFAULT_STORE_DIR } from '../core/constants.js';
 import { LOCAL_PRINCIPAL, type Principal } from '../core/principal.js';
 import type { RuntimePhase } from '../core/statuses.js';
 import type { ClusterNode } from '../runtime/ClusterNode.js';
+import type { CallerCredentials } from '../auth/CallerCredentials.js';
 import type { Limits } from '../limits/Limits.js';
 import type { Operations } from '../operations/Operations.js';
 import type { PromptHandler, PromptOptions } from '../prompts/PromptDefinition.js';
@@ -64,6 +65,8 @@ export class TaskvisorRuntime {
   readonly upstreams: UpstreamManager | undefined;
   /** Health, readiness, metrics and the dashboard: present with `options.operations`. */
   readonly operations: Operations | undefined;
+  /** The callers' bearer tokens (in memory), kept only when an upstream acts as the caller; the bearer gates fill it. */
+  readonly callerCredentials: CallerCredentials | undefined;
   /** The composed graph (benchmarks reach its parts, e.g. `caller`, past the public API). */
   private readonly parts: RuntimeParts;
 
@@ -83,6 +86,7 @@ export class TaskvisorRuntime {
     this.cluster = parts.cluster;
     this.upstreams = parts.upstreams;
     this.operations = parts.operations;
+    this.callerCredentials = parts.callerCredentials;
   }
 
   /**

@@ -31,6 +31,8 @@ import { SubscriptionHub } from '../protocol/SubscriptionHub.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { ToolRegistry } from '../tools/ToolRegistry.js';
 import { UpstreamManager } from '../upstreams/UpstreamManager.js';
+import { CallerCredentials } from '../auth/CallerCredentials.js';
+import { actsAsCaller } from '../upstreams/identity/UpstreamIdentity.js';
 import { WrappedTaskIds } from '../upstreams/WrappedTaskIds.js';
 import { composeWorkflows } from './composeWorkflows.js';
 import { servedSetup } from './servedSetup.js';
@@ -61,6 +63,8 @@ export interface RuntimeParts {
   readonly cluster: ClusterNode | undefined;
   /** Present when upstreams are configured. */
   readonly upstreams: UpstreamManager | undefined;
+  /** The callers' bearer tokens, held only when an upstream acts as the caller (passthrough, tokenExchange). */
+  readonly callerCredentials: CallerCredentials | undefined;
   readonly toolCalls: ToolCalls;
   readonly taskRequests: TaskRequests;
   readonly lifecycle: RuntimeLifecycle;
@@ -106,8 +110,12 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
   resources.onUpdated((uri) => subscriptions.publishResourceUpdated(uri));
   const ownership = observedStore.ownership;
   const cluster = ownership ? new ClusterNode({ store: observedStore, ownership, supervisor, hub: subscriptions, logger }) : undefined;
+  // Callers' tokens are kept in memory only when an upstream needs them.
+  const callerCredentials = options.upstreams?.some((spec) => actsAsCaller(spec.identity)) ? new CallerCredentials() : undefined;
   const upstreams = options.upstreams?.length
     ? new UpstreamManager({
+        ...(callerCredentials ? { callerCredentials } : {}),
+        ...(options.upstreamCredentials ? { credentialSources: options.upstreamCredentials } : {}),
         upstreams: options.upstreams,
         ...(options.toolNamespace !== undefined ? { namespace: options.toolNamespace } : {}),
         stateFile: options.stateFile ?? defaultStateFile(options.store),
@@ -168,6 +176,7 @@ export function composeRuntime(options: RuntimeOptions): RuntimeParts {
     subscriptions,
     cluster,
     upstreams,
+    callerCredentials,
     toolCalls,
     taskRequests,
     lifecycle,

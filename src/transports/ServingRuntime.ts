@@ -4,6 +4,7 @@
  * way, docs/architecture.md); `TaskvisorRuntime` satisfies this interface.
  */
 import type { McpServerFactory } from '@modelcontextprotocol/server';
+import type { CallerCredentials } from '../auth/CallerCredentials.js';
 import type { Principal } from '../core/principal.js';
 import type { Limits } from '../limits/Limits.js';
 import type { Logger } from '../runtime/Logger.js';
@@ -24,6 +25,12 @@ export interface ServingRuntime {
   /** The answers to `tools/call` the SDK handler gives: the fast lane answers creates with them. */
   readonly toolCalls?: ToolCalls;
   readonly serverInfo?: { readonly name: string; readonly version: string };
+  /**
+   * Where the bearer gate leaves each principal's accepted token, for
+   * upstreams that act as the caller (identity `passthrough`,
+   * `tokenExchange`). Absent: no such upstream, tokens are not kept.
+   */
+  readonly callerCredentials?: CallerCredentials | undefined;
   /** Open `subscriptions/listen` streams: transports hand every modern listen to it (P8). */
   readonly subscriptions: SubscriptionHub;
   /** One SDK server instance per serving unit, bound to the principal `principalOf` resolves (P7). */

@@ -113,7 +113,7 @@ export function createHttpEntry(runtime: ServingRuntime, options: HttpEntryOptio
   if (options.auth && options.authenticate)
     throw new TypeError('createHttpEntry: give either auth (bearer tokens) or authenticate (a custom hook), not both');
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
-  const bearer = options.auth ? bearerGate(options.auth, runtime.logger, runtime.serverInfo?.name) : undefined;
+  const bearer = options.auth ? bearerGate(options.auth, runtime.logger, runtime.serverInfo?.name, runtime.callerCredentials) : undefined;
   const principalOf = (authInfo: AuthInfo | undefined): Principal =>
     (authInfo?.extra?.principal as Principal | undefined) ?? ANONYMOUS_PRINCIPAL;
   const bodyLimits = {

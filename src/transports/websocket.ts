@@ -100,7 +100,7 @@ export async function listenWebSocket(runtime: ServingRuntime, options: WebSocke
   if (options.auth && options.authenticate)
     throw new TypeError('listenWebSocket: give either auth (bearer tokens) or authenticate (a custom hook), not both');
   const authenticate: Authenticate = options.authenticate ?? (() => ANONYMOUS_PRINCIPAL);
-  const bearer = options.auth ? bearerGate(options.auth, runtime.logger, runtime.serverInfo?.name) : undefined;
+  const bearer = options.auth ? bearerGate(options.auth, runtime.logger, runtime.serverInfo?.name, runtime.callerCredentials) : undefined;
   const connections = new Set<Connection>();
   // One turn budget for every connection: a few clients' large frames cannot hold the loop (InboundTurns.ts).
   const inboundTurns = new InboundTurns(FRAME_BYTES_PER_TURN);

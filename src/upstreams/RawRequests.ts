@@ -66,6 +66,11 @@ export function frameRequest(
 export class RawRequests {
   private readonly pending = new Map<string, Pending>();
 
+  /** Requests awaiting their answer. */
+  get size(): number {
+    return this.pending.size;
+  }
+
   constructor(private readonly upstream: string) {}
 
   /** Sends `framed` as request `id` on `transport`; settles with the answer, or rejects when none comes in `timeoutMs`. */

@@ -17,7 +17,7 @@ export interface FollowSource {
   /** The wrapped task as a `notifications/tasks` frame carries it. */
   read(taskId: string, principal: string): Promise<JsonObject>;
   /** The open connection of `upstream`, or `undefined` while it is down. */
-  connection(upstream: string): UpstreamConnection | undefined;
+  connection(upstream: string, principal: string): UpstreamConnection | undefined;
 }
 
 /**
@@ -47,7 +47,7 @@ export function followTask(
     if (isTerminalStatus(task.status)) stop();
   };
   const subscribe = () => {
-    const connection = ref ? source.connection(ref.upstream) : undefined;
+    const connection = ref ? source.connection(ref.upstream, principal) : undefined;
     if (!ref || unsubscribe || !connection?.isOpen || !connection.tasks) return;
     unsubscribe = connection.listen(
       [ref.taskId],

@@ -17,6 +17,7 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../core/json.js';
+import type { Logger } from '../runtime/Logger.js';
 import { ErrorCode, TaskNotFoundError, taskNotFound } from '../core/errors.js';
 import { isTerminalStatus } from '../core/statuses.js';
 import { traceMeta } from '../core/traceContext.js';
@@ -52,8 +53,9 @@ export class TaskForwarder {
   constructor(
     private readonly directory: UpstreamDirectory,
     private readonly ids: WrappedTaskIds,
+    logger?: Logger,
   ) {
-    const channel = new UpstreamChannel(directory);
+    const channel = new UpstreamChannel(directory, logger);
     this.channel = channel;
     this.legacy = new LegacyTaskBridge(
       (connection, method, params, options) => channel.send(connection, method, params, {}, options),
@@ -78,7 +80,7 @@ export class TaskForwarder {
     request: ToolCallRequest,
     taskSupport: LegacyTaskSupport = 'forbidden',
   ): Promise<ToolCallOutcome> {
-    const connection = this.channel.open(upstream);
+    const connection = await this.channel.open(upstream, request.principal);
     // The MRTR retry of a collapsed call whose upstream task waits for input answers that task, in either era.
     const resume = resumeOf(request);
     if (resume?.kind === 'task') return this.resumeTask(upstream, connection, resume, request);
@@ -229,7 +231,7 @@ export class TaskForwarder {
 
   /** `tasks/get` of a wrapped id: the upstream's answer with the id wrapped again. */
   async get(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<JsonObject> {
-    const { upstream, id, connection } = this.route(taskId, principal);
+    const { upstream, id, connection } = await this.route(taskId, principal);
     const task =
       connection.era === 'legacy'
         ? await this.legacy.get(connection, id)
@@ -258,9 +260,9 @@ export class TaskForwarder {
     return followTask(this, taskId, principal, this.ids.unwrap(taskId, principal), current, onChange);
   }
 
-  /** The open connection of `upstream`, or `undefined` while it is down. */
-  connection(upstream: string): UpstreamConnection | undefined {
-    return this.directory.connection(upstream);
+  /** The open connection `principal`'s requests to `upstream` go over, or `undefined` (down, or not opened for the principal). */
+  connection(upstream: string, principal: string): UpstreamConnection | undefined {
+    return this.directory.openConnectionOf(upstream, principal);
   }
 
   /**
@@ -275,7 +277,7 @@ export class TaskForwarder {
     inbound: JsonObject | undefined,
     dropped: readonly string[] = [],
   ): Promise<void> {
-    const { connection, id } = this.route(taskId, principal);
+    const { connection, id } = await this.route(taskId, principal);
     if (connection.era === 'legacy') return this.legacy.update(connection, id, responses, dropped);
     this.channel.answer(
       await this.channel.send(connection, 'tasks/update', { taskId: id, inputResponses: responses }, withTasks(inbound ?? {}, true)),
@@ -283,16 +285,17 @@ export class TaskForwarder {
   }
 
   async cancel(taskId: string, principal: string, inbound: JsonObject | undefined): Promise<void> {
-    const { connection, id } = this.route(taskId, principal);
+    const { connection, id } = await this.route(taskId, principal);
     if (connection.era === 'legacy') return this.legacy.cancel(connection, id);
     this.channel.answer(await this.channel.send(connection, 'tasks/cancel', { taskId: id }, withTasks(inbound ?? {}, true)));
   }
 
   /** Unwraps (MAC-checked for `principal`, I-7) and finds the connection. */
-  private route(taskId: string, principal: string): { upstream: string; id: string; connection: UpstreamConnection } {
+  private async route(taskId: string, principal: string): Promise<{ upstream: string; id: string; connection: UpstreamConnection }> {
     const ref = this.ids.unwrap(taskId, principal);
     // Forged, altered, foreign, or of an upstream no longer configured: exactly the unknown-id error (T-14, T-10).
     if (!ref || !this.directory.has(ref.upstream)) throw taskNotFound();
-    return { upstream: ref.upstream, id: ref.taskId, connection: this.channel.open(ref.upstream) };
+    // The principal bound in the id (I-7) is whom the upstream sees, after a restart too: the id is all it takes.
+    return { upstream: ref.upstream, id: ref.taskId, connection: await this.channel.open(ref.upstream, principal) };
   }
 }

@@ -6,15 +6,25 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { JsonObject } from '../core/json.js';
+import type { Logger } from '../runtime/Logger.js';
 import { ErrorCode, taskNotFound } from '../core/errors.js';
 import { protocolError } from './forwardedShapes.js';
 import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
+import { identityProtocolError } from './identity/identityErrors.js';
 
 /** What the forwarder needs from the upstream manager. */
 export interface UpstreamDirectory {
   /** The open connection of `name`, or `undefined` while it is down. */
   connection(name: string): UpstreamConnection | undefined;
+  /**
+   * The connection `principal`'s requests to `name` go over: the shared one,
+   * or for an upstream that acts as the caller the principal's own (opened
+   * now if need be; throws the identity errors). `undefined` while it is down.
+   */
+  connectionFor(name: string, principal: string): Promise<UpstreamConnection | undefined>;
+  /** Like {@link connectionFor}, without opening anything. */
+  openConnectionOf(name: string, principal: string): UpstreamConnection | undefined;
   /** Whether `name` is a configured upstream (known, perhaps down). */
   has(name: string): boolean;
   /** One line on why `name` is down and when it is retried. */
@@ -39,11 +49,27 @@ export function upstreamUnavailable(name: string, down: { state: string; retryAt
 }
 
 export class UpstreamChannel {
-  constructor(private readonly directory: UpstreamDirectory) {}
+  constructor(
+    private readonly directory: UpstreamDirectory,
+    private readonly logger?: Logger,
+  ) {}
 
-  /** The open connection of `upstream`; a retryable error while it is down. */
-  open(upstream: string): UpstreamConnection {
-    const connection = this.directory.connection(upstream);
+  /**
+   * The open connection `principal`'s requests to `upstream` go over; a
+   * retryable error while it is down, the stable identity errors when the
+   * principal cannot act there (identityErrors.ts).
+   */
+  async open(upstream: string, principal: string): Promise<UpstreamConnection> {
+    let connection: UpstreamConnection | undefined;
+    try {
+      connection = await this.directory.connectionFor(upstream, principal);
+    } catch (error) {
+      const identity = identityProtocolError(error);
+      if (identity) throw identity;
+      // Opening the principal's own connection failed: the details (URLs, statuses) stay in the log.
+      this.logger?.error(`upstream ${upstream}: cannot open a connection for a principal`, error);
+      throw upstreamUnavailable(upstream, { state: 'unreachable for this principal', retryAt: null });
+    }
     if (!connection || !connection.isOpen) throw upstreamUnavailable(upstream, this.directory.describeDown(upstream));
     return connection;
   }

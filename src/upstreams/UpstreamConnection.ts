@@ -26,6 +26,7 @@ import { DEFAULT_UPSTREAM_TIMEOUT_MS, type UpstreamSpec } from './UpstreamSpec.j
 import { ChildOutput, createUpstreamTransport } from './upstreamTransport.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
 import { withTimeout } from './withTimeout.js';
+import type { UpstreamConnectionAuth } from './identity/UpstreamCredentialSource.js';
 
 export { UPSTREAM_CLIENT_INFO, UpstreamUnavailableError, type RawOutcome, type UpstreamTool };
 
@@ -47,9 +48,11 @@ export class UpstreamConnection {
   /** Input requests of this upstream's 2025-11-25 tasks, until a caller answers them. */
   readonly inputs = new LegacyInputRequests();
 
+  /** `auth`: the principal a per-principal connection acts as (identity modes other than `static`). */
   constructor(
     readonly spec: UpstreamSpec,
     private readonly logger: Logger,
+    private readonly auth?: UpstreamConnectionAuth,
   ) {
     this.requests = new RawRequests(spec.name);
     this.output = new ChildOutput(spec, logger);
@@ -87,7 +90,7 @@ export class UpstreamConnection {
 
   /** Connects (with the cached verdict when there is one) and wires the raw path. */
   async open(prior?: CachedDiscovery): Promise<void> {
-    const transport = createUpstreamTransport(this.spec, this.output);
+    const transport = createUpstreamTransport(this.spec, this.output, this.auth);
     this.transport = transport;
     this.client.onclose = () => this.markClosed('the connection closed');
     // Any catalog list changing re-reads the whole catalog (tools, resources, prompts).
@@ -212,6 +215,11 @@ export class UpstreamConnection {
   onToolsChanged(listener: () => void): () => void {
     this.toolsChangedListeners.add(listener);
     return () => this.toolsChangedListeners.delete(listener);
+  }
+
+  /** A request, listen stream or relayed call is in flight (a pooled connection is not closed under it). */
+  get busy(): boolean {
+    return this.requests.size > 0 || this.listens.size > 0 || this.progressListeners.size > 0 || this.logSinks.size > 0;
   }
 
   get isOpen(): boolean {

@@ -16,6 +16,11 @@ export class UpstreamListens {
   /** Open streams by request id: their frames and their end. */
   private readonly streams = new Map<string, { frame(params: JsonObject): void; ended(): void }>();
 
+  /** Open streams. */
+  get size(): number {
+    return this.streams.size;
+  }
+
   /** Opens stream `id` for `taskIds` on `transport`; the returned function closes it. */
   open(
     transport: Transport,

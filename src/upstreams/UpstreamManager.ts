@@ -7,6 +7,9 @@
  * and wrapped task ids to them.
  */
 import { createActor, type Actor, type AnyActorRef, type Subscription } from 'xstate';
+import type { CallerCredentials } from '../auth/CallerCredentials.js';
+import { PrincipalConnections } from './identity/PrincipalConnections.js';
+import type { UpstreamCredentialSource } from './identity/UpstreamCredentialSource.js';
 import {
   upstreamChildId,
   upstreamMachine,
@@ -20,19 +23,19 @@ import {
 import type { JsonObject } from '../core/json.js';
 import type { Logger } from '../runtime/Logger.js';
 import { RuntimeStateFile, type UpstreamHealth } from './RuntimeStateFile.js';
-import type { ListedTool, ToolRegistry } from '../tools/ToolRegistry.js';
+import type { ToolRegistry } from '../tools/ToolRegistry.js';
 import type { ResourceRegistry } from '../resources/ResourceRegistry.js';
 import type { PromptRegistry } from '../prompts/PromptRegistry.js';
 import { forwardedCatalog } from './ForwardedCatalog.js';
 import { upstreamResourcePrefix } from './resourceUris.js';
-import { legacyTaskSupport } from './legacyTaskShapes.js';
+import { forwardedToolEntries } from './forwardedTools.js';
 import { TaskForwarder } from './TaskForwarder.js';
 import { upstreamUnavailable, type UpstreamDirectory } from './UpstreamChannel.js';
 import { upstreamActors } from './UpstreamActors.js';
 // Loaded on the first connect: the SDK client costs startup time servers without upstreams should not pay.
 import type { UpstreamConnection, UpstreamTool } from './UpstreamConnection.js';
 import { DEFAULT_BACKOFF, type UpstreamSpec } from './UpstreamSpec.js';
-import { DEFAULT_TOOL_NAMESPACE, forwardedToolName, upstreamToolPrefix } from './toolNames.js';
+import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from './toolNames.js';
 import { UPSTREAM_NAME_PATTERN, WrappedTaskIds } from './WrappedTaskIds.js';
 
 /** The secret (in the runtime state file) that MACs wrapped task ids. */
@@ -50,6 +53,10 @@ export interface UpstreamManagerOptions {
   /** Where upstream prompts are served (`<namespace>_<prefix>_<prompt>`); none: not forwarded. */
   prompts?: PromptRegistry;
   logger: Logger;
+  /** The callers' bearer tokens, for upstreams whose identity is `passthrough` or `tokenExchange`. */
+  callerCredentials?: CallerCredentials;
+  /** Per-principal credential sources by upstream name (e.g. per-principal OAuth); such an upstream gets per-principal connections. */
+  credentialSources?: Readonly<Record<string, UpstreamCredentialSource>>;
 }
 
 /** One upstream's health, as `taskvisor upstreams` prints it. */
@@ -76,6 +83,8 @@ export class UpstreamManager implements UpstreamDirectory {
   private healthTimer: NodeJS.Timeout | undefined;
   private readonly waiters = new Set<() => void>();
   private stopping = false;
+  /** Connections of upstreams that act as the caller, one per principal (docs/aggregator.md "Identity"). */
+  private readonly perPrincipal: PrincipalConnections;
 
   constructor(private readonly options: UpstreamManagerOptions) {
     this.namespace = options.namespace ?? DEFAULT_TOOL_NAMESPACE;
@@ -85,6 +94,14 @@ export class UpstreamManager implements UpstreamDirectory {
       if (this.specs.has(spec.name)) throw new Error(`Upstream ${JSON.stringify(spec.name)} is configured twice`);
       this.specs.set(spec.name, spec);
     }
+    this.perPrincipal = new PrincipalConnections({
+      specs: this.specs.values(),
+      ...(options.callerCredentials ? { callers: options.callerCredentials } : {}),
+      ...(options.credentialSources ? { sources: options.credentialSources } : {}),
+      logger: options.logger,
+      // The shared connection's verdict (cached): no era probe per principal.
+      discovery: (name) => this.state?.upstream(name)?.discovery,
+    });
     // Reserved before any local tool could take a name in it.
     options.tools.reserve(`${this.namespace}_`);
     options.prompts?.reserve(`${this.namespace}_`);
@@ -105,7 +122,7 @@ export class UpstreamManager implements UpstreamDirectory {
   /** Opens the state file, then starts every `autoStart` upstream (connecting happens in the background). */
   async start(): Promise<void> {
     this.state = await RuntimeStateFile.open(this.options.stateFile);
-    this.forwarderInstance = new TaskForwarder(this, new WrappedTaskIds(await this.state.secret(WRAPPED_ID_SECRET)));
+    this.forwarderInstance = new TaskForwarder(this, new WrappedTaskIds(await this.state.secret(WRAPPED_ID_SECRET)), this.options.logger);
     const provided = upstreamSupervisorMachine.provide({
       actors: { upstream: upstreamMachine.provide({ actors: upstreamActors(this.actorHost()) }) },
     });
@@ -140,6 +157,7 @@ export class UpstreamManager implements UpstreamDirectory {
     clearTimeout(this.healthTimer);
     await Promise.all([...this.connections.values()].map((connection) => connection.close()));
     this.connections.clear();
+    await this.perPrincipal.close();
     await this.writeHealth().catch(() => undefined);
   }
 
@@ -186,6 +204,17 @@ export class UpstreamManager implements UpstreamDirectory {
 
   connection(name: string): UpstreamConnection | undefined {
     return this.connections.get(name);
+  }
+
+  async connectionFor(name: string, principal: string): Promise<UpstreamConnection | undefined> {
+    const shared = this.connections.get(name);
+    // Per principal only while the upstream is up (the shared connection says so): a down one fails fast.
+    if (!this.perPrincipal.has(name) || !shared?.isOpen) return shared;
+    return this.perPrincipal.acquire(name, principal);
+  }
+
+  openConnectionOf(name: string, principal: string): UpstreamConnection | undefined {
+    return this.perPrincipal.has(name) ? this.perPrincipal.peek(name, principal) : this.connections.get(name);
   }
 
   has(name: string): boolean {
@@ -257,33 +286,13 @@ export class UpstreamManager implements UpstreamDirectory {
 
   /** Replaces `name`'s tools in the registry by `tools` (one `list_changed` downstream). */
   private registerCatalog(name: string, tools: UpstreamTool[]): number {
-    const spec = this.specs.get(name)!;
-    const prefix = this.prefixOf(spec);
-    const seen = new Set<string>();
-    const entries: Array<{ listed: ListedTool; forward: Parameters<ToolRegistry['addForwarded']>[1] }> = [];
-    for (const tool of tools) {
-      if (typeof tool?.name !== 'string') continue;
-      const exposed = forwardedToolName(this.namespace, prefix, tool.name);
-      if (!/^[A-Za-z0-9_.-]{1,128}$/.test(exposed) || seen.has(exposed)) {
-        this.options.logger.error(
-          `upstream ${name}: tool ${JSON.stringify(tool.name)} skipped (${seen.has(exposed) ? 'duplicate' : 'invalid'} name ${exposed})`,
-        );
-        continue;
-      }
-      seen.add(exposed);
-      const listed: ListedTool = {
-        name: exposed,
-        ...(typeof tool.title === 'string' ? { title: tool.title } : {}),
-        ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-        inputSchema: isObject(tool.inputSchema) ? tool.inputSchema : { type: 'object', properties: {} },
-        ...(isObject(tool.outputSchema) ? { outputSchema: tool.outputSchema } : {}),
-        ...(isObject(tool.annotations) ? { annotations: tool.annotations } : {}),
-      };
-      const upstreamTool = tool.name;
-      // 2025-11-25 task-augmented tools keep their execution.taskSupport for the forwarder; the listing drops it (2026-07-28 has none).
-      const taskSupport = legacyTaskSupport(tool as { execution?: unknown });
-      entries.push({ listed, forward: (request) => this.forwarder.callTool(name, upstreamTool, request, taskSupport) });
-    }
+    const prefix = this.prefixOf(this.specs.get(name)!);
+    const entries = forwardedToolEntries(tools, {
+      namespace: this.namespace,
+      prefix,
+      skipped: (message) => this.options.logger.error(`upstream ${name}: ${message}`),
+      forward: (tool, taskSupport) => (request) => this.forwarder.callTool(name, tool, request, taskSupport),
+    });
     this.options.tools.replaceForwarded(upstreamToolPrefix(this.namespace, prefix), entries);
     return entries.length;
   }
@@ -319,7 +328,10 @@ export class UpstreamManager implements UpstreamDirectory {
         await this.connections.get(name)?.close();
         this.connections.delete(name);
         const { UpstreamConnection } = await import('./UpstreamConnection.js');
-        const connection = new UpstreamConnection(spec, this.options.logger);
+        // An upstream that answers nobody without credentials (OAuth) lists its catalog with those of its source.
+        const source = this.options.credentialSources?.[name];
+        const auth = source?.catalogAuth ? await source.catalogAuth(name) : undefined;
+        const connection = new UpstreamConnection(spec, this.options.logger, auth);
         const cached = this.state?.upstream(name);
         try {
           await connection.open(cached?.discovery);
@@ -388,7 +400,3 @@ export class UpstreamManager implements UpstreamDirectory {
 
 /** Connection failures that say nothing about what the upstream speaks. */
 const UNREACHABLE = /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENOENT|spawn|timed out|closed/i;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

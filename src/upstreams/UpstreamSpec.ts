@@ -3,6 +3,8 @@
  * validated form of a config `upstreams[]` entry or a library caller's object.
  */
 import type { BackoffPolicy } from '../../machines/upstream/index.js';
+import type { ConnectionPoolLimits } from './identity/UpstreamConnectionPool.js';
+import type { UpstreamIdentity } from './identity/UpstreamIdentity.js';
 
 export type UpstreamTransportSpec =
   | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
@@ -23,6 +25,14 @@ export type UpstreamSpec = UpstreamTransportSpec & {
   maxPingFailures?: number;
   /** Reconnection backoff. Default 500 ms doubling up to 30 s, retried forever. */
   backoff?: Partial<BackoffPolicy>;
+  /**
+   * Whom the upstream sees behind a call (docs/aggregator.md "Identity"):
+   * `static` (default) the configured `headers` on one shared connection;
+   * otherwise each principal over a connection of its own.
+   */
+  identity?: UpstreamIdentity;
+  /** Bounds of the per-principal connections (identity other than `static`). */
+  connections?: Partial<ConnectionPoolLimits>;
 };
 
 export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000, factor: 2, maxAttempts: null };

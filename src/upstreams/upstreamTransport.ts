@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from '../runtime/Logger.js';
 import { tapStdoutNoise, type StdoutNoise } from './stdoutNoise.js';
 import type { UpstreamSpec } from './UpstreamSpec.js';
+import type { UpstreamConnectionAuth } from './identity/UpstreamCredentialSource.js';
 
 /** What the upstream's process wrote outside the protocol. */
 export class ChildOutput {
@@ -48,10 +49,18 @@ export class ChildOutput {
   }
 }
 
-/** The transport `spec` names; a stdio child's stray output goes to `output`. */
-export function createUpstreamTransport(spec: UpstreamSpec, output: ChildOutput): Transport {
+/**
+ * The transport `spec` names; a stdio child's stray output goes to `output`.
+ * `auth` (a per-principal connection, Streamable HTTP only) adds its headers
+ * after the configured ones and brings its auth provider.
+ */
+export function createUpstreamTransport(spec: UpstreamSpec, output: ChildOutput, auth?: UpstreamConnectionAuth): Transport {
   if (spec.type === 'streamable-http') {
-    return new StreamableHTTPClientTransport(new URL(spec.url), spec.headers ? { requestInit: { headers: spec.headers } } : undefined);
+    const headers = { ...(spec.headers ?? {}), ...(auth?.headers ?? {}) };
+    return new StreamableHTTPClientTransport(new URL(spec.url), {
+      ...(Object.keys(headers).length > 0 ? { requestInit: { headers } } : {}),
+      ...(auth?.authProvider ? { authProvider: auth.authProvider } : {}),
+    });
   }
   const transport = new StdioClientTransport({
     command: spec.command,

@@ -112,6 +112,12 @@ export class UpstreamConnectionPool<C extends PooledConnection> {
     return entry.connection;
   }
 
+  /** `principal`'s open connection, without asking for credentials or opening one. */
+  peek(principal: string): C | undefined {
+    const connection = this.entries.get(principal)?.connection;
+    return connection?.isOpen ? connection : undefined;
+  }
+
   /** Closes `principal`'s connection (its credential was revoked or expired). */
   closePrincipal(principal: string): void {
     const entry = this.entries.get(principal);

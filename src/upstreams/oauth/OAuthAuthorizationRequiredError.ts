@@ -36,6 +36,8 @@ export class OAuthAuthorizationRequiredError extends UpstreamAuthorizationRequir
     this.data = authorizationUrl
       ? {
           upstream,
+          authorizationRequired: true,
+          authorizeUrl: authorizationUrl.href,
           elicitations: [
             {
               mode: 'url',
@@ -45,6 +47,6 @@ export class OAuthAuthorizationRequiredError extends UpstreamAuthorizationRequir
             },
           ],
         }
-      : { upstream, elicitations: [], command: `taskvisor upstreams auth ${upstream}` };
+      : { upstream, authorizationRequired: true, elicitations: [], command: `taskvisor upstreams auth ${upstream}` };
   }
 }

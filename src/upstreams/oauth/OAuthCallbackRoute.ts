@@ -57,3 +57,12 @@ function page(status: number, text: string, headers: Record<string, string> = {}
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/** `base` with `callback` in front of it: the callback path answers first, everything else as before. */
+export function withCallbackRoute(base: HttpRoutes, callback: HttpRoutes): HttpRoutes {
+  return {
+    owns: (pathname) => callback.owns(pathname) || base.owns(pathname),
+    fetch: (request, client) =>
+      callback.owns(new URL(request.url).pathname) ? callback.fetch(request, client) : base.fetch(request, client),
+  };
+}

@@ -25,7 +25,12 @@ export interface OAuthUpstream extends OAuthClientSettings {
   name: string;
   /** The MCP endpoint (the protected resource). */
   url: string;
+  /** Whose grant the shared connection (catalog, health) uses. Default `local` (the operator at the shell). */
+  catalogPrincipal?: string | undefined;
 }
+
+/** The default catalog principal: the stdio principal, i.e. whoever runs `taskvisor upstreams auth NAME` without `--principal`. */
+export const DEFAULT_CATALOG_PRINCIPAL = 'local';
 
 export interface UpstreamOAuthOptions {
   records: OAuthRecords;
@@ -87,6 +92,23 @@ export class UpstreamOAuth implements UpstreamCredentialSource {
       if (tokens !== undefined) return { authProvider: provider };
     }
     throw await this.authorizationRequired(upstream, principal);
+  }
+
+  /**
+   * The shared connection's credentials: the catalog principal's grant. Without one the upstream cannot even be
+   * listed; the error (the upstream's last error in `taskvisor upstreams`) says how to make one.
+   */
+  async catalogAuth(upstream: string): Promise<{ authProvider: PrincipalOAuthProvider }> {
+    const principal = this.#spec(upstream).catalogPrincipal ?? DEFAULT_CATALOG_PRINCIPAL;
+    try {
+      return await this.connectionAuth(upstream, { id: principal });
+    } catch (error) {
+      if (!(error instanceof OAuthAuthorizationRequiredError)) throw error;
+      throw new Error(
+        `no OAuth grant of its catalog principal ${JSON.stringify(principal)} yet: run \`taskvisor upstreams auth ${upstream} --principal ${principal}\``,
+        { cause: error },
+      );
+    }
   }
 
   /** The `-32042` for `principal`: with a fresh authorization URL when taskvisor serves a callback. */

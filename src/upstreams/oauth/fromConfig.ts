@@ -47,6 +47,7 @@ export function oauthUpstreamsOf(loaded: LoadedConfig | undefined, env: NodeJS.P
       clientId: identity.clientId,
       clientSecret,
       clientName: identity.clientName,
+      catalogPrincipal: identity.catalogPrincipal,
     });
   });
   return found;
