@@ -20,8 +20,6 @@ export const ErrorCode = {
   /** Missing required client capability (not the stale -32003, D-01). */
   MissingRequiredClientCapability: -32021,
   UnsupportedProtocolVersion: -32022,
-  /** The request needs the user to visit a URL first (MCP URL elicitation): an upstream awaiting the principal's OAuth grant. */
-  UrlElicitationRequired: -32042,
 } as const;
 
 /** @deprecated import from `core/tasksExtension.js`; kept here because it was public API. */

@@ -67,15 +67,13 @@ describe('OAuth to a protected upstream, per principal', () => {
 
   async function authorizationUrlOf(principal: { id: string }): Promise<string> {
     const error = await oauth.connectionAuth('files', principal).then(
-      () => assert.fail('expected -32042'),
+      () => assert.fail('expected authorization required'),
       (caught: unknown) => caught,
     );
     assert.ok(error instanceof OAuthAuthorizationRequiredError);
-    assert.equal(error.code, -32042);
     assert.doesNotMatch(error.message, /https?:/, 'the message holds no URL');
-    const url = (error.data.elicitations as Array<{ mode: string; url: string }>)[0]!;
-    assert.equal(url.mode, 'url');
-    return url.url;
+    assert.ok(error.authorizeUrl);
+    return error.authorizeUrl;
   }
 
   it('refuses a principal that has not authorized, with a URL bound to it (PKCE S256, state)', async () => {

@@ -19,9 +19,6 @@ import { UpstreamPoolFullError } from './UpstreamConnectionPool.js';
  */
 export function identityProtocolError(error: unknown): ProtocolError | undefined {
   if (error instanceof UpstreamAuthorizationRequiredError) {
-    // A source with a wire form of its own answers exactly it (OAuth: -32042, the MCP URL elicitation the client can follow).
-    const own = error as UpstreamAuthorizationRequiredError & { code?: unknown; data?: unknown };
-    if (typeof own.code === 'number' && Number.isInteger(own.code)) return new ProtocolError(own.code, error.message, own.data);
     return new ProtocolError(ErrorCode.InvalidRequest, error.message, {
       upstream: error.upstream,
       authorizationRequired: true,

@@ -5,7 +5,7 @@
  * own grant for each upstream, sealed in the credential store.
  *
  * - {@link connectionAuth}: what a connection for a principal authenticates
- *   with (the SDK transport's `authProvider`), or `-32042` with the URL that
+ *   with (the SDK transport's `authProvider`), or "authorization required" with the URL that
  *   starts this principal's authorization;
  * - {@link startAuthorization} / {@link completeAuthorization}: the two legs of
  *   the authorization-code flow (the server's callback route or the CLI's
@@ -111,7 +111,7 @@ export class UpstreamOAuth implements UpstreamCredentialSource {
     }
   }
 
-  /** The `-32042` for `principal`: with a fresh authorization URL when taskvisor serves a callback. */
+  /** The "authorization required" of `principal`: with a fresh authorization URL when taskvisor serves a callback. */
   async authorizationRequired(upstream: string, principal: Principal): Promise<OAuthAuthorizationRequiredError> {
     if (this.options.callbackUrl === undefined) return new OAuthAuthorizationRequiredError(upstream, undefined);
     return new OAuthAuthorizationRequiredError(upstream, await this.startAuthorization(upstream, principal.id, this.options.callbackUrl));
