@@ -36,11 +36,20 @@ export async function upstreamsCommand(argv: string[], io: CliIo = process, now 
     io.stdout.write(UPSTREAMS_USAGE);
     return 0;
   }
-  const { values } = parseCommandLine(
-    argv,
-    { config: { type: 'string', short: 'c' }, state: { type: 'string' }, json: { type: 'boolean' } },
-    UPSTREAMS_USAGE,
-  );
+  const options = { config: { type: 'string', short: 'c' }, state: { type: 'string' }, json: { type: 'boolean' } } as const;
+  let parsed;
+  try {
+    parsed = parseCommandLine(argv, options, UPSTREAMS_USAGE);
+  } catch (error) {
+    // The first word is neither a subcommand nor an option of the health view: say both.
+    if (error instanceof UsageError && verb !== undefined && error.message.includes(`'${verb}'`))
+      throw new UsageError(
+        `upstreams: unknown subcommand ${JSON.stringify(verb)} (nor an option); valid subcommands: auth, revoke, grants; options: --config, --state, --json`,
+        UPSTREAMS_USAGE,
+      );
+    throw error;
+  }
+  const { values } = parsed;
   if (values.help) {
     io.stdout.write(UPSTREAMS_USAGE);
     return 0;
