@@ -26,6 +26,8 @@ export interface AuthorizationServerOptions {
   resource: () => string;
   /** Access token lifetime in seconds. Default 3600. */
   accessTokenTtlS?: number;
+  /** `jwt`: access tokens a resource server verifies with the AS's keys (`<issuer>/jwks`). Default `opaque`. */
+  accessTokenFormat?: 'opaque' | 'jwt';
 }
 
 export async function startAuthorizationServer(options: AuthorizationServerOptions): Promise<TestAuthorizationServer> {
@@ -48,7 +50,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
           scope: UPSTREAM_SCOPE,
           audience: options.resource(),
           accessTokenTTL: ttl,
-          accessTokenFormat: 'opaque',
+          accessTokenFormat: options.accessTokenFormat ?? 'opaque',
         }),
       },
     },
