@@ -76,5 +76,11 @@ export type { TaskStatus } from '../machines/task/index.js';
 export type { TaskStore, TaskStoreConfig } from './store/index.js';
 export type { TokenVerifier, VerifiedToken } from './auth/TokenVerifier.js';
 export type { UpstreamSpec, UpstreamTransportSpec } from './upstreams/UpstreamSpec.js';
+export type { UpstreamIdentity, TokenExchangeIdentity } from './upstreams/identity/UpstreamIdentity.js';
+export {
+  UpstreamAuthorizationRequiredError,
+  type UpstreamCredentialSource,
+  type UpstreamConnectionAuth,
+} from './upstreams/identity/UpstreamCredentialSource.js';
 export type { TraceContext } from './core/traceContext.js';
 export type { RuntimePhase } from './core/statuses.js';

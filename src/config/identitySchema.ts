@@ -9,11 +9,15 @@ import { OAuthIdentitySchema } from './oauthSchema.js';
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
-/** `https://`, or `http://` to a loopback address (a token travels in the request). */
-const tokenEndpoint = z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).refine((value) => {
+/** Whether `value` is an `https://` URL, or an `http://` one to a loopback address (where a token may travel). */
+export function secureOrLoopback(value: string): boolean {
   const url = new URL(value);
   return url.protocol === 'https:' || LOOPBACK.test(url.hostname);
-}, 'use https:// (http:// only to a loopback address): the exchange sends the caller\u2019s token');
+}
+
+const tokenEndpoint = z
+  .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
+  .refine(secureOrLoopback, 'use https:// (http:// only to a loopback address): the exchange sends the caller\u2019s token');
 
 const TokenExchangeSchema = z
   .strictObject({

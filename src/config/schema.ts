@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { UpstreamHeadersSchema } from './headersSchema.js';
-import { ConnectionsConfigSchema, IdentityConfigSchema } from './identitySchema.js';
+import { ConnectionsConfigSchema, IdentityConfigSchema, secureOrLoopback } from './identitySchema.js';
 import { LimitsSchema } from './limitsSchema.js';
 import { CredentialsConfigSchema } from './oauthSchema.js';
 
@@ -321,6 +321,13 @@ export const ConfigSchema = z
           code: 'custom',
           path,
           message: `identity ${mode} needs type: streamable-http (a stdio upstream cannot act as each caller)`,
+        });
+      // Tokens travel to the upstream (callers' own, exchanged ones, or principals' OAuth grants): never in clear over a network.
+      else if (!secureOrLoopback(entry.url))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstreams', index, 'url'],
+          message: `identity ${mode} sends ${mode === 'oauth' ? 'each principal\u2019s OAuth tokens' : "callers' tokens"} to this upstream: use https:// (http:// only to a loopback address)`,
         });
       // Each principal's own grant is stored sealed: no key, no grants. (Any principal may hold one: stdio's local user too.)
       else if (mode === 'oauth') {

@@ -8,7 +8,7 @@
  * `Mcp-Name` (= `params.taskId` of `tasks/*`) from the framed body.
  */
 import { performance } from 'node:perf_hooks';
-import { ProtocolError, type Transport } from '@modelcontextprotocol/client';
+import { ProtocolError, UnauthorizedError, type Transport } from '@modelcontextprotocol/client';
 import type { JsonObject } from '../core/json.js';
 import { publish } from '../core/diagnostics.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
@@ -125,7 +125,13 @@ export class RawRequests {
             // not JSON: fall through
           }
         }
-        reject(new UpstreamUnavailableError(name, `upstream ${name}: ${(error as Error)?.message ?? String(error)}`));
+        reject(
+          new UpstreamUnavailableError(
+            name,
+            `upstream ${name}: ${(error as Error)?.message ?? String(error)}`,
+            error instanceof UnauthorizedError || (error as { status?: unknown })?.status === 401,
+          ),
+        );
       });
     });
     // Reported on taskvisor:upstream.call once settled (metrics, spans).

@@ -11,7 +11,7 @@ import { ErrorCode, taskNotFound } from '../core/errors.js';
 import { protocolError } from './forwardedShapes.js';
 import type { RawOutcome, UpstreamConnection } from './UpstreamConnection.js';
 import { UpstreamUnavailableError } from './UpstreamUnavailableError.js';
-import { identityProtocolError } from './identity/identityErrors.js';
+import { identityProtocolError, upstreamRefusedCaller } from './identity/identityErrors.js';
 
 /** What the forwarder needs from the upstream manager. */
 export interface UpstreamDirectory {
@@ -84,6 +84,10 @@ export class UpstreamChannel {
     try {
       return await connection.request(method, params, capabilities, options);
     } catch (error) {
+      if (error instanceof UpstreamUnavailableError && error.unauthorized && connection.actsAsPrincipal) {
+        // The upstream refused the caller's own credential: the caller's to fix, not a retryable outage.
+        throw identityProtocolError(upstreamRefusedCaller(error.upstream));
+      }
       if (error instanceof UpstreamUnavailableError) {
         const down = this.directory.describeDown(error.upstream);
         throw upstreamUnavailable(error.upstream, down);

@@ -217,6 +217,11 @@ export class UpstreamConnection {
     return () => this.toolsChangedListeners.delete(listener);
   }
 
+  /** Whether this connection acts as one principal (identity other than `static`). */
+  get actsAsPrincipal(): boolean {
+    return this.auth !== undefined;
+  }
+
   /** A request, listen stream or relayed call is in flight (a pooled connection is not closed under it). */
   get busy(): boolean {
     return this.requests.size > 0 || this.listens.size > 0 || this.progressListeners.size > 0 || this.logSinks.size > 0;

@@ -3,6 +3,8 @@ export class UpstreamUnavailableError extends Error {
   constructor(
     readonly upstream: string,
     message: string,
+    /** The upstream refused the connection's credentials (HTTP 401). */
+    readonly unauthorized = false,
   ) {
     super(message);
     this.name = 'UpstreamUnavailableError';

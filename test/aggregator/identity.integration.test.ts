@@ -120,6 +120,17 @@ describe('identity passthrough: each caller acts upstream with its own token', (
     assert.equal(upstream.calls.length, before);
   });
 
+  it('a caller the upstream itself refuses (401) gets a stable error naming no URL; the upstream ran nothing', async () => {
+    tokens.dave = await issuer.sign({ sub: 'dave' });
+    const dave = await clientOf('dave');
+    const before = upstream.calls.length;
+    const error = errorOf(await callTool(dave, 'x_rec_whoami'));
+    assert.equal(error.code, -32600);
+    assert.equal(error.message, 'Upstream rec acts as the caller and did not accept your credentials; ask its administrator for access');
+    assert.deepEqual(error.data, { upstream: 'rec', authorizationRequired: true });
+    assert.equal(upstream.calls.length, before);
+  });
+
   it('a forgotten (revoked) token is never sent again; the token of the principal’s next request is', async () => {
     const credentials = aggregator.runtime.callerCredentials!;
     assert.ok(credentials.current('alice'), 'alice’s token is held after her calls');
@@ -220,6 +231,33 @@ describe('identity tokenExchange: each caller’s token is exchanged (RFC 8693) 
       assert.equal(request.audience, 'rec-api');
       // RFC 6749 §2.3.1: the form-encoded id and secret, base64 in Basic.
       assert.equal(request.clientAuthorization, `Basic ${Buffer.from('taskvisor:s3cret%3Awith%2Fodd+chars').toString('base64')}`);
+    }
+  });
+
+  it('the endpoint refusing taskvisor’s own client (a wrong secret) is not the caller’s fault: retryable, details only in the log', async () => {
+    const misconfigured = await startAggregator(issuer, join(dir.path, 'wrong-secret'), {
+      name: 'rec',
+      type: 'streamable-http',
+      url: upstream.url,
+      headers: { authorization: `Bearer ${SERVICE_TOKEN}` },
+      identity: {
+        mode: 'tokenExchange',
+        tokenEndpoint: exchange.tokenEndpoint,
+        audience: 'rec-api',
+        clientId: 'taskvisor',
+        clientSecret: 'wrong',
+      },
+      pingIntervalMs: 0,
+    });
+    try {
+      const alice = await connect({ kind: 'http', url: misconfigured.url, headers: { authorization: `Bearer ${tokens.alice}` } });
+      clients.push(alice);
+      const error = errorOf(await callTool(alice, 'x_rec_whoami'));
+      assert.equal(error.code, -32603);
+      assert.equal(error.message, 'Upstream rec: the identity service that issues its tokens is unavailable; retry later');
+      assert.deepEqual(error.data, { upstream: 'rec', retryable: true });
+    } finally {
+      await misconfigured.runtime.close();
     }
   });
 

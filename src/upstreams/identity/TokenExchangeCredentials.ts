@@ -27,6 +27,8 @@ export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 const EXPIRY_SKEW_MS = 30_000;
 /** Cached this long when the endpoint gives no `expires_in`. */
 const DEFAULT_LIFETIME_MS = 60_000;
+/** Token endpoint errors that are about taskvisor's client or the service, not the caller's token (RFC 6749 §5.2). */
+const SERVER_SIDE_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'temporarily_unavailable']);
 /** The largest token endpoint answer read. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -156,8 +158,9 @@ export class TokenExchangeCredentials implements UpstreamCredentialSource {
       const code = typeof body?.error === 'string' ? body.error : 'no error code';
       const description = typeof body?.error_description === 'string' ? `: ${body.error_description.slice(0, 200)}` : '';
       logger.error(`upstream ${upstream}: token exchange refused (HTTP ${response.status}, ${code}${description})`);
-      // 4xx: this caller's token cannot be exchanged (invalid_grant, invalid_target...); 5xx: the service's fault.
-      if (response.status >= 500 || code === 'temporarily_unavailable') throw new IdentityServiceUnavailableError(upstream);
+      // 4xx: this caller's token cannot be exchanged (invalid_grant, invalid_target...); 5xx, or taskvisor's own
+      // client refused (a wrong secret, a grant not allowed): not the caller's to fix.
+      if (response.status >= 500 || SERVER_SIDE_ERRORS.has(code)) throw new IdentityServiceUnavailableError(upstream);
       throw new UpstreamAuthorizationRequiredError(
         upstream,
         `Upstream ${upstream} acts as the caller, and your token could not be exchanged for one it accepts; ` +

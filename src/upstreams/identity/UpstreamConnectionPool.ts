@@ -177,7 +177,9 @@ export class UpstreamConnectionPool<C extends PooledConnection> {
 
   private drop(principal: string, entry: Entry<C>): void {
     if (this.entries.get(principal) === entry) this.entries.delete(principal);
-    void entry.opening.then((connection) => connection.close()).catch(() => undefined);
+    // An open connection is closed now (nothing more goes out on it); one still opening once it is.
+    const closing = entry.connection ? entry.connection.close() : entry.opening.then((connection) => connection.close());
+    void closing.catch(() => undefined);
   }
 
   private armSweeper(): void {

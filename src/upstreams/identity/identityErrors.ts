@@ -30,3 +30,11 @@ export function identityProtocolError(error: unknown): ProtocolError | undefined
   }
   return undefined;
 }
+
+/** The upstream answered 401 to a request made with the caller's own (passed-through or exchanged) credential. */
+export function upstreamRefusedCaller(upstream: string): UpstreamAuthorizationRequiredError {
+  return new UpstreamAuthorizationRequiredError(
+    upstream,
+    `Upstream ${upstream} acts as the caller and did not accept your credentials; ask its administrator for access`,
+  );
+}
