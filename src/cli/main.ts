@@ -66,7 +66,7 @@ Exit codes: 0 after SIGINT/SIGTERM, 1 for a bad config or a port in use,
  */
 export const COMMAND_TREE: Readonly<Record<string, readonly string[]>> = {
   serve: [],
-  upstreams: [],
+  upstreams: ['auth', 'revoke', 'grants'],
   machines: ['list', 'export'],
   token: ['add'],
   workflows: ['validate', 'run', 'runs'],

@@ -16,6 +16,8 @@ import { checkInspectionArgs, openInspection, type InspectionArgs, type OpenedIn
 import { isLoopbackHost } from '../transports/admission.js';
 import type { BearerAuthOptions } from '../auth/bearer.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
+import type { ConfiguredUpstreamOAuth } from '../upstreams/oauth/fromConfig.js';
+import type { HttpRoutes } from '../transports/HttpRoutes.js';
 import { runtimeOptionsOf, storeConfigOf } from './serveOptions.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
 import type { WorkflowCatalog } from '../workflows/loading/WorkflowCatalog.js';
@@ -156,6 +158,8 @@ export async function serve(args: ServeArgs): Promise<{
   let inspection: OpenedInspection | undefined;
 
   const store = args.store !== undefined ? storeFlagOf(args.store) : storeConfigOf(loaded);
+  // OAuth upstreams: the sealing key is read and the credential store opened before anything starts (no partial start).
+  const upstreamOAuth = await (await import('../upstreams/oauth/fromConfig.js')).openUpstreamOAuth(loaded, store);
   const runtime = createRuntime({
     ...runtimeOptionsOf(loaded, {
       logger,
@@ -167,7 +171,11 @@ export async function serve(args: ServeArgs): Promise<{
       },
     }),
     store,
+    ...(upstreamOAuth
+      ? { upstreamCredentials: Object.fromEntries(upstreamOAuth.upstreams.map((name) => [name, upstreamOAuth.oauth])) }
+      : {}),
   });
+  if (upstreamOAuth) runtime.onClose(() => upstreamOAuth.close());
   // Built with the `operations` option, so always present.
   const operations = runtime.operations!;
   if (loaded) {
@@ -260,7 +268,7 @@ export async function serve(args: ServeArgs): Promise<{
         ...(auth ? { auth } : {}),
         ...(config.http?.maxBodyBytes !== undefined ? { maxBodyBytes: config.http.maxBodyBytes } : {}),
         // Without auth a non-loopback listener never carries the operator surfaces (they went to the operations port).
-        routes: operatorRoutesOnHttp ? operations.routes : operations.healthRoutes,
+        routes: await withOAuthCallback(operatorRoutesOnHttp ? operations.routes : operations.healthRoutes, upstreamOAuth, logger),
       });
       operations.health.trackListener('http', () => listener.server.listening);
       url = listener.url;
@@ -381,4 +389,18 @@ export async function serve(args: ServeArgs): Promise<{
     ...(workflows ? { workflows } : {}),
     stop: () => runtime.close(),
   };
+}
+
+/** `routes`, plus the OAuth callback of `configured` when it serves one (`credentials.callbackUrl`). */
+async function withOAuthCallback(
+  routes: HttpRoutes,
+  configured: ConfiguredUpstreamOAuth | undefined,
+  logger: { error(message: string): void },
+): Promise<HttpRoutes> {
+  if (!configured?.callbackPath) return routes;
+  const { oauthCallbackRoute, withCallbackRoute } = await import('../upstreams/oauth/OAuthCallbackRoute.js');
+  return withCallbackRoute(
+    routes,
+    oauthCallbackRoute(configured.oauth, configured.callbackPath, (message) => logger.error(message)),
+  );
 }

@@ -12,6 +12,7 @@ import { stateFileOf } from '../upstreams/fromConfig.js';
 import { isHelpWord, parseCommandLine, UsageError, type CliIo } from './usage.js';
 
 export const UPSTREAMS_USAGE = `Usage: taskvisor upstreams [--config FILE | --state FILE] [--json]
+       taskvisor upstreams auth|revoke|grants NAME …   (OAuth upstreams; see upstreams auth --help)
 
 Health of each upstream of a running server: state, tools, protocol, retry
 time, last error, read from the server's runtime state file (no open port).
@@ -27,15 +28,28 @@ Exit codes: 0 the server runs, 3 its pid is gone (rows marked stale),
 `;
 
 export async function upstreamsCommand(argv: string[], io: CliIo = process, now = Date.now()): Promise<number> {
+  const verb = argv[0];
+  if (verb === 'auth' || verb === 'revoke' || verb === 'grants') {
+    return (await import('./upstreamAuth.js')).upstreamAuthCommand(verb, argv.slice(1), io);
+  }
   if (argv.length === 1 && isHelpWord(argv[0])) {
     io.stdout.write(UPSTREAMS_USAGE);
     return 0;
   }
-  const { values } = parseCommandLine(
-    argv,
-    { config: { type: 'string', short: 'c' }, state: { type: 'string' }, json: { type: 'boolean' } },
-    UPSTREAMS_USAGE,
-  );
+  const options = { config: { type: 'string', short: 'c' }, state: { type: 'string' }, json: { type: 'boolean' } } as const;
+  let parsed;
+  try {
+    parsed = parseCommandLine(argv, options, UPSTREAMS_USAGE);
+  } catch (error) {
+    // The first word is neither a subcommand nor an option of the health view: say both.
+    if (error instanceof UsageError && verb !== undefined && error.message.includes(`'${verb}'`))
+      throw new UsageError(
+        `upstreams: unknown subcommand ${JSON.stringify(verb)} (nor an option); valid subcommands: auth, revoke, grants; options: --config, --state, --json`,
+        UPSTREAMS_USAGE,
+      );
+    throw error;
+  }
+  const { values } = parsed;
   if (values.help) {
     io.stdout.write(UPSTREAMS_USAGE);
     return 0;

@@ -5,6 +5,7 @@
  * an environment variable or a file, and no message ever echoes it.
  */
 import { z } from 'zod';
+import { OAuthIdentitySchema } from './oauthSchema.js';
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
@@ -58,10 +59,15 @@ export const IdentityConfigSchema = z.preprocess(
   (value) => (typeof value === 'string' ? { mode: value } : value),
   z.discriminatedUnion(
     'mode',
-    [z.strictObject({ mode: z.literal('static') }), z.strictObject({ mode: z.literal('passthrough') }), TokenExchangeSchema],
+    [
+      z.strictObject({ mode: z.literal('static') }),
+      z.strictObject({ mode: z.literal('passthrough') }),
+      TokenExchangeSchema,
+      OAuthIdentitySchema,
+    ],
     {
       error:
-        'expected static, passthrough, or { mode: tokenExchange, tokenEndpoint, audience, clientId, clientSecretEnv | clientSecretFile }',
+        'expected static, passthrough, oauth, or { mode: tokenExchange, tokenEndpoint, audience, clientId, clientSecretEnv | clientSecretFile }',
     },
   ),
 );

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { UpstreamHeadersSchema } from './headersSchema.js';
 import { ConnectionsConfigSchema, IdentityConfigSchema, secureOrLoopback } from './identitySchema.js';
 import { LimitsSchema } from './limitsSchema.js';
+import { CredentialsConfigSchema } from './oauthSchema.js';
 
 const nonNegativeInt = z.number().int().min(0);
 
@@ -387,6 +388,8 @@ export const ConfigSchema = z
       .exactOptional(),
     /** The runtime state file (secrets, upstream capability cache and health), relative to the config file. */
     state: z.strictObject({ file: z.string().min(1).exactOptional() }).exactOptional(),
+    /** Upstream credentials at rest (the sealing key) and the OAuth callback (docs/configuration.md "credentials"). */
+    credentials: CredentialsConfigSchema.exactOptional(),
   })
   .superRefine((config, ctx) => {
     config.upstreams?.forEach((entry, index) => {
@@ -400,13 +403,22 @@ export const ConfigSchema = z
           path,
           message: `identity ${mode} needs type: streamable-http (a stdio upstream cannot act as each caller)`,
         });
-      // Callers' tokens travel to the upstream: never in clear text over a network.
+      // Tokens travel to the upstream (callers' own, exchanged ones, or principals' OAuth grants): never in clear over a network.
       else if (!secureOrLoopback(entry.url))
         ctx.addIssue({
           code: 'custom',
           path: ['upstreams', index, 'url'],
-          message: `identity ${mode} sends callers' tokens to this upstream: use https:// (http:// only to a loopback address)`,
+          message: `identity ${mode} sends ${mode === 'oauth' ? 'each principal\u2019s OAuth tokens' : "callers' tokens"} to this upstream: use https:// (http:// only to a loopback address)`,
         });
+      // Each principal's own grant is stored sealed: no key, no grants. (Any principal may hold one: stdio's local user too.)
+      else if (mode === 'oauth') {
+        if (config.credentials === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path,
+            message: 'mode oauth needs the top-level credentials section (keyEnv or keyFile) to seal each principal\u2019s grant',
+          });
+      }
       // Acting as the caller needs the caller's token: only bearer authentication has one.
       else if (config.auth === undefined || config.auth.kind === 'none')
         ctx.addIssue({

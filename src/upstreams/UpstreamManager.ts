@@ -351,7 +351,10 @@ export class UpstreamManager implements UpstreamDirectory {
         await this.connections.get(name)?.close();
         this.connections.delete(name);
         const { UpstreamConnection } = await import('./UpstreamConnection.js');
-        const connection = new UpstreamConnection(spec, this.options.logger);
+        // An upstream that answers nobody without credentials (OAuth) lists its catalog with those of its source.
+        const source = this.options.credentialSources?.[name];
+        const auth = source?.catalogAuth ? await source.catalogAuth(name) : undefined;
+        const connection = new UpstreamConnection(spec, this.options.logger, auth);
         const cached = this.state?.upstream(name);
         try {
           await connection.open(cached?.discovery);

@@ -64,6 +64,8 @@ function withIdentity(entry: UpstreamEntry, index: number, loaded: LoadedConfig 
 }
 
 function identityOf(identity: IdentityConfig, index: number, loaded: LoadedConfig | undefined): UpstreamIdentity {
+  // The OAuth settings go to the OAuth authority (upstreams/oauth/fromConfig.ts), which is this upstream's credential source.
+  if (identity.mode === 'oauth') return { mode: 'oauth' };
   if (identity.mode !== 'tokenExchange') return identity;
   const { clientSecretEnv, clientSecretFile, ...rest } = identity;
   const field = clientSecretEnv !== undefined ? 'clientSecretEnv' : 'clientSecretFile';

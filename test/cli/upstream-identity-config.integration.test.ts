@@ -71,7 +71,30 @@ describe('upstreams[].identity at config load', () => {
   it('an unknown mode names the choices', () => {
     assert.match(
       refusal(AUTH + upstream(' impersonate')),
-      /upstreams\[0\]\.identity\.mode: expected static, passthrough, or \{ mode: tokenExchange/,
+      /upstreams\[0\]\.identity\.mode: expected static, passthrough, oauth, or \{ mode: tokenExchange/,
+    );
+  });
+
+  it('oauth needs the credentials section (not bearer auth), exactly one key source, and a safe callback URL', () => {
+    assert.match(
+      refusal(upstream(' oauth')),
+      /tv\.yaml:5:15: upstreams\[0\]\.identity: mode oauth needs the top-level credentials section/,
+    );
+    assert.doesNotThrow(
+      () => parseConfig(`credentials: { keyEnv: TV_KEY }\n${upstream(' oauth')}`, 'tv.yaml'),
+      'stdio principals may hold grants',
+    );
+    assert.match(
+      refusal(`credentials: { keyEnv: TV_KEY, keyFile: k }\n${upstream(' oauth')}`),
+      /credentials\.keyEnv: give exactly one of keyEnv or keyFile/,
+    );
+    assert.match(
+      refusal(`credentials: { keyEnv: TV_KEY, callbackUrl: "http://gateway.example.com/cb" }\n${upstream(' oauth')}`),
+      /credentials\.callbackUrl: use https:\/\/ \(http:\/\/ only on a loopback address\)/,
+    );
+    assert.match(
+      refusal(`credentials: { keyEnv: TV_KEY }\n${upstream(' oauth', 'type: streamable-http\n    url: http://tools.example.com/mcp')}`),
+      /upstreams\[0\]\.url: identity oauth sends each principal’s OAuth tokens to this upstream: use https:\/\//,
     );
   });
 

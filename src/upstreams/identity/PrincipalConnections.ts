@@ -34,6 +34,10 @@ export class PrincipalConnections {
   constructor(options: PrincipalConnectionsOptions) {
     for (const spec of options.specs) {
       const given = options.sources?.[spec.name];
+      if (!given && spec.identity?.mode === 'oauth')
+        throw new Error(
+          `Upstream ${spec.name}: identity oauth needs its OAuth authority as credential source (runtime option upstreamCredentials)`,
+        );
       if (!given && !actsAsCaller(spec.identity)) continue;
       if (spec.type !== 'streamable-http')
         throw new Error(`Upstream ${spec.name}: identity ${spec.identity?.mode ?? 'per principal'} needs type streamable-http`);

@@ -39,6 +39,13 @@ export interface UpstreamCredentialSource {
   connectionAuth(upstream: string, principal: Principal): Promise<UpstreamConnectionAuth>;
   /** Forgets what is held for `principal` (revoked, signed out). Optional. */
   forget?(principal: string): void;
+  /**
+   * Credentials of the upstream's one shared connection (the one that reads
+   * its catalog and health), for an upstream that answers nobody without
+   * them (an OAuth upstream: the grant of its catalog principal). Optional:
+   * without it the shared connection uses the configured headers only.
+   */
+  catalogAuth?(upstream: string): Promise<UpstreamConnectionAuth>;
 }
 
 /**

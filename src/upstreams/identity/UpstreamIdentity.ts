@@ -34,11 +34,20 @@ export interface TokenExchangeIdentity {
   clientAuthMethod?: TokenEndpointAuthMethod;
 }
 
-export type UpstreamIdentity = { mode: 'static' } | { mode: 'passthrough' } | TokenExchangeIdentity;
+/**
+ * Each principal's own OAuth grant to the upstream (MCP authorization): its
+ * settings live with the OAuth authority (upstreams/oauth), which the
+ * runtime receives as the upstream's credential source.
+ */
+export interface OAuthIdentity {
+  mode: 'oauth';
+}
+
+export type UpstreamIdentity = { mode: 'static' } | { mode: 'passthrough' } | TokenExchangeIdentity | OAuthIdentity;
 
 export type UpstreamIdentityMode = UpstreamIdentity['mode'];
 
-/** Whether calls to an upstream with `identity` go over per-principal connections. */
+/** Whether calls to an upstream with `identity` carry the caller's own bearer token (passed on or exchanged). */
 export function actsAsCaller(identity: UpstreamIdentity | undefined): boolean {
-  return identity !== undefined && identity.mode !== 'static';
+  return identity?.mode === 'passthrough' || identity?.mode === 'tokenExchange';
 }
