@@ -239,7 +239,7 @@ export interface ClusterRow {
 
 /** The table rows of one cluster run; `verdict` turns a goal check into the table's verdict. */
 export function clusterRows(r: ClusterResult, verdict: (ok: boolean) => 'met' | 'missed' | ''): ClusterRow[] {
-  const bench = '9. two instances, one PostgreSQL';
+  const bench = '10. two instances, one PostgreSQL';
   const ratio = (value: number, baseline: number) => (baseline > 0 ? value / baseline : Number.NaN);
   const rows: ClusterRow[] = [];
   const { local, remote } = r.listen;

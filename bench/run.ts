@@ -1787,7 +1787,7 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
   }
   if (enabled('cluster') && (!quick || only?.includes('cluster'))) {
     if (clusterSkip)
-      add({ bench: '9. two instances, one PostgreSQL', case: '', figure: 'skipped', value: NaN, unit: '', note: clusterSkip });
+      add({ bench: '10. two instances, one PostgreSQL', case: '', figure: 'skipped', value: NaN, unit: '', note: clusterSkip });
     if (raw.cluster) for (const row of clusterRows(raw.cluster, verdict)) add(row);
   }
   // 6. Slow reader.
@@ -1859,7 +1859,8 @@ function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
   }
 
   // 9. Promoted upstream calls.
-  if (enabled('promoted') && raw.promoted) for (const row of promotedRows(raw.promoted)) add(row as unknown as Row);
+  if (enabled('promoted') && (!quick || only?.includes('promoted')) && raw.promoted)
+    for (const row of promotedRows(raw.promoted)) add(row as unknown as Row);
 
   // 8. Cold start.
   const cold = raw.coldStart;
@@ -2014,7 +2015,9 @@ try {
   // Like postgres, not in a plain --quick run (two extra server processes); `--quick --only slowreader` runs it.
   if (enabled('slowreader') && (!quick || only?.includes('slowreader'))) await section('slowreader', slowReaderBenchmark);
   if (enabled('foreign') && (!quick || only?.includes('foreign'))) await section('foreign', foreignGetBenchmark);
-  if (enabled('promoted')) await section('promoted', async () => void (raw.promoted = await runPromoted(quick, log)));
+  // Like postgres, not in a plain --quick run (an upstream child and two runtimes); `--quick --only promoted` runs it small.
+  if (enabled('promoted') && (!quick || only?.includes('promoted')))
+    await section('promoted', async () => void (raw.promoted = await runPromoted(quick, log)));
   // Not in a plain --quick run (it stays a smoke test of the rest); `--quick --only postgres` runs it small.
   if (enabled('postgres') && (!quick || only?.includes('postgres'))) {
     postgresSkip = !stores.includes('sqlite') ? `no baseline: ${sqliteSkip}` : await postgresUnavailable();

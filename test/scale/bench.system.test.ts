@@ -34,3 +34,33 @@ test('bench/run.ts --quick --only postgres prints the postgres rows against the 
     await results.remove();
   }
 });
+
+test('bench/run.ts --quick --only cluster,promoted prints the two-instance and the promoted-call rows', { timeout: 300_000 }, async () => {
+  const results = await tempDir('taskvisor-bench-cluster-');
+  try {
+    // From the sources (no compile step): a smoke run of the harness, not a measurement.
+    const run = await runNode(
+      [
+        '--import',
+        TSX_IMPORT,
+        join(REPO_ROOT, 'bench', 'run.ts'),
+        '--quick',
+        '--source',
+        '--only',
+        'cluster,promoted',
+        '--results-dir',
+        results.path,
+      ],
+      { timeoutMs: 290_000 },
+    );
+    assert.equal(run.code, 0, `exit ${run.code} (${run.signal})\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
+    assert.match(run.stdout, /\| 10\. two instances, one PostgreSQL \| change on A → listen stream on B, \d+ pokes \|/);
+    assert.match(
+      run.stdout,
+      /\| 10\. two instances, one PostgreSQL \| kill -9 of the owner, 1 rounds \| kill → task ended by the adopter, worst \| [\d.,]+ ms \|/,
+    );
+    assert.match(run.stdout, /\| 9\. promoted upstream call \|/);
+  } finally {
+    await results.remove();
+  }
+});
