@@ -30,14 +30,6 @@ const CAPABILITIES = { elicitation: { form: {} }, extensions: { 'io.modelcontext
 /** Process-level failures seen while a case runs (the test's own listeners: Node's default would kill the runner). */
 const escaped: unknown[] = [];
 const record = (error: unknown) => escaped.push(error);
-before(() => {
-  process.on('uncaughtException', record);
-  process.on('unhandledRejection', record);
-});
-after(() => {
-  process.off('uncaughtException', record);
-  process.off('unhandledRejection', record);
-});
 
 /** A memory store whose writes (`put`) can be refused or held in flight. */
 class ControlledStore extends MemoryTaskStore {
@@ -225,6 +217,14 @@ async function stopWhileWaiting(writes: Writes, stop: Stop): Promise<void> {
 }
 
 describe('tasks stopped while they wait leave no uncaught error', () => {
+  before(() => {
+    process.on('uncaughtException', record);
+    process.on('unhandledRejection', record);
+  });
+  after(() => {
+    process.off('uncaughtException', record);
+    process.off('unhandledRejection', record);
+  });
   for (const stop of ['lease lost', 'close'] as const) {
     for (const writes of ['writing', 'refusing', 'holding'] as const) {
       it(`${stop}, the store ${writes}`, async () => {
