@@ -26,9 +26,18 @@ export function limited(parent: AbortSignal, ms: number, message: string): { sig
   };
 }
 
-/** `promise`, or a rejection with the signal's reason as soon as it fires (a callee that ignores its signal cannot hold the step). */
+/**
+ * `promise`, or a rejection with the signal's reason as soon as it fires (a
+ * callee that ignores its signal cannot hold the step). Either way `promise`
+ * gets a handler: once the race is lost nobody else awaits it, and a callee
+ * that saw the same signal rejects it (`throwIfAborted`, an aborted run's
+ * `elicit` or `sleep`); left unhandled, that rejection would end the process.
+ */
 export function raced<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason as Error);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason as Error);
     signal.addEventListener('abort', onAbort, { once: true });
