@@ -93,6 +93,7 @@ export class RawRequests {
     const startedAt = performance.now();
     const name = this.upstream;
     const deadlineMs = Math.min(options.timeoutMs ?? timeoutMs, 2 ** 31 - 1);
+    let onAbort: (() => void) | undefined;
     const answered = new Promise<RawOutcome>((resolve, reject) => {
       const timer = setTimeout(
         () => {
@@ -105,7 +106,9 @@ export class RawRequests {
       );
       timer.unref();
       this.pending.set(id, { resolve, reject, timer });
-      const onAbort = () => {
+      onAbort = () => {
+        // Only a request still waiting is abandoned: one already answered needs no notice upstream.
+        if (!this.pending.has(id)) return;
         // Tell the upstream the request is abandoned (a synchronous call stops there too).
         void transport
           .send({
@@ -121,6 +124,9 @@ export class RawRequests {
         reject(options.signal?.reason instanceof Error ? options.signal.reason : new Error('The request was cancelled'));
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
+      // A held call sends several requests under one task signal: each one's listener goes when it settles.
+      const settled = () => options.signal?.removeEventListener('abort', onAbort!);
+      void answered.then(settled, settled);
       transport.send({ jsonrpc: '2.0', id, method, params: framed }).catch((error: unknown) => {
         const pending = this.pending.get(id);
         if (!pending) return;
