@@ -16,7 +16,7 @@ import type { Logger } from './Logger.js';
 import { deadlineOf } from './LiveDeadlines.js';
 import { Persister, type PersisterOptions } from './Persister.js';
 import { RunWiring, type TaskActor } from './RunWiring.js';
-import { sharedTaskSystem, type SharedSystemOptions } from './TaskActorSystem.js';
+import { releaseStartOptions, sharedTaskSystem, type SharedSystemOptions } from './TaskActorSystem.js';
 import type { ToolExecution } from './ToolExecution.js';
 
 export type { TaskActor } from './RunWiring.js';
@@ -112,6 +112,7 @@ export class TaskActorFactory {
     // The run's wiring observes the actor and tells the persister first (one observer per actor).
     persister.attach(actor, stored, projected, false);
     this.runs.start(stored.taskId, actor, persister);
+    releaseStartOptions(actor);
     // After start: a deadline already past is sent on the timer's next turn, to a running actor (I-8).
     this.options.deadlines.add(stored.taskId, deadlineOf(actor));
   }

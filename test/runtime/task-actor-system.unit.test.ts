@@ -2,13 +2,14 @@
  * Task actors share one xstate system (TaskActorSystem): each leaves it when
  * it stops, ends or fails, so a runtime's shared system holds only its running
  * tasks; a member's persisted snapshot is the one a root actor of its own
- * system persists, and either restores into the other.
+ * system persists, and either restores into the other; a started actor keeps
+ * neither its options nor its input.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createActor, type AnyActorRef } from 'xstate';
 import { taskMachine } from '../../machines/task/index.js';
-import { sharedTaskSystem, stopTaskActor } from '../../src/runtime/TaskActorSystem.js';
+import { releaseStartOptions, sharedTaskSystem, stopTaskActor } from '../../src/runtime/TaskActorSystem.js';
 
 const input = (taskId: string) => ({ taskId, owner: 'alice', tool: 'wait', args: { n: 1 }, now: 1000, ttlMs: 60_000 });
 
@@ -68,5 +69,18 @@ describe('the task actors shared system', () => {
     assert.equal(restoredMember.getSnapshot().context.statusMessage, 'halfway');
     for (const actor of [member, restoredMember]) stopTaskActor(actor);
     for (const actor of [root, restoredRoot]) stopTaskActor(actor);
+  });
+
+  it('a started actor lets go of its options and input, and goes on as before', () => {
+    const shared = sharedTaskSystem();
+    const taskInput = input('t2');
+    const actor = createActor(taskMachine, { input: taskInput, ...shared }).start();
+    releaseStartOptions(actor);
+    assert.ok(!Object.values((actor as unknown as { options: object }).options).includes(taskInput));
+    actor.send({ type: 'STATUS', at: 2000, message: 'halfway' });
+    assert.equal(actor.getSnapshot().context.statusMessage, 'halfway');
+    assert.equal(actor.getSnapshot().context.taskId, 't2');
+    actor.send({ type: 'WORK_DONE', at: 3000, result: { ok: true } });
+    assert.equal(actor.getSnapshot().status, 'done');
   });
 });
