@@ -8,6 +8,8 @@
  * Modes:
  * - `xstate`: the floor — bare `createActor(taskMachine).start()` with the
  *   machine (no child actor: its run is the runtime's); no runtime.
+ * - `xstate-shared`: the same actors the way the runtime builds them: one
+ *   shared system, options let go after start (TaskActorSystem).
  * - `memory`: a runtime with the memory store (which also keeps a copy of
  *   every record, snapshot included).
  * - `null`: a runtime whose store keeps nothing (create/put resolve at once):
@@ -30,11 +32,12 @@ import { createActor } from 'xstate';
 import { createRuntime, silentLogger, type TaskRecord, type TaskStore } from '../src/index.js';
 import { MemoryTaskStore } from '../src/store/index.js';
 import { taskMachine } from '../src/inspection/index.js';
+import { releaseStartOptions, sharedTaskSystem } from '../src/runtime/TaskActorSystem.js';
 import type { ToolCaller } from '../src/runtime/ToolCaller.js';
 import { registerBenchTools } from './tools.js';
 
 interface HeapArgs {
-  mode: 'xstate' | 'memory' | 'null';
+  mode: 'xstate' | 'xstate-shared' | 'memory' | 'null';
   n: number;
   tool?: 'bench_wait' | 'bench_hold';
 }
@@ -87,17 +90,19 @@ let rssBefore: number;
 let createMs: number;
 let live = args.n;
 
-if (args.mode === 'xstate') {
+if (args.mode === 'xstate' || args.mode === 'xstate-shared') {
+  const shared = args.mode === 'xstate-shared' ? sharedTaskSystem() : {};
   before = await settle();
   rssBefore = process.memoryUsage().rss;
   const started = performance.now();
   for (let i = 0; i < args.n; i++) {
     const taskId = `t${i.toString(16).padStart(31, '0')}`;
-    keep.push(
-      createActor(taskMachine, {
-        input: { taskId, owner: 'anonymous', tool: 'bench_wait', args: {}, now: Date.now(), ttlMs: 3_600_000 },
-      }).start(),
-    );
+    const actor = createActor(taskMachine, {
+      input: { taskId, owner: 'anonymous', tool: 'bench_wait', args: {}, now: Date.now(), ttlMs: 3_600_000 },
+      ...shared,
+    }).start();
+    if (args.mode === 'xstate-shared') releaseStartOptions(actor);
+    keep.push(actor);
   }
   createMs = performance.now() - started;
 } else {
@@ -150,7 +155,7 @@ if (keep.length === 0) throw new Error('nothing was kept');
 process.stdout.write(
   `RESULT ${JSON.stringify({
     mode: args.mode,
-    tool: args.mode === 'xstate' ? undefined : (args.tool ?? 'bench_wait'),
+    tool: args.mode.startsWith('xstate') ? undefined : (args.tool ?? 'bench_wait'),
     n: args.n,
     live,
     bytesPerTask: (after - before) / args.n,

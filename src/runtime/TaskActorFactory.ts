@@ -16,6 +16,7 @@ import type { Logger } from './Logger.js';
 import { deadlineOf } from './LiveDeadlines.js';
 import { Persister, type PersisterOptions } from './Persister.js';
 import { RunWiring, type TaskActor } from './RunWiring.js';
+import { releaseStartOptions, sharedTaskSystem, type SharedSystemOptions } from './TaskActorSystem.js';
 import type { ToolExecution } from './ToolExecution.js';
 
 export type { TaskActor } from './RunWiring.js';
@@ -47,6 +48,8 @@ export class TaskActorFactory {
   private readonly runs: RunWiring;
   /** The user's inspector, wrapped once (see `inspection`). */
   private userInspect: ((event: InspectionEvent) => void) | undefined;
+  /** Without an inspector: every task actor's `parent`, the one system they share (TaskActorSystem). */
+  private readonly shared = sharedTaskSystem();
 
   /** The options of every task's persister: one object and one `onError` closure, not one per live task. */
   private readonly persisterOptions: PersisterOptions;
@@ -109,6 +112,7 @@ export class TaskActorFactory {
     // The run's wiring observes the actor and tells the persister first (one observer per actor).
     persister.attach(actor, stored, projected, false);
     this.runs.start(stored.taskId, actor, persister);
+    releaseStartOptions(actor);
     // After start: a deadline already past is sent on the timer's next turn, to a running actor (I-8).
     this.options.deadlines.add(stored.taskId, deadlineOf(actor));
   }
@@ -129,13 +133,14 @@ export class TaskActorFactory {
 
   /**
    * The `inspect` option of every task actor: the user's inspector when one is
-   * configured (a throw is logged, never reaches xstate), else none at all —
-   * with none xstate delivers no inspection events (the persister
-   * subscribes instead).
+   * configured (a throw is logged, never reaches xstate), and then each actor
+   * is a root with a system of its own (inspection is per system); else no
+   * inspector and the one shared system — xstate then delivers no inspection
+   * events (the persister subscribes instead).
    */
-  private get inspection(): { inspect?: (event: InspectionEvent) => void } {
+  private get inspection(): { inspect: (event: InspectionEvent) => void } | SharedSystemOptions {
     const extra = this.options.inspect;
-    if (!extra) return {};
+    if (!extra) return this.shared;
     this.userInspect ??= (event) => {
       try {
         extra(event);

@@ -17,6 +17,7 @@ import { visibleKey } from '../tasks/project.js';
 import type { TaskRecord } from '../tasks/TaskRecord.js';
 import { AdmissionSlots, type Slot } from './AdmissionSlots.js';
 import type { TaskActor, TaskHandle } from './TaskActorFactory.js';
+import { stopTaskActor } from './TaskActorSystem.js';
 
 /**
  * A task of this process whose actor was stopped while it waited for input or slept:
@@ -105,7 +106,7 @@ export class TaskRegistry {
     clearTimeout(live.idleTimer);
     live.persister.stop();
     this.live.delete(live.taskId);
-    live.actor.stop();
+    stopTaskActor(live.actor);
     const entry: PassivatedTask = { owner: live.slot.principal, slot: live.slot, deadline, wakeAt };
     this.passivatedTasks.set(live.taskId, entry);
     return entry;
@@ -158,7 +159,7 @@ export class TaskRegistry {
     clearTimeout(live.idleTimer);
     live.persister.stop();
     this.live.delete(taskId);
-    live.actor.stop();
+    stopTaskActor(live.actor);
     live.slot.release();
     return live;
   }

@@ -316,7 +316,8 @@ describe('the JSONL trace', () => {
 
 describe('inspection off', () => {
   it('a runtime without `inspect` gives its task actors no inspection hook (the persister subscribes)', async () => {
-    for (const inspect of [undefined, (_event: InspectionEvent) => {}]) {
+    const inspected = new Set<unknown>();
+    for (const inspect of [undefined, (event: InspectionEvent) => void inspected.add(event.actorRef)]) {
       const { runtime, http } = await startRuntime(inspect);
       try {
         const created = await postJsonRpc(http.url, 'tools/call', { name: 'sleep', arguments: { ms: 60_000 } });
@@ -325,14 +326,20 @@ describe('inspection off', () => {
           runtime as unknown as {
             parts: {
               supervisor: {
-                registry: { get(taskId: string): { actor: { options: { inspect?: unknown } } } };
+                registry: { get(taskId: string): { actor: { options: { inspect?: unknown }; _parent?: unknown } } };
               };
             };
           }
         ).parts.supervisor.registry.get(taskId);
         assert.ok(live, 'the task actor is live');
-        if (inspect === undefined) assert.equal(live.actor.options.inspect, undefined, 'no inspection hook at all');
-        else assert.equal(typeof live.actor.options.inspect, 'function', 'with an inspector, its (error-catching) wrapper');
+        if (inspect === undefined) {
+          assert.equal(live.actor.options.inspect, undefined, 'no inspection hook at all');
+          assert.notEqual(live.actor._parent, undefined, "a member of the runtime's one shared system (TaskActorSystem)");
+        } else {
+          // Inspection is per system: an inspected task actor is a root, its events reach the inspector.
+          assert.equal(live.actor._parent, undefined, 'with an inspector, a system of its own');
+          assert.ok(inspected.has(live.actor), 'the inspector saw the task actor');
+        }
         await postJsonRpc(http.url, 'tasks/cancel', { taskId });
       } finally {
         await http.close();
