@@ -79,13 +79,14 @@ describe('PostgresTaskStore: group commit of creates', () => {
     withStore(async (store, schema) => {
       // Turn after turn while earlier groups still commit: the same ids in different groups, in different orders.
       const ids = Array.from({ length: 20 }, (_, i) => `d${String(i).padStart(2, '0')}`);
-      const waves: Promise<unknown>[][] = [];
+      // Each wave is settled-wrapped at once: a group may commit (and refuse) before the last wave is sent.
+      const waves: Promise<PromiseSettledResult<unknown>[]>[] = [];
       for (let wave = 0; wave < 4; wave++) {
         const order = wave % 2 === 0 ? ids : [...ids].reverse();
-        waves.push(order.map((taskId) => store.create(makeRecord({ taskId }))));
+        waves.push(Promise.allSettled(order.map((taskId) => store.create(makeRecord({ taskId })))));
         await new Promise((resolve) => setImmediate(resolve));
       }
-      const outcomes = await Promise.allSettled(waves.flat());
+      const outcomes = (await Promise.all(waves)).flat();
       assert.equal(outcomes.filter((outcome) => outcome.status === 'fulfilled').length, ids.length);
       for (const outcome of outcomes) {
         if (outcome.status === 'rejected') assert.equal((outcome.reason as Error).name, 'TaskExistsError', String(outcome.reason));
