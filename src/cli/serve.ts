@@ -18,6 +18,7 @@ import type { BearerAuthOptions } from '../auth/bearer.js';
 import { stateFileOf, upstreamsOf } from '../upstreams/fromConfig.js';
 import type { ConfiguredUpstreamOAuth } from '../upstreams/oauth/fromConfig.js';
 import type { HttpRoutes } from '../transports/HttpRoutes.js';
+import { checkOperatorListeners } from './operatorListeners.js';
 import { runtimeOptionsOf, storeConfigOf } from './serveOptions.js';
 import { DEFAULT_TOOL_NAMESPACE, upstreamToolPrefix } from '../upstreams/toolNames.js';
 import type { WorkflowCatalog } from '../workflows/loading/WorkflowCatalog.js';
@@ -71,35 +72,6 @@ function parseEnvPort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError(`PORT=${value}: expected a port number (0-65535)`);
   return port;
-}
-
-/**
- * The operator surfaces (metrics) show every principal's tasks: without auth
- * they may only be served where only loopback clients reach them. Refuses,
- * before anything starts, a setup that would expose them or serve them nowhere.
- */
-function checkOperatorListeners(setup: {
-  auth: boolean;
-  wantHttp: boolean;
-  httpHost: string;
-  operationsListen: { host?: string | undefined } | undefined;
-}): void {
-  const { auth, wantHttp, httpHost, operationsListen } = setup;
-  if (!wantHttp && !operationsListen) {
-    throw new ConfigError('--metrics and --ui need a listener: serve HTTP (--http) or give the operations a port (--operations HOST:PORT)');
-  }
-  if (auth) return;
-  const operationsHost = operationsListen ? (operationsListen.host ?? '127.0.0.1') : undefined;
-  if (operationsHost !== undefined && !isLoopbackHost(operationsHost)) {
-    throw new ConfigError(
-      `--metrics/--ui without auth: the operations port binds ${operationsHost}, not loopback; configure auth (operators need the operator scope) or bind it to 127.0.0.1`,
-    );
-  }
-  if (wantHttp && !isLoopbackHost(httpHost) && operationsHost === undefined) {
-    throw new ConfigError(
-      `--metrics/--ui without auth: HTTP binds ${httpHost}, not loopback; configure auth (operators need the operator scope) or serve them on a loopback port (--operations 127.0.0.1:9464)`,
-    );
-  }
 }
 
 /** Starts serving; resolves once listening, with a function that stops everything. */

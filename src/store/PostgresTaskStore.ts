@@ -8,12 +8,11 @@
  * committed (`synchronous_commit` as the server sets it: `on` by default), so
  * a `get` on any instance sees it.
  *
- * Group commit (the kit's `GroupCommit`): the creates of one tick are ONE
- * `INSERT … ON CONFLICT DO NOTHING RETURNING task_id` (one commit, one WAL
- * flush, one round trip; a lone create a one-row VALUES), at most 256 a
- * group, up to (pool − 2) / 2 groups committing at once; the puts of one tick
- * ONE UPDATE, one group at a time. Each caller is answered on its own, after
- * the commit holding its write (ids not returned were taken: {@link TaskExistsError}).
+ * Group commit (the kit's `GroupCommit`): the creates of one tick are ONE `INSERT … ON CONFLICT DO
+ * NOTHING RETURNING task_id` (one commit, one WAL flush, one round trip; a lone create a one-row
+ * VALUES), at most 256 a group, up to (pool − 2) / 2 groups committing at once; the puts of one tick
+ * ONE UPDATE, one group at a time. Each caller is answered on its own, after the commit holding its
+ * write (ids not returned were taken: {@link TaskExistsError}).
  *
  * Fencing: `create` makes this instance the task's owner with token 1;
  * `claimExpired` moves a dead instance's tasks to this one with token + 1.

@@ -7,9 +7,8 @@
  * and wrapped task ids to them.
  */
 import { createActor, type Actor, type AnyActorRef, type Subscription } from 'xstate';
-import type { CallerCredentials } from '../auth/CallerCredentials.js';
+import type { UpstreamManagerOptions, UpstreamStatus } from './UpstreamManagerOptions.js';
 import { PrincipalConnections } from './identity/PrincipalConnections.js';
-import type { UpstreamCredentialSource } from './identity/UpstreamCredentialSource.js';
 import {
   upstreamChildId,
   upstreamMachine,
@@ -20,11 +19,8 @@ import {
   type UpstreamInput,
   type UpstreamState,
 } from '../../machines/upstream/index.js';
-import type { Logger } from '../runtime/Logger.js';
 import { RuntimeStateFile, type UpstreamHealth } from './RuntimeStateFile.js';
 import type { ToolRegistry } from '../tools/ToolRegistry.js';
-import type { ResourceRegistry } from '../resources/ResourceRegistry.js';
-import type { PromptRegistry } from '../prompts/PromptRegistry.js';
 import { forwardedCatalog } from './ForwardedCatalog.js';
 import { upstreamResourcePrefix } from './resourceUris.js';
 import { forwardedToolEntries, offlineHeldTool, type ForwardedToolsHost } from './ForwardedTools.js';
@@ -41,34 +37,7 @@ import { UPSTREAM_NAME_PATTERN, WrappedTaskIds } from './WrappedTaskIds.js';
 /** The secret (in the runtime state file) that MACs wrapped task ids. */
 export const WRAPPED_ID_SECRET = 'wrappedTaskIds';
 
-export interface UpstreamManagerOptions {
-  upstreams: UpstreamSpec[];
-  /** First part of every upstream tool name (`<namespace>_<prefix>_<tool>`). Default `x`. */
-  namespace?: string;
-  /** The runtime state file (secret, discover cache, health). */
-  stateFile: string;
-  tools: ToolRegistry;
-  /** Where upstream resources and templates are served (`<namespace>-<prefix>+<uri>`); none: not forwarded. */
-  resources?: ResourceRegistry;
-  /** Where upstream prompts are served (`<namespace>_<prefix>_<prompt>`); none: not forwarded. */
-  prompts?: PromptRegistry;
-  logger: Logger;
-  /** The callers' bearer tokens, for upstreams whose identity is `passthrough` or `tokenExchange`. */
-  callerCredentials?: CallerCredentials;
-  /** Per-principal credential sources by upstream name (e.g. per-principal OAuth); such an upstream gets per-principal connections. */
-  credentialSources?: Readonly<Record<string, UpstreamCredentialSource>>;
-}
-
-/** One upstream's health, as `taskvisor upstreams` prints it. */
-export interface UpstreamStatus {
-  name: string;
-  state: UpstreamState | 'not started';
-  lastError: string | null;
-  retryAt: number | null;
-  toolCount: number;
-  protocolVersion: string | null;
-  tasks: boolean;
-}
+export type { UpstreamManagerOptions, UpstreamStatus } from './UpstreamManagerOptions.js';
 
 type SupervisorActor = Actor<typeof upstreamSupervisorMachine>;
 
