@@ -124,9 +124,6 @@ export class RawRequests {
         reject(options.signal?.reason instanceof Error ? options.signal.reason : new Error('The request was cancelled'));
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      // A held call sends several requests under one task signal: each one's listener goes when it settles.
-      const settled = () => options.signal?.removeEventListener('abort', onAbort!);
-      void answered.then(settled, settled);
       transport.send({ jsonrpc: '2.0', id, method, params: framed }).catch((error: unknown) => {
         const pending = this.pending.get(id);
         if (!pending) return;
@@ -154,6 +151,12 @@ export class RawRequests {
         );
       });
     });
+    // A held call sends several requests under one task signal: each one's listener goes when it settles.
+    if (options.signal && onAbort) {
+      const [signal, listener] = [options.signal, onAbort];
+      const settled = () => signal.removeEventListener('abort', listener);
+      void answered.then(settled, settled);
+    }
     // Reported on taskvisor:upstream.call once settled (metrics, spans).
     const traceparent = ((framed._meta as JsonObject | undefined) ?? {}).traceparent;
     const report = (outcome: 'result' | 'error' | 'unavailable') =>
