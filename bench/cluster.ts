@@ -21,7 +21,7 @@ import { startServer, type ServerChild } from './child.js';
 import { runFanout, type FanoutResult } from './fanout.js';
 import { mergeLoads, rpc, runLoad, type LoadResult } from './loadgen.js';
 import type { Json, RpcCall } from './protocol.js';
-import { summarize, type Summary } from './stats.js';
+import { summarize, type BenchRow, type Summary, type Verdict } from './stats.js';
 
 export interface ClusterOptions {
   pgUrl: string;
@@ -221,27 +221,11 @@ export async function runCluster(options: ClusterOptions): Promise<ClusterResult
   }
 }
 
-/** One line of the bench table (the shape bench/run.ts renders). */
-export interface ClusterRow {
-  bench: string;
-  case: string;
-  figure: string;
-  value: number;
-  unit: string;
-  baseline?: string;
-  baselineValue?: number;
-  baselineUnit?: string;
-  ratio?: number;
-  target?: string;
-  verdict?: 'met' | 'missed' | '';
-  note?: string;
-}
-
 /** The table rows of one cluster run; `verdict` turns a goal check into the table's verdict. */
-export function clusterRows(r: ClusterResult, verdict: (ok: boolean) => 'met' | 'missed' | ''): ClusterRow[] {
+export function clusterRows(r: ClusterResult, verdict: (ok: boolean) => Verdict): BenchRow[] {
   const bench = '10. two instances, one PostgreSQL';
   const ratio = (value: number, baseline: number) => (baseline > 0 ? value / baseline : Number.NaN);
-  const rows: ClusterRow[] = [];
+  const rows: BenchRow[] = [];
   const { local, remote } = r.listen;
   // What crossing instances adds to a change's delivery: B's frame − A's frame for the same poke.
   const addedP50 = remote.latency.p50 - local.latency.p50;

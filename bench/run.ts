@@ -58,7 +58,7 @@ import { captureTemplates, seedLowdb, seedSqlite, seedThroughApi, sqliteAvailabl
 import type { TaskStoreConfig } from '../src/index.js';
 import { loadSqliteDriver } from '../src/store/sqliteDriver.js';
 import { SQLITE_MIGRATIONS } from '../src/store/SqliteTaskStore.js';
-import { fmt, median, ratio, summarize, type Summary } from './stats.js';
+import { fmt, median, ratio, summarize, type BenchRow, type Summary, type Verdict } from './stats.js';
 import { openPgFloor, type FloorRow } from './pgFloor.js';
 import type { ServerConfig } from './server.js';
 
@@ -1073,23 +1073,7 @@ async function postgresBenchmark(dataDir: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The table
 
-/** Whether a figure met its target; '' when there is none (or in a quick run). */
-type Verdict = 'met' | 'missed' | '';
-
-interface Row {
-  bench: string;
-  case: string;
-  figure: string;
-  value: number;
-  unit: string;
-  baseline?: string;
-  baselineValue?: number;
-  baselineUnit?: string;
-  ratio?: number;
-  target?: string;
-  verdict?: Verdict;
-  note?: string;
-}
+type Row = BenchRow;
 
 function buildRows(stores: StoreKind[], sqliteSkip: string | undefined): Row[] {
   const rows: Row[] = [];

@@ -56,3 +56,22 @@ export function fmt(value: number | undefined, digits = 3): string {
 export function ratio(value: number, baseline: number): number {
   return Number.isFinite(value) && Number.isFinite(baseline) && baseline !== 0 ? value / baseline : Number.NaN;
 }
+
+/** Whether a figure met its target; '' when there is none (or in a quick run). */
+export type Verdict = 'met' | 'missed' | '';
+
+/** One line of the bench table (bench/run.ts renders them; the cell modules build their own). */
+export interface BenchRow {
+  bench: string;
+  case: string;
+  figure: string;
+  value: number;
+  unit: string;
+  baseline?: string;
+  baselineValue?: number;
+  baselineUnit?: string;
+  ratio?: number;
+  target?: string;
+  verdict?: Verdict;
+  note?: string;
+}
